@@ -1,0 +1,40 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "koe",
+    products: [
+        .library(name: "KoeWorld", targets: ["KoeWorld"]),
+        .executable(name: "koe", targets: ["koe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFTW",
+            pkgConfig: "fftw3",
+            providers: [.apt(["libfftw3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSndFile",
+            pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]
+        ),
+        .target(name: "KoeDSP", dependencies: ["CFFTW"]),
+        .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
+        .target(name: "KoeIO", dependencies: ["CSndFile"]),
+        .executableTarget(
+            name: "koe",
+            dependencies: [
+                "KoeWorld",
+                "KoeIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(name: "TestSupport", dependencies: ["KoeDSP"], path: "Tests/TestSupport"),
+        .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
+        .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
+        .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
+    ]
+)

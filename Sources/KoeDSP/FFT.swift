@@ -1,0 +1,137 @@
+import CFFTW
+import Foundation
+
+/// One complex bin, laid out exactly as FFTW's `fftw_complex` (real, imaginary).
+public struct Complex: Equatable, Sendable {
+    public var real: Double
+    public var imag: Double
+
+    public init(_ real: Double, _ imag: Double) {
+        self.real = real
+        self.imag = imag
+    }
+
+    public static let zero = Complex(0, 0)
+}
+
+/// FFTW's planner is not thread-safe; every plan is made under this lock.
+/// Executing a plan on its own buffers is safe from any thread.
+private let plannerLock = NSLock()
+
+private func makePlan(_ body: () -> fftw_plan?) -> fftw_plan {
+    plannerLock.lock()
+    defer { plannerLock.unlock() }
+    guard let plan = body() else {
+        fatalError("FFTW could not create a plan")
+    }
+    return plan
+}
+
+private func allocateReal(_ count: Int) -> UnsafeMutableBufferPointer<Double> {
+    let raw = fftw_malloc(MemoryLayout<Double>.stride * count)!
+    let pointer = raw.bindMemory(to: Double.self, capacity: count)
+    pointer.initialize(repeating: 0, count: count)
+    return UnsafeMutableBufferPointer(start: pointer, count: count)
+}
+
+private func allocateComplex(_ count: Int) -> UnsafeMutableBufferPointer<Complex> {
+    let raw = fftw_malloc(MemoryLayout<Complex>.stride * count)!
+    let pointer = raw.bindMemory(to: Complex.self, capacity: count)
+    pointer.initialize(repeating: .zero, count: count)
+    return UnsafeMutableBufferPointer(start: pointer, count: count)
+}
+
+private func fftwPointer(_ buffer: UnsafeMutableBufferPointer<Complex>) -> UnsafeMutablePointer<fftw_complex> {
+    UnsafeMutableRawPointer(buffer.baseAddress!).assumingMemoryBound(to: fftw_complex.self)
+}
+
+/// Real-to-complex transform of `size` samples into `size / 2 + 1` bins, unnormalised (FFTW's convention).
+/// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`.
+public final class ForwardRealFFT {
+    public let size: Int
+    public let waveform: UnsafeMutableBufferPointer<Double>
+    public let spectrum: UnsafeMutableBufferPointer<Complex>
+    private let plan: fftw_plan
+
+    public init(size: Int) {
+        precondition(size > 0, "FFT size must be positive")
+        self.size = size
+        waveform = allocateReal(size)
+        spectrum = allocateComplex(size / 2 + 1)
+        let input = waveform.baseAddress!
+        let output = fftwPointer(spectrum)
+        plan = makePlan { fftw_plan_dft_r2c_1d(Int32(size), input, output, UInt32(FFTW_ESTIMATE)) }
+    }
+
+    public func execute() {
+        fftw_execute(plan)
+    }
+
+    deinit {
+        fftw_destroy_plan(plan)
+        fftw_free(waveform.baseAddress)
+        fftw_free(spectrum.baseAddress)
+    }
+}
+
+/// Complex-to-real transform of `size / 2 + 1` bins into `size` samples, unnormalised (FFTW's convention).
+/// FFTW overwrites `spectrum` while it runs.
+public final class InverseRealFFT {
+    public let size: Int
+    public let spectrum: UnsafeMutableBufferPointer<Complex>
+    public let waveform: UnsafeMutableBufferPointer<Double>
+    private let plan: fftw_plan
+
+    public init(size: Int) {
+        precondition(size > 0, "FFT size must be positive")
+        self.size = size
+        spectrum = allocateComplex(size / 2 + 1)
+        waveform = allocateReal(size)
+        let input = fftwPointer(spectrum)
+        let output = waveform.baseAddress!
+        plan = makePlan { fftw_plan_dft_c2r_1d(Int32(size), input, output, UInt32(FFTW_ESTIMATE)) }
+    }
+
+    public func execute() {
+        fftw_execute(plan)
+    }
+
+    deinit {
+        fftw_destroy_plan(plan)
+        fftw_free(waveform.baseAddress)
+        fftw_free(spectrum.baseAddress)
+    }
+}
+
+/// Complex-to-complex transform of `size` bins, unnormalised.
+public final class ComplexFFT {
+    public enum Direction {
+        case forward, backward
+    }
+
+    public let size: Int
+    public let input: UnsafeMutableBufferPointer<Complex>
+    public let output: UnsafeMutableBufferPointer<Complex>
+    private let plan: fftw_plan
+
+    public init(size: Int, direction: Direction) {
+        precondition(size > 0, "FFT size must be positive")
+        self.size = size
+        input = allocateComplex(size)
+        output = allocateComplex(size)
+        let source = fftwPointer(input)
+        let destination = fftwPointer(output)
+        let sign = direction == .forward ? FFTW_FORWARD : FFTW_BACKWARD
+        plan = makePlan { fftw_plan_dft_1d(Int32(size), source, destination, sign, UInt32(FFTW_ESTIMATE)) }
+    }
+
+    public func execute() {
+        fftw_execute(plan)
+    }
+
+    deinit {
+        fftw_destroy_plan(plan)
+        fftw_free(input.baseAddress)
+        fftw_free(output.baseAddress)
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+/// Numerical helpers that behave exactly as the MATLAB functions WORLD was written against,
+/// edge cases included, so ports agree with the reference number for number.
+public enum Matlab {
+    /// MATLAB's `round`: halves away from zero.
+    @inlinable
+    public static func round(_ x: Double) -> Int {
+        x > 0 ? Int(x + 0.5) : Int(x - 0.5)
+    }
+
+    /// Sample standard deviation (normalised by n − 1).
+    public static func standardDeviation(_ x: [Double]) -> Double {
+        guard x.count > 1 else { return 0 }
+        let mean = x.reduce(0, +) / Double(x.count)
+        let sum = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) }
+        return (sum / Double(x.count - 1)).squareRoot()
+    }
+
+    /// Linear interpolation of (`x`, `y`) at `xi`; `x` must be increasing. Points outside `x`
+    /// extrapolate from the nearest segment, as WORLD's `interp1` does.
+    public static func interp1(x: [Double], y: [Double], at xi: [Double]) -> [Double] {
+        var result = [Double](repeating: 0, count: xi.count)
+        x.withUnsafeBufferPointer { xs in
+            y.withUnsafeBufferPointer { ys in
+                xi.withUnsafeBufferPointer { queries in
+                    result.withUnsafeMutableBufferPointer { output in
+                        interp1(x: xs, y: ys, at: queries, into: output)
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// `interp1` into a caller-owned buffer, for loops that must not allocate.
+    public static func interp1(
+        x: UnsafeBufferPointer<Double>, y: UnsafeBufferPointer<Double>,
+        at xi: UnsafeBufferPointer<Double>, into yi: UnsafeMutableBufferPointer<Double>
+    ) {
+        precondition(x.count >= 2 && y.count == x.count && yi.count == xi.count)
+        var segment = 1
+        var index = 0
+        while index < xi.count, x[0] >= xi[index] {
+            yi[index] = lerp(x: x, y: y, segment: 1, at: xi[index])
+            index += 1
+        }
+        while index < xi.count {
+            while segment < x.count - 1, x[segment] <= xi[index] {
+                segment += 1
+            }
+            yi[index] = lerp(x: x, y: y, segment: segment, at: xi[index])
+            index += 1
+        }
+    }
+
+    @inline(__always)
+    private static func lerp(x: UnsafeBufferPointer<Double>, y: UnsafeBufferPointer<Double>, segment: Int, at value: Double) -> Double {
+        let s = (value - x[segment - 1]) / (x[segment] - x[segment - 1])
+        return y[segment - 1] + s * (y[segment] - y[segment - 1])
+    }
+
+    /// Linear interpolation of `y`, sampled on the uniform axis `origin + k * step`, at `xi`.
+    /// Like WORLD's `interp1Q`, no bounds are checked beyond the last sample (whose slope is zero):
+    /// callers guarantee `xi` lies inside the axis.
+    public static func interp1Q(
+        origin: Double, step: Double, y: UnsafeBufferPointer<Double>,
+        at xi: UnsafeBufferPointer<Double>, into yi: UnsafeMutableBufferPointer<Double>
+    ) {
+        let last = y.count - 1
+        for i in 0..<xi.count {
+            let position = (xi[i] - origin) / step
+            let base = Int(position)
+            let fraction = position - Double(base)
+            let slope = base < last ? y[base + 1] - y[base] : 0
+            yi[i] = y[base] + slope * fraction
+        }
+    }
+
+    /// Array form of `interp1Q`.
+    public static func interp1Q(origin: Double, step: Double, y: [Double], at xi: [Double]) -> [Double] {
+        var result = [Double](repeating: 0, count: xi.count)
+        y.withUnsafeBufferPointer { ys in
+            xi.withUnsafeBufferPointer { queries in
+                result.withUnsafeMutableBufferPointer { output in
+                    interp1Q(origin: origin, step: step, y: ys, at: queries, into: output)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Differences of neighbours: `x[i + 1] - x[i]`.
+    public static func diff(_ x: [Double]) -> [Double] {
+        guard x.count > 1 else { return [] }
+        return (0..<(x.count - 1)).map { x[$0 + 1] - x[$0] }
+    }
+
+    /// Downsample by `factor` after zero-phase low-pass filtering (forward and backward through a
+    /// third-order Butterworth-style IIR, with odd-symmetric padding), as WORLD's `decimate` does.
+    /// Output sample `k` is input sample `start - 1 + k * factor` (MATLAB's alignment, ending on the last sample).
+    /// Factors WORLD has no filter for (1, or above 12) use a null filter there; this keeps that behaviour.
+    public static func decimate(_ x: [Double], factor: Int) -> [Double] {
+        let padding = 9
+        let count = x.count
+        precondition(count > padding + 1, "signal too short to decimate")
+        var padded = [Double](repeating: 0, count: count + 2 * padding)
+        for i in 0..<padding {
+            padded[i] = 2 * x[0] - x[padding - i]
+        }
+        for i in 0..<count {
+            padded[padding + i] = x[i]
+        }
+        for i in 0..<padding {
+            padded[padding + count + i] = 2 * x[count - 1] - x[count - 2 - i]
+        }
+        let filter = DecimationFilter(factor: factor)
+        var filtered = filter.apply(padded)
+        filtered.reverse()
+        filtered = filter.apply(filtered)
+        filtered.reverse()
+
+        let outputCount = (count - 1) / factor + 1
+        let start = factor - factor * outputCount + count
+        return stride(from: start, through: count, by: factor).map { filtered[$0 + padding - 1] }
+    }
+
+    /// Smallest power of two strictly greater than `length` (WORLD's `GetSuitableFFTSize`).
+    public static func suitableFFTSize(_ length: Int) -> Int {
+        1 << (Int(log(Double(length)) / log(2.0)) + 1)
+    }
+}
+
+/// The low-pass IIR WORLD uses before decimation, designed for each integer factor up to 12.
+private struct DecimationFilter {
+    let feedback: (Double, Double, Double)
+    let feedforward: (Double, Double)
+
+    init(factor: Int) {
+        switch factor {
+        case 12:
+            feedback = (2.4981398605924205, -2.1368928194784025, 0.62187513816221485)
+            feedforward = (0.0021097275904709001, 0.0063291827714127002)
+        case 11:
+            feedback = (2.450743295230728, -2.06794904601978, 0.59574774438332101)
+            feedforward = (0.0026822508007163792, 0.0080467524021491377)
+        case 10:
+            feedback = (2.3936475118069387, -1.9873904075111861, 0.5658879979027055)
+            feedforward = (0.0034818622251927556, 0.010445586675578267)
+        case 9:
+            feedback = (2.3236003491759578, -1.8921545617463598, 0.53148928133729068)
+            feedforward = (0.0046331164041389372, 0.013899349212416812)
+        case 8:
+            feedback = (2.2357462340187593, -1.7780899984041358, 0.49152555365968692)
+            feedforward = (0.0063522763407111993, 0.019056829022133598)
+        case 7:
+            feedback = (2.1225239019534703, -1.6395144861046302, 0.44469707800587366)
+            feedforward = (0.0090366882681608418, 0.027110064804482525)
+        case 6:
+            feedback = (1.9715352749512141, -1.4686795689225347, 0.3893908434965701)
+            feedforward = (0.013469181309343825, 0.040407543928031475)
+        case 5:
+            feedback = (1.7610939654280557, -1.2554914843859768, 0.3237186507788215)
+            feedforward = (0.021334858522387423, 0.06400457556716227)
+        case 4:
+            feedback = (1.4499664446880227, -0.98943497080950582, 0.24578252340690215)
+            feedforward = (0.036710750339322612, 0.11013225101796784)
+        case 3:
+            feedback = (0.95039378983237421, -0.67429146741526791, 0.15412211621346475)
+            feedforward = (0.071221945171178636, 0.21366583551353591)
+        case 2:
+            feedback = (0.041156734567757189, -0.42599112459189636, 0.041037215479961225)
+            feedforward = (0.16797464681802227, 0.50392394045406674)
+        default:
+            feedback = (0, 0, 0)
+            feedforward = (0, 0)
+        }
+    }
+
+    func apply(_ x: [Double]) -> [Double] {
+        var state = (0.0, 0.0, 0.0)
+        return x.map { sample in
+            let next = sample + feedback.0 * state.0 + feedback.1 * state.1 + feedback.2 * state.2
+            let output = feedforward.0 * next + feedforward.1 * (state.0 + state.1) + feedforward.0 * state.2
+            state = (next, state.0, state.1)
+            return output
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import KoeWorld
+import KoeIO
+print("koe")

@@ -1,0 +1,53 @@
+import Foundation
+import KoeDSP
+import Testing
+
+@Suite struct FFTTests {
+    @Test func forwardThenInverseRestoresSignalTimesSize() {
+        let size = 64
+        let forward = ForwardRealFFT(size: size)
+        let inverse = InverseRealFFT(size: size)
+        let signal = (0..<size).map { sin(Double($0) * 0.3) + 0.1 * Double($0 % 5) }
+        for i in 0..<size { forward.waveform[i] = signal[i] }
+        forward.execute()
+        for i in 0...(size / 2) { inverse.spectrum[i] = forward.spectrum[i] }
+        inverse.execute()
+        for i in 0..<size {
+            #expect(abs(inverse.waveform[i] / Double(size) - signal[i]) < 1e-12)
+        }
+    }
+
+    @Test func forwardOfCosineHasOneBin() {
+        let size = 32
+        let forward = ForwardRealFFT(size: size)
+        for i in 0..<size { forward.waveform[i] = cos(2 * .pi * 4 * Double(i) / Double(size)) }
+        forward.execute()
+        #expect(abs(forward.spectrum[4].real - Double(size) / 2) < 1e-9)
+        #expect(abs(forward.spectrum[3].real) < 1e-9)
+    }
+
+    @Test func complexForwardThenBackwardRestoresInput() {
+        let size = 16
+        let forward = ComplexFFT(size: size, direction: .forward)
+        let backward = ComplexFFT(size: size, direction: .backward)
+        for i in 0..<size { forward.input[i] = Complex(Double(i), -Double(i) / 2) }
+        forward.execute()
+        for i in 0..<size { backward.input[i] = forward.output[i] }
+        backward.execute()
+        for i in 0..<size {
+            #expect(abs(backward.output[i].real / Double(size) - Double(i)) < 1e-12)
+            #expect(abs(backward.output[i].imag / Double(size) + Double(i) / 2) < 1e-12)
+        }
+    }
+
+    @Test func minimumPhaseOfFlatSpectrumIsFlat() {
+        let size = 32
+        let analysis = MinimumPhase(size: size)
+        for i in 0...(size / 2) { analysis.logSpectrum[i] = log(2.0) }
+        analysis.execute()
+        for i in 0...(size / 2) {
+            #expect(abs(analysis.spectrum[i].real - 2) < 1e-9)
+            #expect(abs(analysis.spectrum[i].imag) < 1e-9)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import KoeDSP
+import Testing
+
+@Suite struct MatlabTests {
+    @Test func roundsHalvesAwayFromZero() {
+        #expect(Matlab.round(2.5) == 3)
+        #expect(Matlab.round(-2.5) == -3)
+        #expect(Matlab.round(2.49) == 2)
+    }
+
+    @Test func interp1InterpolatesAndExtrapolates() {
+        let y = Matlab.interp1(x: [0, 1, 2], y: [0, 10, 30], at: [-1, 0, 0.5, 1.5, 2, 3])
+        #expect(y == [-10, 0, 5, 20, 30, 50])
+    }
+
+    @Test func interp1QOnUniformAxis() {
+        let y = Matlab.interp1Q(origin: 1, step: 0.5, y: [0, 1, 4], at: [1, 1.25, 1.75, 2])
+        #expect(y == [0, 0.5, 2.5, 4])
+    }
+
+    @Test func suitableFFTSizeIsNextPowerOfTwoAbove() {
+        #expect(Matlab.suitableFFTSize(1000) == 1024)
+        #expect(Matlab.suitableFFTSize(1024) == 2048)
+    }
+
+    @Test func decimateKeepsLowFrequencyAndLength() {
+        let x = (0..<400).map { sin(2 * Double.pi * Double($0) / 100) }
+        let y = Matlab.decimate(x, factor: 4)
+        #expect(y.count == 100)
+        for i in 10..<90 {
+            let expected = sin(2 * Double.pi * Double(4 * i + 3) / 100)
+            #expect(abs(y[i] - expected) < 0.05)
+        }
+    }
+
+    @Test func randnIsReproducibleAndRoughlyStandard() {
+        var first = Randn()
+        var second = Randn()
+        let draws = (0..<20000).map { _ in first.next() }
+        #expect(draws.prefix(5) == (0..<5).map { _ in second.next() }[...])
+        let mean = draws.reduce(0, +) / Double(draws.count)
+        let variance = draws.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(draws.count)
+        #expect(abs(mean) < 0.05)
+        #expect(abs(variance - 1) < 0.05)
+    }
+}

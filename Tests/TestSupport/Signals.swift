@@ -1,0 +1,56 @@
+import Foundation
+
+/// Generated test signals with known truth.
+public enum Signals {
+    /// A sine of `frequency` Hz, `duration` seconds long.
+    public static func sine(frequency: Double, sampleRate: Int, duration: Double, amplitude: Double = 0.5) -> [Double] {
+        let count = Int(duration * Double(sampleRate))
+        return (0..<count).map { amplitude * sin(2 * .pi * frequency * Double($0) / Double(sampleRate)) }
+    }
+
+    /// An impulse train at `f0` Hz (one unit impulse a period), `duration` seconds long.
+    public static func pulseTrain(f0: Double, sampleRate: Int, duration: Double) -> [Double] {
+        let count = Int(duration * Double(sampleRate))
+        var signal = [Double](repeating: 0, count: count)
+        var position = 0.0
+        while Int(position) < count {
+            signal[Int(position)] = 1
+            position += Double(sampleRate) / f0
+        }
+        return signal
+    }
+
+    /// A pulse train at `f0` through a cascade of two-pole resonators at `formants` (Hz, bandwidth 80 Hz):
+    /// a steady synthetic vowel, normalised to a peak of 0.5.
+    public static func vowel(f0: Double, sampleRate: Int, duration: Double, formants: [Double] = [700, 1200, 2600]) -> [Double] {
+        var signal = pulseTrain(f0: f0, sampleRate: sampleRate, duration: duration)
+        for formant in formants {
+            signal = resonate(signal, frequency: formant, bandwidth: 80, sampleRate: sampleRate)
+        }
+        let peak = signal.map(abs).max() ?? 1
+        return signal.map { 0.5 * $0 / peak }
+    }
+
+    /// Uniform white noise in [-amplitude, amplitude], reproducible from `seed`.
+    public static func whiteNoise(count: Int, amplitude: Double = 0.5, seed: UInt64 = 1) -> [Double] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let unit = Double(state >> 11) / Double(1 << 53)
+            return amplitude * (2 * unit - 1)
+        }
+    }
+
+    private static func resonate(_ x: [Double], frequency: Double, bandwidth: Double, sampleRate: Int) -> [Double] {
+        let radius = exp(-Double.pi * bandwidth / Double(sampleRate))
+        let a1 = 2 * radius * cos(2 * .pi * frequency / Double(sampleRate))
+        let a2 = -radius * radius
+        var y1 = 0.0, y2 = 0.0
+        return x.map { sample in
+            let y = sample + a1 * y1 + a2 * y2
+            y2 = y1
+            y1 = y
+            return y
+        }
+    }
+}
