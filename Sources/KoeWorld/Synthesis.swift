@@ -43,6 +43,7 @@ public struct Synthesis: Sendable {
         guard length > 0 else { return output }
 
         let fftSize = (spectrogram.columns - 1) * 2
+        // WORLD's lowest F0 the FFT size can render (integer division, as in WORLD); lower F0 counts as unvoiced.
         let pulses = pulses(f0: f0, length: length, lowestF0: Double(sampleRate / fftSize) + 1)
         var renderer = PulseRenderer(
             fftSize: fftSize, sampleRate: sampleRate, framePeriod: framePeriod / 1000,
@@ -162,7 +163,7 @@ private struct PulseRenderer {
     private var aperiodicRatio: [Double]
     private var periodic: [Double]
     private var aperiodic: [Double]
-    /// The most recent pulse's response, centred at `fftSize / 2 - 1`.
+    /// The most recent pulse's response; its time zero is element `fftSize / 2`.
     private(set) var response: [Double]
 
     /// Aperiodicity is kept inside WORLD's safe range before it is squared into a power ratio.
@@ -214,7 +215,7 @@ private struct PulseRenderer {
         mix(noiseLength: pulse.noiseLength)
     }
 
-    /// Adds `response` to `output` so that its centre falls on sample `index`.
+    /// Adds `response` to `output` with its time zero one sample after `index`, where WORLD places it.
     func add(at index: Int, to output: UnsafeMutableBufferPointer<Double>) {
         let offset = index - fftSize / 2 + 1
         let lower = max(0, -offset)
@@ -285,8 +286,8 @@ private struct PulseRenderer {
         }
         delayInverseSpectrum(by: pulse.timeShift)
         inverse.execute()
-        centre(inverse.waveform, into: &periodic)
-        removeDC(from: &periodic)
+        PulseRenderer.centre(inverse.waveform, into: &periodic)
+        removeDCFromPeriodic()
     }
 
     /// A linear phase that delays the response by `shift` seconds (less than one sample).
@@ -305,12 +306,12 @@ private struct PulseRenderer {
 
     /// Cancels the response's DC with the raised-cosine remover. The first half (before the pulse) of a
     /// minimum-phase response is wrap-around only, so WORLD replaces it rather than correcting it.
-    private func removeDC(from response: inout [Double]) {
+    private mutating func removeDCFromPeriodic() {
         let half = fftSize / 2
         var dc = 0.0
-        for i in half..<fftSize { dc += response[i] }
-        for i in 0..<half { response[i] = -dc * dcRemover[i] }
-        for i in half..<fftSize { response[i] -= dc * dcRemover[i] }
+        for i in half..<fftSize { dc += periodic[i] }
+        for i in 0..<half { periodic[i] = -dc * dcRemover[i] }
+        for i in half..<fftSize { periodic[i] -= dc * dcRemover[i] }
     }
 
     // MARK: Aperiodic part
@@ -319,6 +320,7 @@ private struct PulseRenderer {
         fillNoiseSpectrum(length: pulse.noiseLength)
         for i in 0...(fftSize / 2) {
             let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
+            // Only an exactly silent bin is lifted, so its logarithm stays finite.
             minimumPhase.logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
         }
         minimumPhase.execute()
@@ -330,7 +332,7 @@ private struct PulseRenderer {
                 filter.real * noise.imag + filter.imag * noise.real)
         }
         inverse.execute()
-        centre(inverse.waveform, into: &aperiodic)
+        PulseRenderer.centre(inverse.waveform, into: &aperiodic)
     }
 
     /// `length` zero-mean Gaussian samples, zero-padded, transformed.
@@ -362,8 +364,8 @@ private struct PulseRenderer {
     }
 
     /// Swaps the halves of a circular response so time zero lands in the middle.
-    private func centre(_ waveform: UnsafeMutableBufferPointer<Double>, into destination: inout [Double]) {
-        let half = fftSize / 2
+    private static func centre(_ waveform: UnsafeMutableBufferPointer<Double>, into destination: inout [Double]) {
+        let half = waveform.count / 2
         for i in 0..<half {
             destination[i] = waveform[i + half]
             destination[i + half] = waveform[i]
