@@ -38,16 +38,20 @@ public struct Dio: Sendable {
         let time = F0Contour.timeAxis(frameCount: frameCount, framePeriod: options.framePeriod)
         let layout = DioLayout(signalLength: signal.count, sampleRate: sampleRate, options: options)
 
-        let spectrum = lowCutSpectrum(of: signal, layout: layout)
-        let bank = candidateBank(spectrum: spectrum, layout: layout, time: time)
+        let forward = ForwardRealFFT(size: layout.fftSize)
+        let spectrum = lowCutSpectrum(of: signal, layout: layout, fft: forward)
+        let bank = candidateBank(spectrum: spectrum, layout: layout, time: time, fft: forward)
         let best = bank.bestContour()
         let f0 = ContourFixer(bank: bank, options: options).fixed(best)
         return F0Contour(time: time, f0: f0)
     }
 
-    private func candidateBank(spectrum: [Complex], layout: DioLayout, time: [Double]) -> CandidateBank {
+    private func candidateBank(
+        spectrum: [Complex], layout: DioLayout, time: [Double], fft: ForwardRealFFT
+    ) -> CandidateBank {
         var bank = CandidateBank(bands: layout.boundaries.count, frames: time.count)
-        let analyzer = BandAnalyzer(layout: layout, spectrum: spectrum, options: options)
+        let analyzer = BandAnalyzer(
+            layout: layout, spectrum: spectrum, options: options, frames: time.count, forward: fft)
         for (band, boundary) in layout.boundaries.enumerated() {
             analyzer.candidates(boundary: boundary, time: time, band: band, into: &bank)
         }
@@ -75,7 +79,7 @@ private struct DioLayout {
         boundaries = (0..<bandCount).map { band in
             options.f0Floor * pow(2.0, Double(band + 1) / options.channelsInOctave)
         }
-        // Decimation needs a few samples on either side of its reflective padding.
+        // WORLD's decimation reflects `padding + 1` samples at each end; shorter signals stay at full rate.
         let ratio = min(max(options.speed, 1), 12)
         decimationRatio = signalLength > 2 * DecimationFilter.padding ? ratio : 1
         decimatedLength = 1 + signalLength / decimationRatio
@@ -87,9 +91,8 @@ private struct DioLayout {
 }
 
 extension Dio {
-    /// Spectrum of the decimated, mean-removed signal after a linear-phase high-pass at 50 Hz.
-    fileprivate func lowCutSpectrum(of signal: [Double], layout: DioLayout) -> [Complex] {
-        let fft = ForwardRealFFT(size: layout.fftSize)
+    /// Spectrum of the decimated, mean-removed signal after a zero-phase high-pass at 50 Hz.
+    fileprivate func lowCutSpectrum(of signal: [Double], layout: DioLayout, fft: ForwardRealFFT) -> [Complex] {
         let waveform = fft.waveform
         loadDecimatedSignal(signal, layout: layout, into: waveform)
         removeMean(waveform, count: layout.decimatedLength)
@@ -104,6 +107,8 @@ extension Dio {
         return spectrum
     }
 
+    /// The analysed length is one sample longer than the (decimated) signal; WORLD leaves that sample
+    /// zero at full rate and, when decimating, takes whatever its decimation wrote there.
     private func loadDecimatedSignal(_ signal: [Double], layout: DioLayout, into waveform: UnsafeMutableBufferPointer<Double>) {
         let samples = layout.decimationRatio == 1
             ? signal
@@ -260,15 +265,15 @@ private final class BandAnalyzer {
     /// Keeps divisions by a zero candidate finite (WORLD's `kMySafeGuardMinimum`).
     static let safeGuard = 1e-12
 
-    init(layout: DioLayout, spectrum: [Complex], options: Dio.Options) {
+    init(layout: DioLayout, spectrum: [Complex], options: Dio.Options, frames: Int, forward: ForwardRealFFT) {
         self.layout = layout
         self.spectrum = spectrum
         self.options = options
-        forward = ForwardRealFFT(size: layout.fftSize)
+        self.forward = forward
         inverse = InverseRealFFT(size: layout.fftSize)
         filtered = [Double](repeating: 0, count: layout.decimatedLength)
         events = Array(repeating: EventIntervals(capacity: layout.decimatedLength), count: 4)
-        interpolated = Matrix(rows: 4, columns: 0)
+        interpolated = Matrix(rows: 4, columns: frames)
     }
 
     func candidates(boundary: Double, time: [Double], band: Int, into bank: inout CandidateBank) {
@@ -314,12 +319,8 @@ private final class BandAnalyzer {
         for bin in 0..<half {
             product[bin] = multiply(spectrum[bin], filter[bin])
         }
-        if half >= 2 {
-            product[half] = multiply(spectrum[half], product[half - 1])
-            product[half - 1] = product[half]
-        } else {
-            product[half] = multiply(spectrum[half], filter[half])
-        }
+        product[half] = multiply(spectrum[half], product[half - 1])
+        product[half - 1] = product[half]
     }
 
     /// Falling and rising zero crossings of the filtered signal, then those of its (negated) first
@@ -343,9 +344,6 @@ private final class BandAnalyzer {
     }
 
     private func interpolateEvents(at time: [Double]) {
-        if interpolated.columns != time.count {
-            interpolated = Matrix(rows: 4, columns: time.count)
-        }
         for kind in 0..<4 {
             interpolated.withMutableRow(kind) { row in
                 events[kind].interpolate(at: time, into: row)

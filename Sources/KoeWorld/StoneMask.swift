@@ -51,6 +51,7 @@ private final class InstantaneousFrequencyRefiner {
 
     /// Largest relative correction accepted; beyond it the initial F0 is kept.
     private static let maximumCorrection = 0.2
+
     init(signal: [Double], sampleRate: Int, contour: F0Contour) {
         self.signal = signal
         self.sampleRate = sampleRate
@@ -92,6 +93,7 @@ private final class InstantaneousFrequencyRefiner {
             let offset = Double(i - window.halfLength) / rate
             sampleIndex[i] = Matlab.round((position + offset) * rate)
         }
+        // Indices are 1-based as in the MATLAB original: index k reads sample k - 1, whose time this is.
         for i in 0..<length {
             let t = (Double(sampleIndex[i]) - 1.0) / rate - position
             mainWindow[i] = 0.42 + 0.5 * cos(2.0 * Double.pi * t / window.durationInSeconds)
