@@ -81,7 +81,7 @@ private struct DioLayout {
         }
         // WORLD's decimation reflects `padding + 1` samples at each end; shorter signals stay at full rate.
         let ratio = min(max(options.speed, 1), 12)
-        decimationRatio = signalLength > 2 * DecimationFilter.padding ? ratio : 1
+        decimationRatio = signalLength > 2 * Matlab.decimationPadding ? ratio : 1
         decimatedLength = 1 + signalLength / decimationRatio
         decimatedRate = Double(sampleRate) / Double(decimationRatio)
         lowCutHalfLength = Matlab.round(decimatedRate / Self.lowCutFrequency)
@@ -112,7 +112,7 @@ extension Dio {
     private func loadDecimatedSignal(_ signal: [Double], layout: DioLayout, into waveform: UnsafeMutableBufferPointer<Double>) {
         let samples = layout.decimationRatio == 1
             ? signal
-            : DecimationFilter.decimate(signal, factor: layout.decimationRatio, count: layout.decimatedLength)
+            : Matlab.decimate(signal, factor: layout.decimationRatio, count: layout.decimatedLength)
         for i in 0..<waveform.count {
             waveform[i] = i < samples.count && i < layout.decimatedLength ? samples[i] : 0
         }
@@ -478,73 +478,5 @@ private struct ContourFixer {
         let reference = (current * 3.0 - previous) / 2.0
         let best = bank.nearestCandidate(to: reference, frame: frame)
         return abs(1.0 - best / reference) > options.allowedRange ? 0 : best
-    }
-}
-
-/// WORLD's `decimate`, reproduced here rather than taken from `Matlab.decimate` for two reasons:
-/// WORLD's loop writes one filtered sample past MATLAB's output length when the ratio (up to 8) divides
-/// the signal length, and DIO keeps it as the last of its `1 + length / ratio` samples; and the filter's
-/// feed-forward sum is evaluated term by term, in WORLD's order, for identical rounding.
-private enum DecimationFilter {
-    /// Samples of odd-symmetric padding on each side, so the zero-phase filter starts settled.
-    static let padding = 9
-
-    /// The first `count` samples WORLD's `decimate` writes for `x` and `factor` (2...12); zeros after them.
-    static func decimate(_ x: [Double], factor: Int, count: Int) -> [Double] {
-        let length = x.count
-        var padded = [Double](repeating: 0, count: length + 2 * padding)
-        for i in 0..<padding {
-            padded[i] = 2 * x[0] - x[padding - i]
-            padded[padding + length + i] = 2 * x[length - 1] - x[length - 2 - i]
-        }
-        for i in 0..<length {
-            padded[padding + i] = x[i]
-        }
-        let (feedback, feedforward) = coefficients(factor: factor)
-        filter(&padded, feedback: feedback, feedforward: feedforward)
-        padded.reverse()
-        filter(&padded, feedback: feedback, feedforward: feedforward)
-        padded.reverse()
-
-        var result = [Double](repeating: 0, count: count)
-        let outputCount = (length - 1) / factor + 1
-        var source = factor - factor * outputCount + length
-        var index = 0
-        while source < length + padding, index < count {
-            result[index] = padded[source + padding - 1]
-            source += factor
-            index += 1
-        }
-        return result
-    }
-
-    /// Third-order IIR low-pass in WORLD's direct form, applied in place.
-    private static func filter(
-        _ x: inout [Double], feedback a: (Double, Double, Double), feedforward b: (Double, Double)
-    ) {
-        var w = (0.0, 0.0, 0.0)
-        for i in x.indices {
-            let wt = x[i] + a.0 * w.0 + a.1 * w.1 + a.2 * w.2
-            x[i] = b.0 * wt + b.1 * w.0 + b.1 * w.1 + b.0 * w.2
-            w = (wt, w.0, w.1)
-        }
-    }
-
-    /// WORLD's anti-aliasing filter for each ratio.
-    private static func coefficients(factor: Int) -> (feedback: (Double, Double, Double), feedforward: (Double, Double)) {
-        switch factor {
-        case 12: return ((2.4981398605924205, -2.1368928194784025, 0.62187513816221485), (0.0021097275904709001, 0.0063291827714127002))
-        case 11: return ((2.450743295230728, -2.06794904601978, 0.59574774438332101), (0.0026822508007163792, 0.0080467524021491377))
-        case 10: return ((2.3936475118069387, -1.9873904075111861, 0.5658879979027055), (0.0034818622251927556, 0.010445586675578267))
-        case 9: return ((2.3236003491759578, -1.8921545617463598, 0.53148928133729068), (0.0046331164041389372, 0.013899349212416812))
-        case 8: return ((2.2357462340187593, -1.7780899984041358, 0.49152555365968692), (0.0063522763407111993, 0.019056829022133598))
-        case 7: return ((2.1225239019534703, -1.6395144861046302, 0.44469707800587366), (0.0090366882681608418, 0.027110064804482525))
-        case 6: return ((1.9715352749512141, -1.4686795689225347, 0.3893908434965701), (0.013469181309343825, 0.040407543928031475))
-        case 5: return ((1.7610939654280557, -1.2554914843859768, 0.3237186507788215), (0.021334858522387423, 0.06400457556716227))
-        case 4: return ((1.4499664446880227, -0.98943497080950582, 0.24578252340690215), (0.036710750339322612, 0.11013225101796784))
-        case 3: return ((0.95039378983237421, -0.67429146741526791, 0.15412211621346475), (0.071221945171178636, 0.21366583551353591))
-        case 2: return ((0.041156734567757189, -0.42599112459189636, 0.041037215479961225), (0.16797464681802227, 0.50392394045406674))
-        default: return ((0, 0, 0), (0, 0))
-        }
     }
 }
