@@ -32,10 +32,9 @@ public struct CheapTrick: Sendable {
         self.fftSize = fftSize
     }
 
-    /// WORLD's FFT size: the power of two above three periods of `f0Floor`, plus one sample.
+    /// WORLD's FFT size (pyworld's `get_cheaptrick_fft_size`): the power of two above three periods of `f0Floor` plus one sample.
     public static func fftSize(sampleRate: Int, f0Floor: Double) -> Int {
-        let log2 = 0.69314718055994529
-        return 1 << (1 + Int(log(3.0 * Double(sampleRate) / f0Floor + 1) / log2))
+        fftSizeHolding(periods: 3, of: f0Floor, sampleRate: sampleRate)
     }
 
     /// The lowest F0 whose window fits the FFT; frames at or below it are analysed at `defaultF0`.
@@ -62,6 +61,12 @@ public struct CheapTrick: Sendable {
         }
         return spectrogram
     }
+}
+
+/// WORLD's FFT size rule, shared with D4C: the power of two above `periods` periods of `f0` plus one sample.
+func fftSizeHolding(periods: Double, of f0: Double, sampleRate: Int) -> Int {
+    let log2 = 0.69314718055994529
+    return 1 << (1 + Int(log(periods * Double(sampleRate) / f0 + 1) / log2))
 }
 
 /// FFTs, scratch buffers and the safeguard noise for one `estimate` call, reused by every frame.

@@ -108,12 +108,6 @@ private func designWindow(
     }
 }
 
-/// WORLD's FFT size rule: the power of two above `periods` periods of `f0` plus one sample.
-private func fftSizeHolding(periods: Double, of f0: Double, sampleRate: Int) -> Int {
-    let log2 = 0.69314718055994529
-    return 1 << (1 + Int(log(periods * Double(sampleRate) / f0 + 1) / log2))
-}
-
 /// The love-train periodicity score: the share of 100–7900 Hz power that lies below 4 kHz in a
 /// 3-period Blackman window. Voiced speech concentrates there; noise does not.
 private final class LoveTrain {
