@@ -24,6 +24,7 @@ let package = Package(
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
+        .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .executableTarget(
             name: "koe",
             dependencies: [
