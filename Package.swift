@@ -37,5 +37,6 @@ let package = Package(
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
+        .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
     ]
 )
