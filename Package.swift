@@ -24,6 +24,7 @@ let package = Package(
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
+        .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .executableTarget(
             name: "koe",
             dependencies: [
@@ -36,5 +37,6 @@ let package = Package(
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
+        .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
     ]
 )
