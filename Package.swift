@@ -25,6 +25,7 @@ let package = Package(
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
+        .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .executableTarget(
             name: "koe",
             dependencies: [
@@ -38,5 +39,6 @@ let package = Package(
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
+        .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
     ]
 )

@@ -15,8 +15,9 @@ public protocol Stage: AnyObject {
     /// Output length over input length: 1 unless the stage changes the duration.
     var lengthRatio: Double { get }
 
-    /// Takes the next chunk of input and returns the output that is ready.
-    func process(_ input: [Double], isFinal: Bool) -> [Double]
+    /// Takes the next chunk of input and returns the output that is ready; throws when the input cannot be
+    /// processed (the vocoder refuses non-finite samples and streams shorter than one analysis frame).
+    func process(_ input: [Double], isFinal: Bool) throws -> [Double]
 }
 
 extension Stage {
