@@ -71,7 +71,7 @@ public struct Harvest: Sendable {
         let lowest = options.f0Floor * 0.9
         let highest = options.f0Ceil * 1.1
         let count = 1 + Int(log(highest / lowest) / Tuning.log2 * Tuning.channelsInOctave)
-        return (0..<max(count, 1)).map { lowest * pow(2.0, Double($0 + 1) / Tuning.channelsInOctave) }
+        return (0..<count).map { lowest * pow(2.0, Double($0 + 1) / Tuning.channelsInOctave) }
     }
 }
 
@@ -326,7 +326,7 @@ private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
         var found = 0
         var runStart = 0
         var previousVoiced = false
-        for channel in 1..<max(channels, 1) {
+        for channel in 1..<channels {
             let voiced = channel < channels - 1 && raw[frame, channel] > 0
             if voiced && !previousVoiced {
                 runStart = channel
@@ -667,8 +667,8 @@ private struct ContourFixer {
             let columns = candidates.columns
             for distance in 0...abs(limit - origin) {
                 let frame = origin + step * distance + step
-                let row0 = UnsafeBufferPointer(rebasing: all[(frame * columns)..<((frame + 1) * columns)])
-                let found = nearestCandidate(to: current, in: row0, allowedRange: allowedRange).f0
+                let frameCandidates = UnsafeBufferPointer(rebasing: all[(frame * columns)..<((frame + 1) * columns)])
+                let found = nearestCandidate(to: current, in: frameCandidates, allowedRange: allowedRange).f0
                 tracks[row, frame] = found
                 if found == 0.0 {
                     misses += 1
