@@ -120,9 +120,9 @@ private struct DecimatedSignal {
         padded.reserveCapacity(signal.count + 2 * padding)
         padded.append(contentsOf: signal)
         padded.append(contentsOf: repeatElement(signal[signal.count - 1], count: padding))
-        let decimated = Matlab.decimate(padded, factor: factor)
         let start = padding / factor
-        return Array(decimated[start..<(start + count)])
+        let decimated = Matlab.decimate(padded, factor: factor, count: start + count)
+        return Array(decimated[start...])
     }
 
     private static func removeMean(_ samples: inout [Double]) {
