@@ -24,6 +24,21 @@ public final class AtomicOutput {
         if isPending { discard() }
     }
 
+    /// Runs `body` on the temporary path to write the content. Errors about the temporary file are
+    /// reported about the destination; on any error the temporary file is removed.
+    public func fill(_ body: (String) throws -> Void) throws {
+        precondition(isPending, "output already committed or discarded")
+        do {
+            try body(temporaryPath)
+        } catch let error as IOError {
+            discard()
+            throw error.reported(as: destination, insteadOf: temporaryPath)
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
     /// Moves the finished file into place, replacing any file already there.
     public func commit() throws {
         precondition(isPending, "output already committed or discarded")
@@ -46,11 +61,7 @@ public final class AtomicOutput {
     /// the destination appears only if `body` returns normally.
     public static func write(to destination: String, _ body: (String) throws -> Void) throws {
         let output = try AtomicOutput(destination: destination)
-        do {
-            try body(output.temporaryPath)
-        } catch let error as IOError {
-            throw error.reported(as: destination, insteadOf: output.temporaryPath)
-        }
+        try output.fill(body)
         try output.commit()
     }
 
@@ -96,6 +107,89 @@ public final class AtomicOutput {
                 throw IOError.unwritableFolder(path: folder, reason: Files.systemMessage(error))
             }
         }
+    }
+}
+
+/// Files written together into one folder: none appears until every one is complete, so a failure leaves
+/// no partial set behind. The folder is created if missing, and removed again if the set is abandoned.
+public final class AtomicOutputSet {
+    public let folder: String
+    private var outputs: [String: AtomicOutput] = [:]
+    /// Folders this set made, outermost first.
+    private let createdFolders: [String]
+    private var isPending = true
+
+    /// Creates `folder` (and missing parents) if needed and reserves a temporary file for each name in it.
+    public init(folder: String, names: [String]) throws {
+        let folder = Self.withoutTrailingSlashes(folder)
+        self.folder = folder
+        var created: [String] = []
+        do {
+            try Self.createFolderIfMissing(folder, recordingIn: &created)
+            for name in names { outputs[name] = try AtomicOutput(destination: folder + "/" + name) }
+        } catch {
+            outputs.removeAll()
+            Self.removeFolders(created)
+            throw error
+        }
+        createdFolders = created
+    }
+
+    deinit {
+        if isPending { discard() }
+    }
+
+    /// Writes the file `name` (one of the names given at creation) through its temporary path.
+    public func fill(_ name: String, _ body: (String) throws -> Void) throws {
+        guard let output = outputs[name] else { preconditionFailure("\(name) was not reserved in \(folder)") }
+        do {
+            try output.fill(body)
+        } catch {
+            discard()
+            throw error
+        }
+    }
+
+    /// Moves every file into place.
+    public func commit() throws {
+        precondition(isPending, "outputs already committed or discarded")
+        for output in outputs.values.sorted(by: { $0.destination < $1.destination }) { try output.commit() }
+        isPending = false
+    }
+
+    /// Removes every temporary file, and the folders this set created.
+    public func discard() {
+        guard isPending else { return }
+        for output in outputs.values { output.discard() }
+        Self.removeFolders(createdFolders)
+        isPending = false
+    }
+
+    private static func createFolderIfMissing(_ folder: String, recordingIn created: inout [String]) throws {
+        var status = stat()
+        if stat(folder, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else { throw IOError.notAFolder(path: folder) }
+            return
+        }
+        let parent = AtomicOutput.folder(of: folder)
+        if parent != folder { try createFolderIfMissing(parent, recordingIn: &created) }
+        guard mkdir(folder, 0o777) == 0 else {
+            let error = errno
+            throw error == ENOTDIR ? IOError.notAFolder(path: parent)
+                : IOError.unwritableFolder(path: parent, reason: Files.systemMessage(error))
+        }
+        created.append(folder)
+    }
+
+    /// Removes `folders` innermost first; a folder that is not empty stays.
+    private static func removeFolders(_ folders: [String]) {
+        for folder in folders.reversed() { rmdir(folder) }
+    }
+
+    private static func withoutTrailingSlashes(_ path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+        return String(path)
     }
 }
 
