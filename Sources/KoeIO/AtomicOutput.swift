@@ -129,7 +129,7 @@ public final class AtomicOutputSet {
             for name in names { outputs[name] = try AtomicOutput(destination: folder + "/" + name) }
         } catch {
             outputs.removeAll()
-            Self.removeFolders(created)
+            PendingFiles.shared.withdrawFolders(created, remove: true)
             throw error
         }
         createdFolders = created
@@ -154,6 +154,7 @@ public final class AtomicOutputSet {
     public func commit() throws {
         precondition(isPending, "outputs already committed or discarded")
         for output in outputs.values.sorted(by: { $0.destination < $1.destination }) { try output.commit() }
+        PendingFiles.shared.withdrawFolders(createdFolders, remove: false)
         isPending = false
     }
 
@@ -161,7 +162,7 @@ public final class AtomicOutputSet {
     public func discard() {
         guard isPending else { return }
         for output in outputs.values { output.discard() }
-        Self.removeFolders(createdFolders)
+        PendingFiles.shared.withdrawFolders(createdFolders, remove: true)
         isPending = false
     }
 
@@ -173,17 +174,12 @@ public final class AtomicOutputSet {
         }
         let parent = AtomicOutput.folder(of: folder)
         if parent != folder { try createFolderIfMissing(parent, recordingIn: &created) }
-        guard mkdir(folder, 0o777) == 0 else {
-            let error = errno
+        let error = PendingFiles.shared.makeFolder(folder)
+        guard error == 0 else {
             throw error == ENOTDIR ? IOError.notAFolder(path: parent)
                 : IOError.unwritableFolder(path: parent, reason: Files.systemMessage(error))
         }
         created.append(folder)
-    }
-
-    /// Removes `folders` innermost first; a folder that is not empty stays.
-    private static func removeFolders(_ folders: [String]) {
-        for folder in folders.reversed() { rmdir(folder) }
     }
 
     private static func withoutTrailingSlashes(_ path: String) -> String {
@@ -193,30 +189,56 @@ public final class AtomicOutputSet {
     }
 }
 
-/// Temporary files not yet committed, shared with the signal handlers.
+/// Temporary files not yet committed and folders made for them, shared with the signal handlers.
 private final class PendingFiles: Sendable {
     static let shared = PendingFiles()
 
-    private let paths = Mutex<Set<String>>([])
+    private struct Pending {
+        var files: Set<String> = []
+        /// Outermost first, so they can be removed innermost first.
+        var folders: [String] = []
+    }
+
+    private let pending = Mutex(Pending())
     private let signalSources = Mutex<[DispatchSourceSignal]>([])
 
     /// Creates `path` exclusively and records it, under the lock so that a signal cannot miss the new file.
     /// Returns 0, or the errno of the failure.
     func create(_ path: String) -> Int32 {
-        paths.withLock { paths in
+        pending.withLock { pending in
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
             guard descriptor >= 0 else { return errno }
             close(descriptor)
-            paths.insert(path)
+            pending.files.insert(path)
             return 0
         }
     }
 
+    /// Makes the folder `path` and records it, as `create` does for files. Returns 0, or the errno of the failure.
+    func makeFolder(_ path: String) -> Int32 {
+        pending.withLock { pending in
+            guard mkdir(path, 0o777) == 0 else { return errno }
+            pending.folders.append(path)
+            return 0
+        }
+    }
+
+    /// Runs `body` (a rename or removal of `path`) and forgets the file if it succeeds.
     func withdraw<Result>(_ path: String, _ body: () throws -> Result) rethrows -> Result {
-        try paths.withLock { paths in
+        try pending.withLock { pending in
             let result = try body()
-            paths.remove(path)
+            pending.files.remove(path)
             return result
+        }
+    }
+
+    /// Forgets `folders`, after removing them (innermost first; only empty ones go) if `remove` is set.
+    func withdrawFolders(_ folders: [String], remove: Bool) {
+        pending.withLock { pending in
+            for folder in folders.reversed() {
+                if remove { rmdir(folder) }
+                pending.folders.removeAll { $0 == folder }
+            }
         }
     }
 
@@ -233,12 +255,19 @@ private final class PendingFiles: Sendable {
         }
     }
 
-    /// Holds the lock to the end so no commit can slip in after the files are gone.
+    /// Holds the lock to the end so no commit can slip in after the files are gone. Dispatch delivers the
+    /// signal with it blocked, so it is unblocked here before being raised again with its default action.
     private func removeAllAndDie(of signalNumber: Int32) {
-        paths.withLock { paths in
-            for path in paths { unlink(path) }
+        pending.withLock { pending in
+            for path in pending.files { unlink(path) }
+            for folder in pending.folders.reversed() { rmdir(folder) }
             signal(signalNumber, SIG_DFL)
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            sigaddset(&signals, signalNumber)
+            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
             raise(signalNumber)
+            _exit(128 + signalNumber)
         }
     }
 }

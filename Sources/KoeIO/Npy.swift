@@ -23,6 +23,10 @@ public struct Npy: Equatable, Sendable {
     }
 
     public var isVector: Bool { shape.count == 1 }
+    /// The shape as numpy prints it: `(3,)` or `(2, 3)`.
+    public var shapeText: String {
+        shape.count == 1 ? "(\(shape[0]),)" : "(" + shape.map(String.init).joined(separator: ", ") + ")"
+    }
     public var rows: Int { shape[0] }
     /// Values a row; 1 for a vector.
     public var columns: Int { shape.count == 2 ? shape[1] : 1 }
@@ -52,7 +56,6 @@ public struct Npy: Equatable, Sendable {
 
     /// The file's bytes: version 1.0 header, then the values as little-endian float64.
     public func encoded() -> [UInt8] {
-        let shapeText = shape.count == 1 ? "(\(shape[0]),)" : "(\(shape.map(String.init).joined(separator: ", ")))"
         var header = "{'descr': '<f8', 'fortran_order': False, 'shape': \(shapeText), }"
         let unpadded = Self.magic.count + 2 + 2 + header.utf8.count + 1
         header += String(repeating: " ", count: (Self.alignment - unpadded % Self.alignment) % Self.alignment) + "\n"

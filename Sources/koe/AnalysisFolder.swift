@@ -139,8 +139,8 @@ enum AnalysisFolder {
                 throw CommandError.badInput(path: path(timeName), reason: "has \(time.rows) values but f0.npy has \(frames)")
             }
         }
-        try requireValues(f0, path: path(f0Name), what: "F0 in Hz, 0 or more") { $0.isFinite && $0 >= 0 }
-        try requireValues(spectrogram, path: path(spectrogramName), what: "power above 0") { $0.isFinite && $0 > 0 }
+        try requireValues(f0, path: path(f0Name), what: "an F0 in Hz (0 or more)") { $0.isFinite && $0 >= 0 }
+        try requireValues(spectrogram, path: path(spectrogramName), what: "a power above 0") { $0.isFinite && $0 > 0 }
         try requireValues(aperiodicity, path: path(aperiodicityName), what: "a finite number") { $0.isFinite }
 
         let parameters = WorldParameters(
@@ -204,7 +204,7 @@ enum AnalysisFolder {
     @discardableResult
     private static func requireVector(_ array: Npy, path: String) throws -> Int {
         guard array.isVector else {
-            throw CommandError.badInput(path: path, reason: "expected a 1-D array (one value a frame), found shape \(array.shape)")
+            throw CommandError.badInput(path: path, reason: "expected a 1-D array (one value a frame), found shape \(array.shapeText)")
         }
         guard array.rows > 0 else { throw CommandError.badInput(path: path, reason: "holds no frames") }
         return array.rows
@@ -212,7 +212,7 @@ enum AnalysisFolder {
 
     private static func requireFrames(_ array: Npy, frames: Int, path: String) throws {
         guard array.shape.count == 2 else {
-            throw CommandError.badInput(path: path, reason: "expected a 2-D array (frames x bins), found shape \(array.shape)")
+            throw CommandError.badInput(path: path, reason: "expected a 2-D array (frames x bins), found shape \(array.shapeText)")
         }
         guard array.rows == frames else {
             throw CommandError.badInput(path: path, reason: "has \(array.rows) frames but f0.npy has \(frames)")

@@ -122,7 +122,7 @@ struct Analyze: ParsableCommand {
         let f0 = try Npy.read(from: path)
         let frames = F0Contour.frameCount(samples: samples, sampleRate: sampleRate, framePeriod: framePeriod)
         guard f0.isVector else {
-            throw CommandError.badInput(path: path, reason: "expected a 1-D array of F0 values, found shape \(f0.shape)")
+            throw CommandError.badInput(path: path, reason: "expected a 1-D array of F0 values, found shape \(f0.shapeText)")
         }
         guard f0.rows == frames else {
             throw CommandError.badInput(path: path, reason:
