@@ -36,5 +36,7 @@ let package = Package(
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
+        // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
+        .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]
 )
