@@ -86,4 +86,43 @@ import Testing
         #expect(AtomicOutput.folder(of: "/out.wav") == "/")
         #expect(AtomicOutput.folder(of: "a/b/out.wav") == "a/b")
     }
+
+    // MARK: Sets
+
+    @Test func setAppearsWholeOnCommit() throws {
+        let outputs = try AtomicOutputSet(folder: folder.file("a/b") + "/", names: ["one.txt", "two.txt"])
+        try outputs.fill("one.txt") { try Files.write(Array("1".utf8), to: $0) }
+        try outputs.fill("two.txt") { try Files.write(Array("2".utf8), to: $0) }
+        #expect(folder.contents(of: "a/b").allSatisfy { $0.hasPrefix(".koe-") })
+        try outputs.commit()
+        #expect(folder.contents(of: "a/b") == ["one.txt", "two.txt"])
+        #expect(contentsOf(folder.file("a/b/two.txt")) == "2")
+    }
+
+    @Test func failedSetLeavesNothingAndRemovesTheFoldersItMade() throws {
+        let outputs = try AtomicOutputSet(folder: folder.file("a/b"), names: ["one.txt", "two.txt"])
+        try outputs.fill("one.txt") { try Files.write(Array("1".utf8), to: $0) }
+        #expect(throws: Interrupted.self) { try outputs.fill("two.txt") { _ in throw Interrupted() } }
+        #expect(folder.contents().isEmpty)
+    }
+
+    @Test func abandonedSetKeepsAFolderThatExisted() throws {
+        try Files.write(Array("keep".utf8), to: folder.file("old.txt"))
+        do {
+            let outputs = try AtomicOutputSet(folder: folder.path, names: ["one.txt"])
+            try outputs.fill("one.txt") { try Files.write(Array("1".utf8), to: $0) }
+        }
+        #expect(folder.contents() == ["old.txt"])
+    }
+
+    @Test func setFolderThatIsAFileIsRefused() throws {
+        try Files.write(Array("x".utf8), to: folder.file("file"))
+        #expect(throws: IOError.notAFolder(path: folder.file("file"))) {
+            try AtomicOutputSet(folder: folder.file("file"), names: ["one.txt"])
+        }
+        #expect(throws: IOError.notAFolder(path: folder.file("file"))) {
+            try AtomicOutputSet(folder: folder.file("file/sub"), names: ["one.txt"])
+        }
+        #expect(folder.contents() == ["file"])
+    }
 }

@@ -16,8 +16,9 @@ final class TemporaryFolder {
     func file(_ name: String) -> String { path + "/" + name }
 
     /// Names in the folder, hidden ones included, so that leftover temporary files show.
-    func contents() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+    func contents(of subfolder: String? = nil) -> [String] {
+        let folder = subfolder.map(file) ?? path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
     }
 
     func write(_ bytes: [UInt8], to name: String) -> String {
