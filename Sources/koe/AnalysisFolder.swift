@@ -79,6 +79,8 @@ enum AnalysisFolder {
     static let aperiodicityName = "ap.npy"
     static let metaName = "meta.json"
     static let fileNames = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
+    /// Samples synthesis may produce (over 12 hours at 48 kHz), so a wild frame period fails instead of exhausting memory.
+    static let longestOutput = Int(Int32.max)
 
     // MARK: Writing
 
@@ -230,6 +232,11 @@ enum AnalysisFolder {
         if let fftSize = meta.fftSize, fftSize / 2 + 1 != bins || fftSize % 2 != 0 {
             throw CommandError.badInput(path: spectrogramPath, reason:
                 "has \(bins) bins a frame but meta.json's fft_size \(fftSize) needs \(fftSize / 2 + 1)")
+        }
+        let outputSamples = Double(frames) * meta.framePeriod * Double(meta.sampleRate) / 1000
+        guard outputSamples <= Double(longestOutput) else {
+            throw CommandError.badInput(path: metaPath, reason:
+                "frame_period \(meta.framePeriod) ms over \(frames) frames makes a waveform too long to hold")
         }
         if let metaFrames = meta.frames, metaFrames != frames {
             throw CommandError.badInput(path: metaPath, reason: "announces \(metaFrames) frames but f0.npy has \(frames)")

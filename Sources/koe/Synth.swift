@@ -40,6 +40,7 @@ struct Synth: ParsableCommand {
         let clipped = waveform.lazy.filter { abs($0) > 1 }.count
         guard clipped > 0 else { return }
         let peak = ((waveform.lazy.map(abs).max() ?? 0) * 1000).rounded(.up) / 1000
-        Report.warning("\(clipped) of \(waveform.count) samples were beyond full scale (peak \(peak)) and were clipped in \(output)")
+        let were = clipped == 1 ? "was" : "were"
+        Report.warning("\(clipped) of \(waveform.count) samples \(were) beyond full scale (peak \(peak)) and clipped in \(output)")
     }
 }

@@ -52,6 +52,8 @@ import Testing
         try koe.expectFailure("synth", "params", "out.wav", mentioning: "sample_rate")
         koe.write(Array(#"{"sample_rate": 16000, "frame_period": 0}"#.utf8), to: "params/meta.json")
         try koe.expectFailure("synth", "params", "out.wav", mentioning: "frame_period")
+        koe.write(Array(#"{"sample_rate": 16000, "frame_period": 1e300}"#.utf8), to: "params/meta.json")
+        try koe.expectFailure("synth", "params", "out.wav", mentioning: "too long")
         koe.write(meta, to: "params/meta.json")
         #expect(try koe.run("synth", "params", "out.wav").status == 0)
     }
