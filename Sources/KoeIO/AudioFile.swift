@@ -108,7 +108,7 @@ public final class AudioFile {
             throw IOError.channelOutOfRange(path: path, channel: channel, channels: channels)
         }
         var result = [Double]()
-        result.reserveCapacity(max(frames - framesRead, 0))
+        result.reserveCapacity(min(max(frames - framesRead, 0), Self.chunkFrames * 1024))
         try readRemaining { chunk in
             result += stride(from: channel, to: chunk.count, by: channels).lazy.map { chunk[$0] }
         }

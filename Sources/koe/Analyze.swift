@@ -70,9 +70,10 @@ struct Analyze: ParsableCommand {
         let signal = try recording.readChannel(channel)
         let sampleRate = recording.sampleRate
         try requireUsable(signal, sampleRate: sampleRate)
+        let givenContour = try f0File.map { try readF0($0, samples: signal.count, sampleRate: sampleRate) }
         let outputs = try AtomicOutputSet(folder: outputDirectory, names: AnalysisFolder.fileNames)
 
-        let contour = try estimateF0(signal, sampleRate: sampleRate)
+        let contour = givenContour ?? estimateF0(signal, sampleRate: sampleRate)
         let cheapTrick = CheapTrick(sampleRate: sampleRate, options: cheapTrickOptions)
         let d4c = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
         let parameters = WorldParameters(
@@ -106,8 +107,7 @@ struct Analyze: ParsableCommand {
         }
     }
 
-    private func estimateF0(_ signal: [Double], sampleRate: Int) throws -> F0Contour {
-        if let f0File { return try readF0(f0File, samples: signal.count, sampleRate: sampleRate) }
+    private func estimateF0(_ signal: [Double], sampleRate: Int) -> F0Contour {
         switch f0Method ?? .dio {
         case .dio:
             let raw = Dio(sampleRate: sampleRate, options: dioOptions).estimate(signal)
