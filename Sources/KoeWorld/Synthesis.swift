@@ -31,6 +31,8 @@ public struct Synthesis: Sendable {
 
     /// The waveform for one F0 value a frame (0 where unvoiced) and matching `frames x (fftSize / 2 + 1)`
     /// power spectrogram and aperiodicity; the FFT size is implied by the number of bins.
+    /// The frames go through `StreamingSynthesizer` one at a time, so whole-signal and streaming synthesis
+    /// share one code path and agree sample for sample.
     public func synthesize(f0: [Double], spectrogram: Matrix, aperiodicity: Matrix) -> [Double] {
         precondition(spectrogram.rows == f0.count, "spectrogram needs one row per F0 frame")
         precondition(
@@ -38,103 +40,25 @@ public struct Synthesis: Sendable {
             "aperiodicity must have the spectrogram's shape")
         precondition(spectrogram.columns >= 2, "spectrogram needs at least two bins")
 
-        let length = outputLength(frameCount: f0.count)
-        var output = [Double](repeating: 0, count: length)
-        guard length > 0 else { return output }
-
-        let fftSize = (spectrogram.columns - 1) * 2
-        // WORLD's lowest F0 the FFT size can render (integer division, as in WORLD); lower F0 counts as unvoiced.
-        let pulses = pulses(f0: f0, length: length, lowestF0: Double(sampleRate / fftSize) + 1)
-        var renderer = PulseRenderer(
-            fftSize: fftSize, sampleRate: sampleRate, framePeriod: framePeriod / 1000,
-            spectrogram: spectrogram, aperiodicity: aperiodicity)
-        output.withUnsafeMutableBufferPointer { output in
-            for pulse in pulses {
-                renderer.render(pulse)
-                renderer.add(at: pulse.index, to: output)
+        let synthesizer = StreamingSynthesizer(
+            sampleRate: sampleRate, framePeriod: framePeriod, fftSize: (spectrogram.columns - 1) * 2)
+        var output: [Double] = []
+        output.reserveCapacity(outputLength(frameCount: f0.count))
+        for frame in f0.indices {
+            spectrogram.withRow(frame) { envelope in
+                aperiodicity.withRow(frame) { aperiodicity in
+                    synthesizer.append(f0: f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
+                }
             }
+            _ = synthesizer.drain(into: &output)
         }
+        _ = synthesizer.finish(into: &output)
         return output
     }
-
-    // MARK: Time base
-
-    /// F0 and voicing per output sample, then one pulse at each wrap of the accumulated phase.
-    private func pulses(f0: [Double], length: Int, lowestF0: Double) -> [Pulse] {
-        let coarse = coarseContour(f0: f0, lowestF0: lowestF0)
-        let time = (0..<length).map { Double($0) / Double(sampleRate) }
-        let sampleF0 = Matlab.interp1(x: coarse.time, y: coarse.f0, at: time)
-        let sampleVoicing = Matlab.interp1(x: coarse.time, y: coarse.voicing, at: time)
-        var pulses = locatePulses(f0: sampleF0, voicing: sampleVoicing, time: time)
-        assignNoiseLengths(&pulses)
-        return pulses
-    }
-
-    /// Frame times, F0 (below `lowestF0` counts as unvoiced) and 0/1 voicing, with one extra frame past the
-    /// end, extrapolated linearly, so every output sample lies inside the axis.
-    private func coarseContour(f0: [Double], lowestF0: Double) -> (time: [Double], f0: [Double], voicing: [Double]) {
-        let seconds = framePeriod / 1000
-        let count = f0.count
-        var time = [Double](repeating: 0, count: count + 1)
-        var coarseF0 = [Double](repeating: 0, count: count + 1)
-        var voicing = [Double](repeating: 0, count: count + 1)
-        for i in 0..<count {
-            time[i] = Double(i) * seconds
-            coarseF0[i] = f0[i] < lowestF0 ? 0 : f0[i]
-            voicing[i] = coarseF0[i] == 0 ? 0 : 1
-        }
-        time[count] = Double(count) * seconds
-        coarseF0[count] = extrapolate(coarseF0, count: count)
-        voicing[count] = extrapolate(voicing, count: count)
-        return (time, coarseF0, voicing)
-    }
-
-    /// The value one frame past the last, continuing the last slope; a single frame has no slope and is held.
-    private func extrapolate(_ values: [Double], count: Int) -> Double {
-        count >= 2 ? values[count - 1] * 2 - values[count - 2] : values[count - 1]
-    }
-
-    /// A pulse sits on sample `i` when the wrapped phase jumps by more than π between `i` and `i + 1`;
-    /// the linear zero crossing of the phase between them gives its sub-sample position.
-    /// Unvoiced samples run at WORLD's default F0 so noise is still laid down pulse by pulse.
-    private func locatePulses(f0: [Double], voicing: [Double], time: [Double]) -> [Pulse] {
-        let fullTurn = 2.0 * Double.pi
-        let rate = Double(sampleRate)
-        func increment(_ i: Int) -> Double {
-            2.0 * Double.pi * (voicing[i] > 0.5 ? f0[i] : Synthesis.unvoicedF0) / rate
-        }
-
-        var pulses: [Pulse] = []
-        var totalPhase = increment(0)
-        var previousPhase = totalPhase.truncatingRemainder(dividingBy: fullTurn)
-        for i in 1..<f0.count {
-            totalPhase += increment(i)
-            let phase = totalPhase.truncatingRemainder(dividingBy: fullTurn)
-            if abs(phase - previousPhase) > Double.pi {
-                let before = previousPhase - fullTurn
-                let crossing = -before / (phase - before)
-                pulses.append(Pulse(
-                    index: i - 1, time: time[i - 1], timeShift: crossing / rate,
-                    isVoiced: voicing[i - 1] > 0.5, noiseLength: 0))
-            }
-            previousPhase = phase
-        }
-        return pulses
-    }
-
-    /// Each pulse's noise lasts until the next pulse; the last pulse has none.
-    private func assignNoiseLengths(_ pulses: inout [Pulse]) {
-        for i in pulses.indices {
-            pulses[i].noiseLength = pulses[min(pulses.count - 1, i + 1)].index - pulses[i].index
-        }
-    }
-
-    /// F0 that paces pulses through unvoiced stretches (WORLD's default F0).
-    private static let unvoicedF0 = 500.0
 }
 
 /// One excitation instant.
-private struct Pulse {
+struct ExcitationPulse {
     /// Output sample the pulse is rounded down to.
     var index: Int
     /// Time of that sample, in seconds.
@@ -142,17 +66,20 @@ private struct Pulse {
     /// How far past `index` the pulse really lies, in seconds (under one sample).
     var timeShift: Double
     var isVoiced: Bool
-    /// Samples of noise this pulse contributes.
-    var noiseLength: Int
+}
+
+/// The power envelope and aperiodicity rows of one frame.
+struct FrameRows {
+    let spectrum: UnsafeBufferPointer<Double>
+    let aperiodicity: UnsafeBufferPointer<Double>
 }
 
 /// Builds the response of one pulse; FFT plans and workspaces are made once and reused for every pulse.
-private struct PulseRenderer {
+/// Parameters are interpolated when a pulse is found and the response rendered once the next pulse fixes
+/// its noise length. `Randn` is drawn pulse after pulse, so the noise depends only on the pulse sequence.
+struct PulseRenderer {
     private let fftSize: Int
     private let sampleRate: Int
-    private let framePeriod: Double
-    private let spectrogram: Matrix
-    private let aperiodicity: Matrix
     private let forward: ForwardRealFFT
     private let inverse: InverseRealFFT
     private let minimumPhase: MinimumPhase
@@ -173,12 +100,9 @@ private struct PulseRenderer {
     /// A frame counts as voiced for the periodic part only below this aperiodic power ratio at DC.
     private static let periodicDCRatioLimit = 0.999
 
-    init(fftSize: Int, sampleRate: Int, framePeriod: Double, spectrogram: Matrix, aperiodicity: Matrix) {
+    init(fftSize: Int, sampleRate: Int) {
         self.fftSize = fftSize
         self.sampleRate = sampleRate
-        self.framePeriod = framePeriod
-        self.spectrogram = spectrogram
-        self.aperiodicity = aperiodicity
         forward = ForwardRealFFT(size: fftSize)
         inverse = InverseRealFFT(size: fftSize)
         minimumPhase = MinimumPhase(size: fftSize)
@@ -207,63 +131,47 @@ private struct PulseRenderer {
         return remover
     }
 
-    mutating func render(_ pulse: Pulse) {
-        interpolateEnvelope(at: pulse.time)
-        interpolateAperiodicRatio(at: pulse.time)
-        renderPeriodic(pulse)
-        renderAperiodic(pulse)
-        mix(noiseLength: pulse.noiseLength)
+    /// Takes the envelope and aperiodicity at a pulse `weight` of the way from `earlier` to `later`;
+    /// without `later` (a pulse on a frame, or past the last one) `earlier` is taken as it is.
+    mutating func interpolate(from earlier: FrameRows, to later: FrameRows?, weight: Double) {
+        interpolateEnvelope(from: earlier.spectrum, to: later?.spectrum, weight: weight)
+        interpolateAperiodicRatio(from: earlier.aperiodicity, to: later?.aperiodicity, weight: weight)
     }
 
-    /// Adds `response` to `output` with its time zero one sample after `index`, where WORLD places it.
-    func add(at index: Int, to output: UnsafeMutableBufferPointer<Double>) {
-        let offset = index - fftSize / 2 + 1
-        let lower = max(0, -offset)
-        let upper = min(fftSize, output.count - offset)
-        guard lower < upper else { return }
-        for j in lower..<upper {
-            output[j + offset] += response[j]
-        }
+    /// The response of `pulse` from the parameters last interpolated, with `noiseLength` samples of noise.
+    mutating func render(_ pulse: ExcitationPulse, noiseLength: Int) {
+        renderPeriodic(pulse)
+        renderAperiodic(pulse, noiseLength: noiseLength)
+        mix(noiseLength: noiseLength)
     }
 
     // MARK: Parameters at the pulse time
 
-    /// The two frames around `time` and the weight of the later one; past the last frame, the last frame.
-    private func neighbouringFrames(at time: Double) -> (earlier: Int, later: Int, weight: Double) {
-        let position = time / framePeriod
-        let last = spectrogram.rows - 1
-        let earlier = min(last, Int(position.rounded(.down)))
-        let later = min(last, Int(position.rounded(.up)))
-        return (earlier, later, position - Double(earlier))
-    }
-
-    private mutating func interpolateEnvelope(at time: Double) {
-        let (earlier, later, weight) = neighbouringFrames(at: time)
-        let bins = envelope.count
-        let first = earlier * bins
-        let second = later * bins
-        spectrogram.storage.withUnsafeBufferPointer { values in
-            if earlier == later {
-                for i in 0..<bins { envelope[i] = abs(values[first + i]) }
-            } else {
-                for i in 0..<bins {
-                    envelope[i] = (1.0 - weight) * abs(values[first + i]) + weight * abs(values[second + i])
-                }
+    private mutating func interpolateEnvelope(
+        from earlier: UnsafeBufferPointer<Double>, to later: UnsafeBufferPointer<Double>?, weight: Double
+    ) {
+        if let later {
+            for i in envelope.indices {
+                envelope[i] = (1.0 - weight) * abs(earlier[i]) + weight * abs(later[i])
             }
+        } else {
+            for i in envelope.indices { envelope[i] = abs(earlier[i]) }
         }
     }
 
     /// Interpolates the amplitude aperiodicity, then squares it into a ratio of powers.
-    private mutating func interpolateAperiodicRatio(at time: Double) {
-        let (earlier, later, weight) = neighbouringFrames(at: time)
-        let bins = aperiodicRatio.count
-        let first = earlier * bins
-        let second = later * bins
+    private mutating func interpolateAperiodicRatio(
+        from earlier: UnsafeBufferPointer<Double>, to later: UnsafeBufferPointer<Double>?, weight: Double
+    ) {
         let range = PulseRenderer.aperiodicityRange
-        aperiodicity.storage.withUnsafeBufferPointer { values in
-            for i in 0..<bins {
-                let a = values[first + i].clamped(to: range)
-                let ratio = earlier == later ? a : (1.0 - weight) * a + weight * values[second + i].clamped(to: range)
+        if let later {
+            for i in aperiodicRatio.indices {
+                let ratio = (1.0 - weight) * earlier[i].clamped(to: range) + weight * later[i].clamped(to: range)
+                aperiodicRatio[i] = ratio * ratio
+            }
+        } else {
+            for i in aperiodicRatio.indices {
+                let ratio = earlier[i].clamped(to: range)
                 aperiodicRatio[i] = ratio * ratio
             }
         }
@@ -271,7 +179,7 @@ private struct PulseRenderer {
 
     // MARK: Periodic part
 
-    private mutating func renderPeriodic(_ pulse: Pulse) {
+    private mutating func renderPeriodic(_ pulse: ExcitationPulse) {
         guard pulse.isVoiced, aperiodicRatio[0] <= PulseRenderer.periodicDCRatioLimit else {
             for i in 0..<fftSize { periodic[i] = 0 }
             return
@@ -316,8 +224,8 @@ private struct PulseRenderer {
 
     // MARK: Aperiodic part
 
-    private mutating func renderAperiodic(_ pulse: Pulse) {
-        fillNoiseSpectrum(length: pulse.noiseLength)
+    private mutating func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
+        fillNoiseSpectrum(length: noiseLength)
         for i in 0...(fftSize / 2) {
             let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
             // Only an exactly silent bin is lifted, so its logarithm stays finite.
@@ -335,19 +243,23 @@ private struct PulseRenderer {
         PulseRenderer.centre(inverse.waveform, into: &aperiodic)
     }
 
-    /// `length` zero-mean Gaussian samples, zero-padded, transformed.
+    /// `length` Gaussian samples made zero-mean, zero-padded, transformed. Pulses further apart than the
+    /// FFT size (F0 near `sampleRate / fftSize`, at a voicing edge) draw and average all `length` samples,
+    /// as WORLD does, but only the first `fftSize` fit the transform; WORLD writes the rest past its buffer.
     private mutating func fillNoiseSpectrum(length: Int) {
         let waveform = forward.waveform
+        let kept = min(length, fftSize)
         var sum = 0.0
         for i in 0..<length {
-            waveform[i] = randn.next()
-            sum += waveform[i]
+            let value = randn.next()
+            if i < kept { waveform[i] = value }
+            sum += value
         }
         if length > 0 {
             let mean = sum / Double(length)
-            for i in 0..<length { waveform[i] -= mean }
+            for i in 0..<kept { waveform[i] -= mean }
         }
-        for i in length..<fftSize { waveform[i] = 0 }
+        for i in kept..<fftSize { waveform[i] = 0 }
         forward.execute()
     }
 
