@@ -36,16 +36,23 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
         return sf_format_check(&info) != 0
     }
 
+    /// The sample encoding of this format, when it is one a caller can ask for by name.
+    public var sampleEncoding: SampleEncoding? {
+        SampleEncoding.allCases.first { $0.subtypes.contains(encoding) }
+    }
+
     /// The format for writing `path`, chosen by its extension from libsndfile's table of formats.
-    /// Without an explicit `encoding`, samples are 16-bit PCM where the container holds PCM,
-    /// and otherwise the container's own codec (Vorbis for .ogg, for example).
+    /// Without an explicit `encoding`, samples are the `preferred` encoding where the container holds it,
+    /// else 16-bit PCM where it holds PCM, and otherwise the container's own codec (Vorbis for .ogg).
     public static func forWriting(
-        _ path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil
+        _ path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil,
+        preferred: SampleEncoding? = nil
     ) throws -> AudioFormat {
         guard let container = FormatTable.container(forExtension: fileExtension(of: path)) else {
             throw IOError.unknownAudioFormat(path: path)
         }
-        let candidates = encoding.map { $0.subtypes } ?? SampleEncoding.pcm16.subtypes + FormatTable.subtypes.map(\.code)
+        let fallback = (preferred?.subtypes ?? []) + SampleEncoding.pcm16.subtypes + FormatTable.subtypes.map(\.code)
+        let candidates = encoding.map { $0.subtypes } ?? fallback
         for subtype in candidates {
             let format = AudioFormat(container: container, encoding: subtype)
             if format.canWrite(sampleRate: sampleRate, channels: channels) { return format }
