@@ -1,0 +1,168 @@
+import Glibc
+
+/// Reads raw PCM from a file descriptor (standard input unless told otherwise) as interleaved doubles,
+/// for pipes such as `sox in.wav -t raw -e signed -b 16 - | koe - - --type raw ...`.
+/// The descriptor is borrowed: it is neither closed nor repositioned.
+public final class RawPCMReader {
+    public let format: RawPCMFormat
+    /// Names the stream in errors.
+    public let name: String
+    /// Whole frames returned so far. Still 0 at the end of the stream means it held no audio at all.
+    public private(set) var framesRead = 0
+
+    private let descriptor: Int32
+    /// Bytes as they arrive, reused from call to call.
+    private var bytes: [UInt8] = []
+    /// Bytes at the start of `bytes` still waiting for the rest of their frame.
+    private var pendingBytes = 0
+    private var isFinished = false
+
+    public init(format: RawPCMFormat, descriptor: Int32 = STDIN_FILENO, name: String = "standard input") {
+        self.format = format
+        self.descriptor = descriptor
+        self.name = name
+    }
+
+    /// Up to `maxFrames` interleaved frames, or nil at the end of the stream. Waits until at least one whole
+    /// frame has arrived, then returns what the stream has delivered without waiting for more, so that live
+    /// input flows on as it comes. Fails if the stream ends part way through a frame.
+    public func read(maxFrames: Int) throws -> [Double]? {
+        precondition(maxFrames > 0, "maxFrames must be positive")
+        guard !isFinished else { return nil }
+        let capacity = maxFrames * format.bytesPerFrame
+        if bytes.count < capacity { bytes += repeatElement(0, count: capacity - bytes.count) }
+        while true {
+            let got = try readSome(upTo: capacity)
+            if got == 0 { return try finish() }
+            pendingBytes += got
+            let frames = pendingBytes / format.bytesPerFrame
+            if frames > 0 { return takeFrames(frames) }
+        }
+    }
+
+    /// One read(2) into the room after the pending bytes; 0 at the end of the stream.
+    private func readSome(upTo capacity: Int) throws -> Int {
+        while true {
+            let got = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(descriptor, buffer.baseAddress! + pendingBytes, capacity - pendingBytes)
+            }
+            if got >= 0 { return got }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                try Descriptors.waitUntilReady(descriptor, for: POLLIN) { IOError.readFailed(path: name, reason: $0) }
+            default:
+                throw IOError.readFailed(path: name, reason: Files.systemMessage(errno))
+            }
+        }
+    }
+
+    /// Converts the first `frames` frames and keeps the bytes after them for the next call.
+    private func takeFrames(_ frames: Int) -> [Double] {
+        let sampleCount = frames * format.channels
+        let usedBytes = frames * format.bytesPerFrame
+        let samples = bytes.withUnsafeBytes { buffer in
+            [Double](unsafeUninitializedCapacity: sampleCount) { samples, initialized in
+                format.decode(UnsafeRawBufferPointer(rebasing: buffer[..<usedBytes]), into: samples)
+                initialized = sampleCount
+            }
+        }
+        pendingBytes -= usedBytes
+        bytes.withUnsafeMutableBytes { buffer in
+            buffer.baseAddress!.copyMemory(from: buffer.baseAddress! + usedBytes, byteCount: pendingBytes)
+        }
+        framesRead += frames
+        return samples
+    }
+
+    private func finish() throws -> [Double]? {
+        isFinished = true
+        guard pendingBytes == 0 else {
+            throw IOError.strayBytes(path: name, count: pendingBytes, bytesPerFrame: format.bytesPerFrame)
+        }
+        return nil
+    }
+}
+
+/// Writes interleaved doubles as raw PCM to a file descriptor (standard output unless told otherwise),
+/// as soon as they are given: nothing is held back, so a pipe sees output while input is still arriving.
+/// Integer samples beyond full scale are clipped and counted; floats are written as they are.
+/// The descriptor is borrowed: it is not closed.
+public final class RawPCMWriter {
+    public let format: RawPCMFormat
+    /// Names the stream in errors.
+    public let name: String
+    public private(set) var framesWritten = 0
+    /// Integer samples clamped to the encoding's range so far, counted as `RawPCMFormat` describes.
+    public private(set) var clippedSamples = 0
+
+    private let descriptor: Int32
+    /// Converted bytes, reused from call to call.
+    private var bytes: [UInt8] = []
+
+    public init(format: RawPCMFormat, descriptor: Int32 = STDOUT_FILENO, name: String = "standard output") {
+        self.format = format
+        self.descriptor = descriptor
+        self.name = name
+    }
+
+    /// Writes whole interleaved frames, looping until the descriptor has taken every byte. Fails with
+    /// `IOError.brokenPipe` once the reader has gone (see `ignoreBrokenPipeSignal()`).
+    public func write(interleaved samples: [Double]) throws {
+        precondition(samples.count % format.channels == 0, "interleaved samples must fill whole frames")
+        let byteCount = samples.count * format.bytesPerSample
+        if bytes.count < byteCount { bytes += repeatElement(0, count: byteCount - bytes.count) }
+        clippedSamples += samples.withUnsafeBufferPointer { samples in
+            bytes.withUnsafeMutableBytes { buffer in
+                format.encode(samples, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<byteCount]))
+            }
+        }
+        try writeAll(byteCount)
+        framesWritten += samples.count / format.channels
+    }
+
+    private func writeAll(_ byteCount: Int) throws {
+        var done = 0
+        while done < byteCount {
+            let wrote = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + done, byteCount - done) }
+            if wrote > 0 {
+                done += wrote
+                continue
+            }
+            guard wrote < 0 else { throw IOError.writeFailed(path: name, reason: "the output took no bytes") }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                try Descriptors.waitUntilReady(descriptor, for: POLLOUT) { IOError.writeFailed(path: name, reason: $0) }
+            case EPIPE:
+                throw IOError.brokenPipe(path: name)
+            default:
+                throw IOError.writeFailed(path: name, reason: Files.systemMessage(errno))
+            }
+        }
+    }
+
+    /// Makes writing to a pipe whose reader has gone fail with EPIPE, which `write` reports as
+    /// `IOError.brokenPipe`, instead of raising SIGPIPE. By default that signal kills the process inside
+    /// write(2), before any error can be seen: with status 141 (an error to `set -o pipefail`) and without
+    /// cleaning up. Ignored, it lets a command-line program stop quietly and tidily when, say, `| head -c 4096`
+    /// has read enough. Call once, early, from a command-line program; the setting is process-wide and is
+    /// inherited by any program it starts.
+    public static func ignoreBrokenPipeSignal() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+}
+
+/// Waiting on descriptors that were left in non-blocking mode by whoever shares them.
+private enum Descriptors {
+    /// Blocks until `descriptor` is ready for `events` (POLLIN or POLLOUT), or has hung up or failed, which
+    /// the next read or write then reports.
+    static func waitUntilReady(_ descriptor: Int32, for events: Int32, failure: (String) -> IOError) throws {
+        var request = pollfd(fd: descriptor, events: Int16(events), revents: 0)
+        while poll(&request, 1, -1) < 0 {
+            guard errno == EINTR else { throw failure(Files.systemMessage(errno)) }
+        }
+    }
+}

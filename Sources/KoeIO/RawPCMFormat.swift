@@ -1,0 +1,189 @@
+/// Headerless interleaved PCM, described the way sox describes it:
+/// `-t raw -r RATE -c CHANNELS -e signed|unsigned|float -b BITS [-L|-B]`.
+///
+/// Integer samples convert to and from doubles exactly as sox converts them, bit for bit:
+/// - reading, an integer x of `bits` bits means x / 2^(bits-1), unsigned ones offset by half their range
+///   first, so both cover [-1, 1);
+/// - writing, a double is rounded to sox's 32-bit sample (nearest, ties away from zero), then to `bits`
+///   (nearest, ties up). Samples beyond full scale are clamped and counted as clipped; like sox, that
+///   includes exactly +1.0 below 32 bits, whose top code is a step short of it. Not-a-number is written
+///   as silence and counted as clipped.
+///
+/// Floats are read and written as they are, never clipped (sox would round them to its 32-bit samples).
+public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
+    public enum Encoding: String, CaseIterable, Sendable {
+        case signed, unsigned, float
+    }
+
+    public enum Endianness: String, CaseIterable, Sendable {
+        case little, big
+    }
+
+    public let sampleRate: Int
+    public let channels: Int
+    public let encoding: Encoding
+    public let bits: Int
+    public let endianness: Endianness
+
+    /// libsndfile's limit, so that raw streams and audio files accept the same channel counts.
+    public static let maxChannels = 1024
+
+    /// Fails with a one-line message naming the first thing wrong.
+    public init(sampleRate: Int, channels: Int, encoding: Encoding, bits: Int, endianness: Endianness = .little) throws {
+        guard sampleRate > 0 else { throw IOError.invalidRawFormat(reason: "--rate must be positive (got \(sampleRate))") }
+        guard (1...Self.maxChannels).contains(channels) else {
+            throw IOError.invalidRawFormat(reason: "--channels must be between 1 and \(Self.maxChannels) (got \(channels))")
+        }
+        let allowed = Self.allowedBits(for: encoding)
+        guard allowed.contains(bits) else {
+            let choices = allowed.dropLast().map(String.init).joined(separator: ", ") + " or \(allowed.last!)"
+            throw IOError.invalidRawFormat(reason: "\(encoding) samples must be \(choices) bits (got \(bits))")
+        }
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.encoding = encoding
+        self.bits = bits
+        self.endianness = endianness
+    }
+
+    /// Sample sizes an encoding allows: sox's, less 64-bit integers, which a double cannot hold exactly.
+    public static func allowedBits(for encoding: Encoding) -> [Int] {
+        encoding == .float ? [32, 64] : [8, 16, 24, 32]
+    }
+
+    public var bytesPerSample: Int { bits / 8 }
+    public var bytesPerFrame: Int { bytesPerSample * channels }
+
+    /// Such as "signed 16-bit little-endian, 2 channels at 48000 Hz".
+    public var description: String {
+        let order = bits == 8 ? "" : " \(endianness)-endian"
+        let channelCount = channels == 1 ? "1 channel" : "\(channels) channels"
+        return "\(encoding) \(bits)-bit\(order), \(channelCount) at \(sampleRate) Hz"
+    }
+}
+
+// MARK: Sample conversion
+
+extension RawPCMFormat {
+    /// Converts every whole sample in `bytes` into `samples`, which holds exactly that many.
+    func decode(_ bytes: UnsafeRawBufferPointer, into samples: UnsafeMutableBufferPointer<Double>) {
+        precondition(samples.count * bytesPerSample <= bytes.count, "too few bytes for the samples")
+        let codec = SampleCodec(self)
+        for index in samples.indices {
+            samples[index] = codec.value(of: codec.load(from: bytes, at: index * bytesPerSample))
+        }
+    }
+
+    /// Converts `samples` into `bytes`, which holds exactly enough room, and returns how many samples
+    /// had to be clipped to fit the encoding.
+    func encode(_ samples: UnsafeBufferPointer<Double>, into bytes: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(samples.count * bytesPerSample <= bytes.count, "too little room for the samples")
+        let codec = SampleCodec(self)
+        var clipped = 0
+        for (index, sample) in samples.enumerated() {
+            codec.store(codec.code(of: sample, clipped: &clipped), into: bytes, at: index * bytesPerSample)
+        }
+        return clipped
+    }
+}
+
+/// One sample's stored bits (its code) to and from a double, with what that takes worked out once per format.
+private struct SampleCodec {
+    let encoding: RawPCMFormat.Encoding
+    let bits: Int
+    let bytesPerSample: Int
+    let isBigEndian: Bool
+    /// Multiplies an integer code into [-1, 1): 2^-(bits-1), an exact power of two.
+    let integerScale: Double
+    /// Bits that are not part of the code in a 64-bit word.
+    let unusedBits: Int
+    /// Toggling the top bit turns an unsigned code into the signed one for the same sample, as sox does.
+    let unsignedOffset: UInt64
+
+    /// sox's samples are 32-bit integers; doubles reach them scaled by 2^31.
+    private static let soxFullScale = 2_147_483_648.0
+    private static let soxMax = Int64(Int32.max)
+    private static let soxMin = Int64(Int32.min)
+
+    init(_ format: RawPCMFormat) {
+        encoding = format.encoding
+        bits = format.bits
+        bytesPerSample = format.bytesPerSample
+        isBigEndian = format.endianness == .big
+        integerScale = 1 / Double(1 << (bits - 1))
+        unusedBits = 64 - bits
+        unsignedOffset = encoding == .unsigned ? 1 << (bits - 1) : 0
+    }
+
+    func load(from bytes: UnsafeRawBufferPointer, at offset: Int) -> UInt64 {
+        var code: UInt64 = 0
+        for index in 0..<bytesPerSample {
+            let byte = bytes[offset + (isBigEndian ? index : bytesPerSample - 1 - index)]
+            code = code << 8 | UInt64(byte)
+        }
+        return code
+    }
+
+    func store(_ code: UInt64, into bytes: UnsafeMutableRawBufferPointer, at offset: Int) {
+        for index in 0..<bytesPerSample {
+            let shift = 8 * (isBigEndian ? bytesPerSample - 1 - index : index)
+            bytes[offset + index] = UInt8(truncatingIfNeeded: code >> shift)
+        }
+    }
+
+    func value(of code: UInt64) -> Double {
+        switch encoding {
+        case .float:
+            return bits == 32 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: code))) : Double(bitPattern: code)
+        case .signed, .unsigned:
+            let signed = Int64(bitPattern: (code ^ unsignedOffset) << unusedBits) >> unusedBits
+            return Double(signed) * integerScale
+        }
+    }
+
+    /// Floats are stored as they are; integers are rounded and clipped as sox writes them.
+    func code(of sample: Double, clipped: inout Int) -> UInt64 {
+        switch encoding {
+        case .float:
+            return bits == 32 ? UInt64(Float(sample).bitPattern) : sample.bitPattern
+        case .signed, .unsigned:
+            var isClipped = false
+            let integer = narrowed(soxSample(sample, isClipped: &isClipped), isClipped: &isClipped)
+            if isClipped { clipped += 1 }
+            return (UInt64(bitPattern: integer) & (UInt64.max >> unusedBits)) ^ unsignedOffset
+        }
+    }
+
+    /// sox's first step: scale by 2^31 and round half away from zero into its 32-bit sample, clamping.
+    /// sox takes exactly +1.0 as full scale, not as a clip. Not-a-number becomes silence, counted as clipped.
+    private func soxSample(_ sample: Double, isClipped: inout Bool) -> Int64 {
+        let scaled = sample * Self.soxFullScale
+        if scaled.isNaN {
+            isClipped = true
+            return 0
+        }
+        if scaled < 0 {
+            guard scaled > Double(Self.soxMin) - 0.5 else {
+                isClipped = true
+                return Self.soxMin
+            }
+            return Int64(scaled - 0.5)
+        }
+        guard scaled < Double(Self.soxMax) + 0.5 else {
+            if scaled > Self.soxFullScale { isClipped = true }
+            return Self.soxMax
+        }
+        return Int64(scaled + 0.5)
+    }
+
+    /// sox's second step down to `bits`: add half a step and drop the low bits, clamping at the top.
+    private func narrowed(_ soxSample: Int64, isClipped: inout Bool) -> Int64 {
+        guard bits < 32 else { return soxSample }
+        let halfStep = Int64(1) << (31 - bits)
+        guard soxSample <= Self.soxMax - halfStep else {
+            isClipped = true
+            return (Int64(1) << (bits - 1)) - 1
+        }
+        return (soxSample + halfStep) >> (32 - bits)
+    }
+}
