@@ -30,6 +30,8 @@ let package = Package(
             name: "koe",
             dependencies: [
                 "KoeWorld",
+                "KoeStages",
+                "KoePipeline",
                 "KoeIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

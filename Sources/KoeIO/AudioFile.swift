@@ -14,6 +14,11 @@ public final class AudioFile {
     private var handle: OpaquePointer?
     private let isWriting: Bool
     private var framesRead = 0
+    /// Integer PCM is rounded and clipped here, exactly as sox and the raw writer do it, so a file and a pipe
+    /// carry the same samples; libsndfile's own conversion scales by 2^(bits-1) - 1 instead.
+    private var integerQuantizer: SampleCodec?
+    /// Samples beyond full scale clipped so far while writing integer PCM.
+    public private(set) var clippedSamples = 0
 
     /// Frames moved per libsndfile call when a whole file is read.
     private static let chunkFrames = 65_536
@@ -59,6 +64,9 @@ public final class AudioFile {
         self.format = format
         frames = 0
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        integerQuantizer = format.integerBits.flatMap {
+            (try? RawPCMFormat(sampleRate: sampleRate, channels: channels, encoding: .signed, bits: $0)).map(SampleCodec.init)
+        }
     }
 
     /// Creates `path` for writing in the format its extension names (16-bit PCM unless `encoding` says otherwise).
@@ -139,8 +147,12 @@ public final class AudioFile {
         precondition(samples.count % channels == 0, "interleaved samples must fill whole frames")
         let handle = try openHandle(forWriting: true)
         let count = samples.count / channels
-        let written = samples.withUnsafeBufferPointer { buffer in
-            Int(sf_writef_double(handle, buffer.baseAddress, sf_count_t(count)))
+        let written: Int
+        if let quantizer = integerQuantizer {
+            let integers = samples.map { quantizer.leftAlignedInteger(of: $0, clipped: &clippedSamples) }
+            written = integers.withUnsafeBufferPointer { Int(sf_writef_int(handle, $0.baseAddress, sf_count_t(count))) }
+        } else {
+            written = samples.withUnsafeBufferPointer { Int(sf_writef_double(handle, $0.baseAddress, sf_count_t(count))) }
         }
         guard written == count else {
             throw IOError.writeFailed(path: path, reason: String(cString: sf_strerror(handle)))

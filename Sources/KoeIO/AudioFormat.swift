@@ -36,6 +36,17 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
         return sf_format_check(&info) != 0
     }
 
+    /// Bits of an integer PCM encoding; nil for floats and compressed codecs.
+    var integerBits: Int? {
+        switch encoding {
+        case Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_U8): return 8
+        case Int32(SF_FORMAT_PCM_16): return 16
+        case Int32(SF_FORMAT_PCM_24): return 24
+        case Int32(SF_FORMAT_PCM_32): return 32
+        default: return nil
+        }
+    }
+
     /// The sample encoding of this format, when it is one a caller can ask for by name.
     public var sampleEncoding: SampleEncoding? {
         SampleEncoding.allCases.first { $0.subtypes.contains(encoding) }

@@ -88,7 +88,7 @@ extension RawPCMFormat {
 }
 
 /// One sample's stored bits (its code) to and from a double, with what that takes worked out once per format.
-private struct SampleCodec {
+struct SampleCodec {
     let encoding: RawPCMFormat.Encoding
     let bits: Int
     let bytesPerSample: Int
@@ -152,6 +152,15 @@ private struct SampleCodec {
             if isClipped { clipped += 1 }
             return (UInt64(bitPattern: integer) & (UInt64.max >> unusedBits)) ^ unsignedOffset
         }
+    }
+
+    /// A signed integer sample rounded and clipped as sox writes it at `bits`, left-aligned in 32 bits:
+    /// the form libsndfile's integer interface takes for every PCM width.
+    func leftAlignedInteger(of sample: Double, clipped: inout Int) -> Int32 {
+        var isClipped = false
+        let integer = narrowed(soxSample(sample, isClipped: &isClipped), isClipped: &isClipped)
+        if isClipped { clipped += 1 }
+        return Int32(truncatingIfNeeded: integer << (32 - bits))
     }
 
     /// sox's first step: scale by 2^31 and round half away from zero into its 32-bit sample, clamping.

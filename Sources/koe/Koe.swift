@@ -8,19 +8,24 @@ struct Koe: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "koe",
-        abstract: "Analyze speech into WORLD vocoder parameters and synthesize speech from them.",
+        abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
         version: version,
-        subcommands: [Analyze.self, Synth.self]
+        subcommands: [Convert.self, Analyze.self, Synth.self, Presets.self],
+        defaultSubcommand: Convert.self
     )
 
     /// Parses, validates and runs a subcommand. Every failure ends as one line on stderr,
     /// `koe: error: ...`, and a non-zero exit status; help and version go to stdout as usual.
     static func main() {
         AtomicOutput.removeTemporaryFilesOnSignals()
+        RawPCMWriter.ignoreBrokenPipeSignal()
         do {
             var command = try parseAsRoot()
             try command.run()
+        } catch IOError.brokenPipe {
+            // The reader of our output went away: nothing is left to say to anyone.
+            Glibc.exit(0)
         } catch {
             let status = exitCode(for: error)
             if status.isSuccess { exit(withError: error) }
@@ -38,6 +43,11 @@ enum Report {
 
     static func warning(_ message: String) {
         write("koe: warning: " + oneLine(message))
+    }
+
+    /// One JSON object on one line, for scripts reading stderr.
+    static func json(_ object: String) {
+        write(object)
     }
 
     /// The first line of `message`: argument-parser appends help lines to some of its messages.

@@ -1,0 +1,43 @@
+import KoeStages
+import KoeWorld
+
+/// The stages a conversion needs, decided once from the options; builds one chain a channel.
+/// A stage that would change nothing is left out, so EQ-only conversions never touch the vocoder.
+final class ChainPlan {
+    let voice: VoiceSettings?
+    let bands: [EqualizerBand]
+    let gain: Double
+    let analysis: StreamingAnalyzer.Options
+    /// The vocoder stage of each channel, as built, for the statistics.
+    private(set) var voiceStages: [VoiceShift] = []
+
+    init(voice: VoiceSettings?, bands: [EqualizerBand], gain: Double, analysis: StreamingAnalyzer.Options) {
+        self.voice = voice
+        self.bands = bands
+        self.gain = gain
+        self.analysis = analysis
+    }
+
+    /// Fails before any audio is processed when the input cannot go through this chain.
+    func check(sampleRate: Int) throws {
+        if voice != nil, !SignalRequirements.sampleRates.contains(sampleRate) {
+            throw WorldError.unsupportedSampleRate(sampleRate)
+        }
+        if voice != nil, analysis.f0Ceil >= Double(sampleRate) / 2 {
+            throw CommandError.badOption("--f0-ceil (\(analysis.f0Ceil) Hz) must be below half the sample rate (\(sampleRate / 2) Hz)")
+        }
+        _ = try Equalizer.make(bands: bands, sampleRate: sampleRate)
+    }
+
+    func makeStages(sampleRate: Int) throws -> [any Stage] {
+        var stages: [any Stage] = []
+        if let voice {
+            let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis)
+            voiceStages.append(stage)
+            stages.append(stage)
+        }
+        if let equalizer = try Equalizer.make(bands: bands, sampleRate: sampleRate) { stages.append(equalizer) }
+        if let gain = try Gain.make(decibels: gain) { stages.append(gain) }
+        return stages
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import KoePipeline
+import KoeStages
+
+/// Drives one conversion: reads chunks, pushes them through the pipeline, writes what comes out.
+struct Conversion {
+    let source: AudioSource
+    let pipeline: Pipeline
+    let sink: AudioSink
+    let chunkFrames: Int
+
+    private var framesIn = 0
+    private var framesOut = 0
+    private var seconds = 0.0
+
+    init(source: AudioSource, pipeline: Pipeline, sink: AudioSink, chunkFrames: Int) {
+        self.source = source
+        self.pipeline = pipeline
+        self.sink = sink
+        self.chunkFrames = chunkFrames
+    }
+
+    mutating func run(progress: ProgressBar?) throws {
+        let start = DispatchTime.now()
+        while let chunk = try source.read(maxFrames: chunkFrames) {
+            framesIn += chunk.count / source.channels
+            try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            progress?.update(framesDone: framesIn)
+        }
+        try source.requireAudio(framesRead: framesIn)
+        try write(try pipeline.process(interleaved: [], isFinal: true))
+        try sink.finish()
+        seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    private mutating func write(_ interleaved: [Double]) throws {
+        framesOut += interleaved.count / source.channels
+        try sink.write(interleaved)
+    }
+
+    func statistics(voice: VoiceShift?) -> ConversionStatistics {
+        let rate = Double(source.sampleRate)
+        return ConversionStatistics(
+            inputSeconds: Double(framesIn) / rate,
+            outputSeconds: Double(framesOut) / rate,
+            sampleRate: source.sampleRate,
+            channels: source.channels,
+            processingSeconds: seconds,
+            latencyMilliseconds: Double(pipeline.latency) / rate * 1000,
+            clippedSamples: sink.clippedSamples,
+            medianF0In: voice?.medianInputF0,
+            medianF0Out: voice?.medianOutputF0)
+    }
+}
+
+/// What `--json` reports at the end of a conversion.
+struct ConversionStatistics: Encodable {
+    let inputSeconds: Double
+    let outputSeconds: Double
+    let sampleRate: Int
+    let channels: Int
+    let processingSeconds: Double
+    /// The pipeline's algorithmic latency: input that must arrive before a sample's output exists.
+    let latencyMilliseconds: Double
+    let clippedSamples: Int
+    let medianF0In: Double?
+    let medianF0Out: Double?
+
+    var realTimeFactor: Double { inputSeconds > 0 ? processingSeconds / inputSeconds : 0 }
+
+    private enum CodingKeys: String, CodingKey {
+        case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
+        case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
+        case latencyMilliseconds = "latency_ms", clippedSamples = "clipped_samples"
+        case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(inputSeconds, forKey: .inputSeconds)
+        try container.encode(outputSeconds, forKey: .outputSeconds)
+        try container.encode(sampleRate, forKey: .sampleRate)
+        try container.encode(channels, forKey: .channels)
+        try container.encode(processingSeconds, forKey: .processingSeconds)
+        try container.encode(realTimeFactor, forKey: .realTimeFactor)
+        try container.encode(latencyMilliseconds, forKey: .latencyMilliseconds)
+        try container.encode(clippedSamples, forKey: .clippedSamples)
+        try container.encode(medianF0In, forKey: .medianF0In)
+        try container.encode(medianF0Out, forKey: .medianF0Out)
+    }
+
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import KoeIO
+import KoePipeline
+import KoeStages
+import KoeWorld
+
+struct Convert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change a voice: pitch, formants, tempo and EQ, file to file or through a pipe.",
+        discussion: """
+            Files: any format libsndfile reads; the output's format follows its extension, with the input's \
+            sample rate, channel count and (where the format holds it) sample encoding. Each channel is \
+            processed on its own. Use - for raw PCM on standard input or output, described with sox's flags \
+            (--type raw --rate --encoding --bits --channels [--endian]); output is written as it is produced. \
+            Everything flows through one chunked pipeline, so a pipe gives the same result as a file.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("Input audio file, or - for raw PCM on standard input.", valueName: "in"))
+    var input: String
+
+    @Argument(help: ArgumentHelp("Output audio file, or - for raw PCM on standard output.", valueName: "out"))
+    var output: String
+
+    @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
+    @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
+    @OptionGroup(title: "Reporting") var reporting: ReportingOptions
+
+    @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
+    var chunkSize = 4096
+
+    func validate() throws {
+        guard chunkSize > 0 else { throw ValidationError("--chunk-size must be at least 1 frame (got \(chunkSize))") }
+        if input == "-" && !raw.inputIsRaw {
+            throw ValidationError("reading standard input needs --type raw with --rate, --encoding, --bits and --channels")
+        }
+        if output == "-" && !raw.outputIsRaw {
+            throw ValidationError("writing standard output needs raw PCM: --type raw or --out-type raw")
+        }
+        if input != "-" && output != "-" && input == output {
+            throw ValidationError("input and output are the same file: \(input)")
+        }
+    }
+
+    func run() throws {
+        let source = try AudioSource.open(input, raw: raw)
+        let voiceSettings = try voice.settings()
+        let bands = try equalizer.bands(preset: voice.selectedPreset)
+        let chain = ChainPlan(
+            voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
+            bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
+        try chain.check(sampleRate: source.sampleRate)
+        let pipeline = try Pipeline(channels: source.channels) { try chain.makeStages(sampleRate: source.sampleRate) }
+        let sink = try AudioSink.open(output, raw: raw, like: source)
+
+        let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
+        var conversion = Conversion(source: source, pipeline: pipeline, sink: sink, chunkFrames: chunkSize)
+        try conversion.run(progress: progress)
+        progress?.finish()
+
+        let stats = conversion.statistics(voice: chain.voiceStages.first)
+        if stats.clippedSamples > 0 {
+            Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
+        }
+        if reporting.json { Report.json(stats.json) }
+    }
+}

@@ -1,0 +1,248 @@
+import ArgumentParser
+import Foundation
+import KoeIO
+import KoeStages
+import KoeWorld
+
+struct VoiceOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("F0 ratio (> 0): 2 is an octave up.", valueName: "ratio"))
+    var pitch: Double?
+
+    @Option(help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
+    var semitones: Double?
+
+    @Option(name: .customLong("pitch-median"), help: ArgumentHelp(
+        "Move the median F0 of voiced frames to this (Hz), as Praat's \"new pitch median\".", valueName: "hz"))
+    var pitchMedian: Double?
+
+    @Option(name: .customLong("pitch-range"), help: ArgumentHelp(
+        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged.", valueName: "ratio"))
+    var pitchRange: Double?
+
+    @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
+    var formant: Double?
+
+    @Option(help: ArgumentHelp("Speed (> 0; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
+    var tempo: Double?
+
+    @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
+    var preset: String?
+
+    @Flag(name: .customLong("vocoder"), help: "Run the vocoder even when the voice is unchanged (analysis and resynthesis).")
+    var forceVocoder = false
+
+    var selectedPreset: Preset? { preset.flatMap(Preset.named) }
+
+    func validate() throws {
+        if pitch != nil && semitones != nil {
+            throw ValidationError("give --pitch or --semitones, not both")
+        }
+        try requirePositive(pitch, "--pitch")
+        try requirePositive(formant, "--formant")
+        try requirePositive(tempo, "--tempo")
+        try requirePositive(pitchMedian, "--pitch-median")
+        if let semitones, !semitones.isFinite || abs(semitones) > 48 {
+            throw ValidationError("--semitones must be between -48 and 48 (got \(semitones))")
+        }
+        if let pitchRange, !(pitchRange.isFinite && pitchRange >= 0) {
+            throw ValidationError("--pitch-range must be 0 or more (got \(pitchRange))")
+        }
+        if let preset, Preset.named(preset) == nil {
+            let names = Preset.all.map(\.name).joined(separator: ", ")
+            throw ValidationError("unknown preset '\(preset)' (presets: \(names))")
+        }
+    }
+
+    private func requirePositive(_ value: Double?, _ flag: String) throws {
+        if let value, !(value.isFinite && value > 0) {
+            throw ValidationError("\(flag) must be a positive number (got \(value))")
+        }
+    }
+
+    /// The preset's voice with every explicit option applied on top.
+    func settings() throws -> VoiceSettings {
+        var voice = selectedPreset?.voice ?? VoiceSettings()
+        if let pitch { voice.pitchRatio = pitch }
+        if let semitones { voice.pitchRatio = exp2(semitones / 12) }
+        if let pitchMedian { voice.targetMedian = pitchMedian }
+        if let pitchRange { voice.pitchRange = pitchRange }
+        if let formant { voice.formantRatio = formant }
+        if let tempo { voice.tempo = tempo }
+        return voice
+    }
+}
+
+struct EqualizerOptions: ParsableArguments {
+    @Option(name: .customLong("eq"), help: ArgumentHelp(
+        "An EQ band, repeatable; TYPE is peak, lowshelf, highshelf, lowpass or highpass (e.g. peak:1000:6:1.4).",
+        valueName: "type:freq[:gain-db[:q]]"))
+    var bandSpecs: [String] = []
+
+    @Option(name: .customLong("geq"), help: ArgumentHelp(
+        "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"))
+    var graphic: String?
+
+    @Option(help: ArgumentHelp("Output gain in dB.", valueName: "db"))
+    var gain: Double?
+
+    func validate() throws {
+        do {
+            _ = try parsedBands()
+        } catch let error as StageError {
+            throw ValidationError(error.description)
+        }
+        if let gain, !gain.isFinite { throw ValidationError("--gain must be a number of dB (got \(gain))") }
+    }
+
+    private func parsedBands() throws -> [EqualizerBand] {
+        let explicit = try bandSpecs.map { try EqualizerBand(parsing: $0) }
+        let graphicBands = try graphic.map { try GraphicEqualizer(parsing: $0).bands } ?? []
+        return explicit + graphicBands
+    }
+
+    /// The preset's bands followed by the explicit ones.
+    func bands(preset: Preset?) throws -> [EqualizerBand] {
+        (preset?.bands ?? []) + (try parsedBands())
+    }
+}
+
+struct AnalysisOptions: ParsableArguments {
+    @Option(name: .customLong("f0-method"), help: ArgumentHelp("F0 estimator.", valueName: "dio|harvest"))
+    var f0Method = StreamingAnalyzer.F0Method.dio
+
+    @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
+    var framePeriod = Dio.Options().framePeriod
+
+    @Option(name: .customLong("f0-floor"), help: ArgumentHelp("Lowest F0 searched, in Hz.", valueName: "hz"))
+    var f0Floor = Dio.Options().f0Floor
+
+    @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
+    var f0Ceil = Dio.Options().f0Ceil
+
+    func validate() throws {
+        guard framePeriod.isFinite && framePeriod >= 1 && framePeriod <= 100 else {
+            throw ValidationError("--frame-period must be between 1 and 100 ms (got \(framePeriod))")
+        }
+        guard f0Floor.isFinite && f0Floor >= 10 else {
+            throw ValidationError("--f0-floor must be at least 10 Hz (got \(f0Floor))")
+        }
+        guard f0Ceil.isFinite && f0Floor < f0Ceil else {
+            throw ValidationError("--f0-floor (\(f0Floor) Hz) must be below --f0-ceil (\(f0Ceil) Hz)")
+        }
+    }
+
+    var streamingOptions: StreamingAnalyzer.Options {
+        var options = StreamingAnalyzer.Options()
+        options.f0Method = f0Method
+        options.framePeriod = framePeriod
+        options.f0Floor = f0Floor
+        options.f0Ceil = f0Ceil
+        return options
+    }
+}
+
+extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
+
+struct ReportingOptions: ParsableArguments {
+    @Flag(help: "Print one JSON object of statistics on stderr at the end.")
+    var json = false
+
+    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal and the input a file).")
+    var progress = false
+
+    @Flag(help: "No progress bar.")
+    var quiet = false
+
+    func validate() throws {
+        if progress && quiet { throw ValidationError("--progress and --quiet exclude each other") }
+    }
+}
+
+struct RawOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Type of the input stream: raw (needed for -).", valueName: "raw"))
+    var type: String?
+
+    @Option(help: ArgumentHelp("Sample rate of raw input, in Hz.", valueName: "hz"))
+    var rate: Int?
+
+    @Option(help: ArgumentHelp("Sample encoding of raw input.", valueName: "signed|unsigned|float"))
+    var encoding: RawPCMFormat.Encoding?
+
+    @Option(help: ArgumentHelp("Bits per raw input sample.", valueName: "8|16|24|32|64"))
+    var bits: Int?
+
+    @Option(help: ArgumentHelp("Channels of raw input (interleaved).", valueName: "n"))
+    var channels: Int?
+
+    @Option(help: ArgumentHelp("Byte order of raw input (default little).", valueName: "little|big"))
+    var endian: RawPCMFormat.Endianness?
+
+    @Option(name: .customLong("out-type"), help: ArgumentHelp("Type of the output stream: raw (needed for -).", valueName: "raw"))
+    var outType: String?
+
+    @Option(name: .customLong("out-encoding"), help: ArgumentHelp(
+        "Sample encoding of raw output (default: the input's, or signed).", valueName: "signed|unsigned|float"))
+    var outEncoding: RawPCMFormat.Encoding?
+
+    @Option(name: .customLong("out-bits"), help: ArgumentHelp("Bits per raw output sample (default: the input's, or 16).", valueName: "n"))
+    var outBits: Int?
+
+    @Option(name: .customLong("out-endian"), help: ArgumentHelp("Byte order of raw output (default: the input's).", valueName: "little|big"))
+    var outEndian: RawPCMFormat.Endianness?
+
+    var inputIsRaw: Bool { type == "raw" }
+    var outputIsRaw: Bool { (outType ?? type) == "raw" }
+
+    func validate() throws {
+        for (flag, value) in [("--type", type), ("--out-type", outType)] {
+            if let value, value != "raw" {
+                throw ValidationError("\(flag) \(value): only raw is a stream type; files are recognised by their contents and extension")
+            }
+        }
+        let describesInput = rate != nil || encoding != nil || bits != nil || channels != nil || endian != nil
+        if describesInput && !inputIsRaw {
+            throw ValidationError("--rate, --encoding, --bits, --channels and --endian describe raw input: add --type raw")
+        }
+        if inputIsRaw {
+            let missing = [("--rate", rate == nil), ("--encoding", encoding == nil), ("--bits", bits == nil), ("--channels", channels == nil)]
+                .filter(\.1).map(\.0)
+            if !missing.isEmpty {
+                throw ValidationError("raw input needs \(missing.joined(separator: ", "))")
+            }
+            _ = try usage { try inputFormat() }
+        }
+        let describesOutput = outEncoding != nil || outBits != nil || outEndian != nil
+        if describesOutput && !outputIsRaw {
+            throw ValidationError("--out-encoding, --out-bits and --out-endian describe raw output: add --out-type raw")
+        }
+    }
+
+    func inputFormat() throws -> RawPCMFormat {
+        try RawPCMFormat(
+            sampleRate: rate ?? 0, channels: channels ?? 0, encoding: encoding ?? .signed, bits: bits ?? 0,
+            endianness: endian ?? .little)
+    }
+
+    /// Raw output keeps the input's description unless told otherwise; from a file it is 16-bit signed.
+    func outputFormat(sampleRate: Int, channels: Int) throws -> RawPCMFormat {
+        let encoding = outEncoding ?? (inputIsRaw ? self.encoding : nil) ?? .signed
+        let bits = outBits ?? (outEncoding == nil && inputIsRaw ? self.bits : nil) ?? (encoding == .float ? 32 : 16)
+        return try usage {
+            try RawPCMFormat(
+                sampleRate: sampleRate, channels: channels, encoding: encoding, bits: bits,
+                endianness: outEndian ?? endian ?? .little)
+        }
+    }
+
+    /// Format errors found while parsing are usage errors.
+    private func usage<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as IOError {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+extension RawPCMFormat.Encoding: ExpressibleByArgument {}
+extension RawPCMFormat.Endianness: ExpressibleByArgument {}
