@@ -40,9 +40,19 @@ struct Convert: ParsableCommand {
         if output == "-" && !raw.outputIsRaw {
             throw ValidationError("writing standard output needs raw PCM: --type raw or --out-type raw")
         }
-        if input != "-" && output != "-" && input == output {
+        if input != "-" && output != "-" && isSameFile(input, output) {
             throw ValidationError("input and output are the same file: \(input)")
         }
+    }
+
+    /// Whether two paths name one file: spelled alike, or on the same device with the same inode
+    /// (./a.wav for a.wav, hard and symbolic links). Replacing the input would lose it.
+    private func isSameFile(_ first: String, _ second: String) -> Bool {
+        var firstStatus = stat()
+        var secondStatus = stat()
+        guard first != second else { return true }
+        guard stat(first, &firstStatus) == 0, stat(second, &secondStatus) == 0 else { return false }
+        return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
     }
 
     func run() throws {
