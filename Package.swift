@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
+        .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
+        .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .executableTarget(
             name: "koe",
             dependencies: [
@@ -36,5 +38,9 @@ let package = Package(
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
+        .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
+        .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
+        // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
+        .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]
 )

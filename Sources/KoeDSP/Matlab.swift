@@ -96,33 +96,43 @@ public enum Matlab {
         return (0..<(x.count - 1)).map { x[$0 + 1] - x[$0] }
     }
 
-    /// Downsample by `factor` after zero-phase low-pass filtering (forward and backward through a
-    /// third-order Butterworth-style IIR, with odd-symmetric padding), as WORLD's `decimate` does.
-    /// Output sample `k` is input sample `start - 1 + k * factor` (MATLAB's alignment, ending on the last sample).
+    /// Samples of odd-symmetric padding `decimate` adds at each end so its zero-phase filter starts settled.
+    public static let decimationPadding = 9
+
+    /// Downsample by `factor` after zero-phase low-pass filtering (forward and backward through WORLD's
+    /// third-order IIR, with odd-symmetric padding), returning the first `count` samples WORLD's `decimate`
+    /// writes and zeros after them. Output sample `k` is input sample `start - 1 + k * factor`, MATLAB's
+    /// alignment; like WORLD, the sweep runs `padding` samples past the end, and callers that size their
+    /// buffer one sample longer than MATLAB's output (DIO) read that extra filtered sample.
     /// Factors WORLD has no filter for (1, or above 12) use a null filter there; this keeps that behaviour.
-    public static func decimate(_ x: [Double], factor: Int) -> [Double] {
-        let padding = 9
-        let count = x.count
-        precondition(count > padding + 1, "signal too short to decimate")
-        var padded = [Double](repeating: 0, count: count + 2 * padding)
+    public static func decimate(_ x: [Double], factor: Int, count: Int) -> [Double] {
+        let padding = decimationPadding
+        let length = x.count
+        precondition(length > padding + 1, "signal too short to decimate")
+        var padded = [Double](repeating: 0, count: length + 2 * padding)
         for i in 0..<padding {
             padded[i] = 2 * x[0] - x[padding - i]
+            padded[padding + length + i] = 2 * x[length - 1] - x[length - 2 - i]
         }
-        for i in 0..<count {
+        for i in 0..<length {
             padded[padding + i] = x[i]
         }
-        for i in 0..<padding {
-            padded[padding + count + i] = 2 * x[count - 1] - x[count - 2 - i]
-        }
         let filter = DecimationFilter(factor: factor)
-        var filtered = filter.apply(padded)
-        filtered.reverse()
-        filtered = filter.apply(filtered)
-        filtered.reverse()
+        filter.apply(&padded)
+        padded.reverse()
+        filter.apply(&padded)
+        padded.reverse()
 
-        let outputCount = (count - 1) / factor + 1
-        let start = factor - factor * outputCount + count
-        return stride(from: start, through: count, by: factor).map { filtered[$0 + padding - 1] }
+        var result = [Double](repeating: 0, count: count)
+        let outputCount = (length - 1) / factor + 1
+        var source = factor - factor * outputCount + length
+        var index = 0
+        while source < length + padding, index < count {
+            result[index] = padded[source + padding - 1]
+            source += factor
+            index += 1
+        }
+        return result
     }
 
     /// Smallest power of two strictly greater than `length` (WORLD's `GetSuitableFFTSize`).
@@ -177,13 +187,15 @@ private struct DecimationFilter {
         }
     }
 
-    func apply(_ x: [Double]) -> [Double] {
-        var state = (0.0, 0.0, 0.0)
-        return x.map { sample in
-            let next = sample + feedback.0 * state.0 + feedback.1 * state.1 + feedback.2 * state.2
-            let output = feedforward.0 * next + feedforward.1 * (state.0 + state.1) + feedforward.0 * state.2
-            state = (next, state.0, state.1)
-            return output
+    /// Runs the filter in place, in WORLD's direct form and order of operations.
+    func apply(_ x: inout [Double]) {
+        let a = feedback
+        let b = feedforward
+        var w = (0.0, 0.0, 0.0)
+        for i in x.indices {
+            let next = x[i] + a.0 * w.0 + a.1 * w.1 + a.2 * w.2
+            x[i] = b.0 * next + b.1 * w.0 + b.1 * w.1 + b.0 * w.2
+            w = (next, w.0, w.1)
         }
     }
 }

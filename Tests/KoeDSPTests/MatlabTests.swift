@@ -26,7 +26,7 @@ import Testing
 
     @Test func decimateKeepsLowFrequencyAndLength() {
         let x = (0..<400).map { sin(2 * Double.pi * Double($0) / 100) }
-        let y = Matlab.decimate(x, factor: 4)
+        let y = Matlab.decimate(x, factor: 4, count: 100)
         #expect(y.count == 100)
         for i in 10..<90 {
             let expected = sin(2 * Double.pi * Double(4 * i + 3) / 100)

@@ -1,0 +1,58 @@
+# koe — the two front-door commands are `make demo` and `make test`.
+# Each installs what it needs (Debian packages with apt-get, Python packages with pip) before building.
+
+SWIFT        ?= swift
+PYTHON       ?= python3
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
+TEST_DEPS    := espeak-ng sox
+PY_TEST_DEPS := pyworld soundfile numpy
+RELEASE_KOE  := .build/release/koe
+DEMO_DIR     := .build/demo
+DEMO_INPUT   := samples/en-f-48k.wav
+
+.PHONY: demo test build release deps test-deps conformance bench clean
+
+demo: deps release
+	@mkdir -p $(DEMO_DIR)
+	$(RELEASE_KOE) analyze $(DEMO_INPUT) --output-dir $(DEMO_DIR)/params
+	$(RELEASE_KOE) synth $(DEMO_DIR)/params $(DEMO_DIR)/resynthesized.wav
+	@echo
+	@echo "Analysis (f0, sp, ap as .npy):  $(DEMO_DIR)/params/"
+	@echo "Resynthesized speech:           $(DEMO_DIR)/resynthesized.wav"
+
+test: deps test-deps release
+	$(SWIFT) test
+	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
+
+conformance: deps test-deps release
+	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
+
+bench: deps test-deps
+	$(PYTHON) bench/bench.py
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product koe
+
+# Install only what is missing, so a prepared machine never touches the network.
+deps:
+	@missing=$$(for p in $(BUILD_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+test-deps:
+	@missing=$$(for p in $(TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@$(PYTHON) -c "import pyworld, soundfile, numpy" 2>/dev/null || \
+		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
+
+clean:
+	rm -rf .build

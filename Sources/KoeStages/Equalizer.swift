@@ -1,0 +1,201 @@
+import Foundation
+import KoeDSP
+
+/// One band of a parametric equalizer, written on the command line as `TYPE:FREQ[:GAIN_DB[:Q]]`,
+/// e.g. `peak:1000:6:1.4`, `lowshelf:120:4`, `highpass:80`. FREQ may end in `k` (kHz).
+/// Each band does what the sox effect of the same settings does: peak is `equalizer`, lowshelf `bass`,
+/// highshelf `treble`, lowpass `lowpass`, highpass `highpass`.
+public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: String, CaseIterable, Sendable {
+        case peak, lowshelf, highshelf, lowpass, highpass
+    }
+
+    public var kind: Kind
+    /// Centre (peak), midpoint (shelves) or corner (pass filters) frequency in Hz.
+    public var frequency: Double
+    /// Gain at the centre (peak) or on the shelf, in dB; pass filters take none.
+    public var gainDB: Double
+    /// Quality factor; nil gives the kind's default: Q 1 for a peak, sox's slope of 0.5 for shelves,
+    /// Q 1/√2 (Butterworth) for pass filters.
+    public var q: Double?
+
+    public init(kind: Kind, frequency: Double, gainDB: Double = 0, q: Double? = nil) {
+        self.kind = kind
+        self.frequency = frequency
+        self.gainDB = gainDB
+        self.q = q
+    }
+
+    /// Reads `TYPE:FREQ[:GAIN_DB[:Q]]`; every error is one line that quotes the spec.
+    public init(parsing spec: String) throws(StageError) {
+        let fields = spec.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...4).contains(fields.count), !fields.contains(where: \.isEmpty) else {
+            throw StageError("malformed EQ band '\(spec)': expected TYPE:FREQ[:GAIN_DB[:Q]]")
+        }
+        guard let kind = Kind(rawValue: fields[0].lowercased()) else {
+            let kinds = Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw StageError("unknown EQ type '\(fields[0])' in '\(spec)': expected one of \(kinds)")
+        }
+        self.init(
+            kind: kind,
+            frequency: try Self.number(fields[1], named: "frequency", in: spec, allowingKilo: true),
+            gainDB: fields.count > 2 ? try Self.number(fields[2], named: "gain", in: spec) : 0,
+            q: fields.count > 3 ? try Self.number(fields[3], named: "Q", in: spec) : nil
+        )
+        try validate(quoting: spec)
+    }
+
+    /// True when the band leaves every signal as it is: a peak or shelf of 0 dB.
+    public var isFlat: Bool {
+        gainDB == 0 && [.peak, .lowshelf, .highshelf].contains(kind)
+    }
+
+    /// The band as it would be written on the command line.
+    public var description: String {
+        var fields = [kind.rawValue, Self.format(frequency)]
+        if gainDB != 0 || q != nil { fields.append(Self.format(gainDB)) }
+        if let q { fields.append(Self.format(q)) }
+        return fields.joined(separator: ":")
+    }
+
+    /// The band's filter at `sampleRate`; a band at or above the Nyquist frequency is refused.
+    func filter(sampleRate: Int) throws(StageError) -> Biquad {
+        try validate(quoting: description)
+        do {
+            return try Biquad(kind: biquadKind, frequency: frequency, gainDB: gainDB, width: width, sampleRate: sampleRate)
+        } catch .frequencyAtOrAboveNyquist {
+            throw StageError(
+                "EQ band '\(self)' is at or above the Nyquist frequency "
+                    + "(\(Self.format(Double(sampleRate) / 2)) Hz at a \(sampleRate) Hz sample rate)")
+        } catch {
+            throw StageError("EQ band '\(self)': \(error)")
+        }
+    }
+
+    private func validate(quoting spec: String) throws(StageError) {
+        guard frequency > 0, frequency.isFinite else {
+            throw StageError("EQ band '\(spec)': frequency must be greater than 0 Hz")
+        }
+        guard gainDB.isFinite else { throw StageError("EQ band '\(spec)': gain must be a finite number of dB") }
+        if let q, !(q > 0 && q.isFinite) {
+            throw StageError("EQ band '\(spec)': Q must be greater than 0")
+        }
+        if gainDB != 0, kind == .lowpass || kind == .highpass {
+            throw StageError("EQ band '\(spec)': \(kind) takes no gain (write \(kind):FREQ or \(kind):FREQ:0:Q)")
+        }
+    }
+
+    private var biquadKind: Biquad.Kind {
+        switch kind {
+        case .peak: .peak
+        case .lowshelf: .lowShelf
+        case .highshelf: .highShelf
+        case .lowpass: .lowPass
+        case .highpass: .highPass
+        }
+    }
+
+    private var width: Biquad.Width {
+        if let q { return .q(q) }
+        switch kind {
+        case .peak: return .q(1)
+        case .lowshelf, .highshelf: return .slope(0.5)
+        case .lowpass, .highpass: return .q(0.5.squareRoot())
+        }
+    }
+
+    private static func number(
+        _ field: Substring, named name: String, in spec: String, allowingKilo: Bool = false
+    ) throws(StageError) -> Double {
+        let isKilo = allowingKilo && field.last.map { $0 == "k" || $0 == "K" } == true
+        guard let value = Double(isKilo ? field.dropLast() : field), value.isFinite else {
+            throw StageError("EQ band '\(spec)': \(name) '\(field)' is not a number")
+        }
+        return isKilo ? value * 1000 : value
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+}
+
+/// A ten-band octave graphic equalizer: peak filters at 31.25 Hz … 16 kHz.
+public struct GraphicEqualizer: Equatable, Sendable {
+    /// Band centres in Hz: ten octaves up from 31.25 Hz.
+    public static let frequencies: [Double] = (0..<10).map { 31.25 * pow(2, Double($0)) }
+
+    /// Q of every band: √2 is a bandwidth of one octave between the half-gain (in dB) points, so neighbouring
+    /// bands cross at half their gain, as on a standard octave graphic EQ.
+    public static let q = 2.0.squareRoot()
+
+    /// Gain of each band in dB, lowest band first.
+    public let gains: [Double]
+
+    public init(gains: [Double]) throws(StageError) {
+        guard gains.count == Self.frequencies.count else {
+            let expected = Self.frequencies.count
+            throw StageError("graphic EQ needs \(expected) gains in dB (31.25 Hz … 16 kHz), got \(gains.count)")
+        }
+        guard gains.allSatisfy(\.isFinite) else { throw StageError("graphic EQ gains must be finite numbers of dB") }
+        self.gains = gains
+    }
+
+    /// Reads `G1,...,G10`.
+    public init(parsing list: String) throws(StageError) {
+        var gains: [Double] = []
+        for field in list.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let gain = Double(field.trimmingCharacters(in: .whitespaces)), gain.isFinite else {
+                throw StageError("graphic EQ '\(list)': gain '\(field)' is not a number")
+            }
+            gains.append(gain)
+        }
+        try self.init(gains: gains)
+    }
+
+    /// The peak bands that change something; 0 dB bands drop out.
+    public var bands: [EqualizerBand] {
+        zip(Self.frequencies, gains).compactMap { frequency, gain in
+            gain == 0 ? nil : EqualizerBand(kind: .peak, frequency: frequency, gainDB: gain, q: Self.q)
+        }
+    }
+}
+
+/// A cascade of biquads, one per band, applied in order. No delay: output sample n is ready with input sample n.
+public final class Equalizer: Stage {
+    /// The bands that act, in order; flat bands are left out.
+    public let bands: [EqualizerBand]
+    private var filters: [Biquad]
+
+    /// Every band is checked (a flat one too) and refused with a one-line message if it cannot be built at `sampleRate`.
+    public init(bands: [EqualizerBand], sampleRate: Int) throws(StageError) {
+        var filters: [Biquad] = []
+        var acting: [EqualizerBand] = []
+        for band in bands {
+            let filter = try band.filter(sampleRate: sampleRate)
+            if !band.isFlat {
+                filters.append(filter)
+                acting.append(band)
+            }
+        }
+        self.bands = acting
+        self.filters = filters
+    }
+
+    /// The equalizer, or nil when it would change nothing (no bands, or only 0 dB ones).
+    public static func make(bands: [EqualizerBand], sampleRate: Int) throws(StageError) -> Equalizer? {
+        let equalizer = try Equalizer(bands: bands, sampleRate: sampleRate)
+        return equalizer.bands.isEmpty ? nil : equalizer
+    }
+
+    public var latency: Int { 0 }
+
+    public func process(_ input: [Double], isFinal: Bool) -> [Double] {
+        var output = input
+        output.withUnsafeMutableBufferPointer { buffer in
+            for index in filters.indices {
+                filters[index].process(buffer)
+            }
+        }
+        return output
+    }
+}

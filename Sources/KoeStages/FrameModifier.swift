@@ -1,0 +1,102 @@
+import Foundation
+import KoeWorld
+
+/// One frame of vocoder parameters, in buffers reused from frame to frame.
+struct ParameterFrame {
+    var f0: Double
+    var spectrum: [Double]
+    var aperiodicity: [Double]
+
+    init(bins: Int) {
+        f0 = 0
+        spectrum = [Double](repeating: 0, count: bins)
+        aperiodicity = [Double](repeating: 0, count: bins)
+    }
+
+    mutating func copy(from other: ParameterFrame) {
+        f0 = other.f0
+        for i in spectrum.indices {
+            spectrum[i] = other.spectrum[i]
+            aperiodicity[i] = other.aperiodicity[i]
+        }
+    }
+}
+
+/// Applies `VoiceSettings` to analysed frames: F0 ratio, median and range, formant warp, whisper.
+struct FrameModifier {
+    private let voice: VoiceSettings
+    private var median = MedianTracker()
+    private let warpedBins: [(index: Int, fraction: Double)]?
+
+    init(voice: VoiceSettings, sampleRate: Int, fftSize: Int) {
+        self.voice = voice
+        warpedBins = voice.formantRatio == 1 ? nil : FrameModifier.warp(bins: fftSize / 2 + 1, ratio: voice.formantRatio)
+    }
+
+    /// For each output bin, where on the input axis its value comes from: bin `i` reads `i / ratio`,
+    /// held at the last bin past Nyquist.
+    private static func warp(bins: Int, ratio: Double) -> [(index: Int, fraction: Double)] {
+        (0..<bins).map { bin in
+            let source = min(Double(bin) / ratio, Double(bins - 1))
+            let index = min(Int(source), bins - 2)
+            return (index, source - Double(index))
+        }
+    }
+
+    mutating func modify(
+        f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
+    ) {
+        frame.f0 = voice.whisper ? 0 : shiftedF0(f0)
+        spectrogram.withRow(row) { source in
+            if let warpedBins {
+                for (bin, from) in warpedBins.enumerated() {
+                    frame.spectrum[bin] = source[from.index] + from.fraction * (source[from.index + 1] - source[from.index])
+                }
+            } else {
+                for bin in 0..<source.count { frame.spectrum[bin] = source[bin] }
+            }
+        }
+        aperiodicity.withRow(row) { source in
+            for bin in 0..<source.count { frame.aperiodicity[bin] = voice.whisper ? 1 : source[bin] }
+        }
+    }
+
+    private mutating func shiftedF0(_ f0: Double) -> Double {
+        guard f0 > 0 else { return 0 }
+        guard voice.needsMedian else { return f0 * voice.pitchRatio }
+        median.add(f0)
+        let reference = median.value
+        let centre = voice.targetMedian ?? reference
+        return voice.pitchRatio * exp(log(centre) + voice.pitchRange * (log(f0) - log(reference)))
+    }
+}
+
+/// The median of the voiced F0 values seen so far, in bounded memory: a histogram of log-F0 in 1-cent bins,
+/// so the median is exact to a cent whatever the length of the stream.
+struct MedianTracker {
+    private static let lowest = 20.0
+    private static let binsPerOctave = 1200.0
+    private static let octaves = 8.0
+    private var counts = [Int](repeating: 0, count: Int(MedianTracker.binsPerOctave * MedianTracker.octaves))
+    private var total = 0
+
+    mutating func add(_ f0: Double) {
+        let position = log2(f0 / MedianTracker.lowest) * MedianTracker.binsPerOctave
+        let bin = min(max(Int(position), 0), counts.count - 1)
+        counts[bin] += 1
+        total += 1
+    }
+
+    /// The centre frequency of the bin holding the middle value (Hz); 0 before any value.
+    var value: Double {
+        guard total > 0 else { return 0 }
+        var seen = 0
+        for (bin, count) in counts.enumerated() {
+            seen += count
+            if 2 * seen > total {
+                return MedianTracker.lowest * exp2((Double(bin) + 0.5) / MedianTracker.binsPerOctave)
+            }
+        }
+        return MedianTracker.lowest * exp2(MedianTracker.octaves)
+    }
+}

@@ -1,0 +1,25 @@
+/// What the vocoder stage changes in a voice. The defaults change nothing.
+public struct VoiceSettings: Sendable, Equatable {
+    /// F0 multiplier: 2 is an octave up (default 1).
+    public var pitchRatio = 1.0
+    /// Scale of F0 excursions around the median, in log-F0: 0 is monotone, 1 unchanged (default 1).
+    public var pitchRange = 1.0
+    /// Median F0 to move the voice to, in Hz (Praat's "new pitch median"); nil keeps the median (default).
+    public var targetMedian: Double?
+    /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1).
+    public var formantRatio = 1.0
+    /// Speed: 2 plays twice as fast with pitch and formants kept (default 1).
+    public var tempo = 1.0
+    /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
+    public var whisper = false
+
+    public init() {}
+
+    /// True when the settings leave the voice as it is, so the vocoder can be left out of the chain.
+    public var isIdentity: Bool {
+        pitchRatio == 1 && pitchRange == 1 && targetMedian == nil && formantRatio == 1 && tempo == 1 && !whisper
+    }
+
+    /// Whether F0 changes depend on the voice's median.
+    var needsMedian: Bool { pitchRange != 1 || targetMedian != nil }
+}

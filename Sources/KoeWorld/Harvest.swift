@@ -1,0 +1,833 @@
+import Foundation
+
+/// WORLD's Harvest F0 estimator (M. Morise, "Harvest: A high-performance fundamental frequency estimator
+/// from speech signals", Interspeech 2017).
+///
+/// The signal is brought down to about 8 kHz and split by many band-pass filters; zero-crossing intervals
+/// in each band give raw F0 candidates, which are refined by instantaneous frequency, scored, joined into
+/// voiced sections and smoothed. All of this runs on a 1 ms grid; the requested frame period picks the
+/// nearest 1 ms frame, exactly as WORLD does.
+public struct Harvest: Sendable {
+    public struct Options: Sendable, Equatable {
+        /// Hop between output frames, in milliseconds. WORLD's default: 5 ms.
+        public var framePeriod: Double
+        /// Lowest F0 searched, in Hz. WORLD's default: 71 Hz.
+        public var f0Floor: Double
+        /// Highest F0 searched, in Hz. WORLD's default: 800 Hz.
+        public var f0Ceil: Double
+
+        public init(framePeriod: Double = 5.0, f0Floor: Double = 71.0, f0Ceil: Double = 800.0) {
+            self.framePeriod = framePeriod
+            self.f0Floor = f0Floor
+            self.f0Ceil = f0Ceil
+        }
+    }
+
+    public let sampleRate: Int
+    public let options: Options
+
+    public init(sampleRate: Int, options: Options = Options()) {
+        precondition(options.framePeriod > 0, "Harvest needs a positive frame period")
+        precondition(options.f0Floor > 0 && options.f0Ceil > options.f0Floor, "Harvest needs 0 < f0 floor < f0 ceil")
+        self.sampleRate = sampleRate
+        self.options = options
+    }
+
+    /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames.
+    public func estimate(_ signal: [Double]) -> F0Contour {
+        let basic = basicContour(signal)
+        let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
+        let f0 = (0..<frameCount).map { frame in
+            let time = Double(frame) * options.framePeriod / 1000.0
+            return basic[min(basic.count - 1, Matlab.round(time * 1000.0))]
+        }
+        return F0Contour(f0: f0, framePeriod: options.framePeriod)
+    }
+
+    /// The whole estimation on Harvest's own 1 ms grid.
+    private func basicContour(_ signal: [Double]) -> [Double] {
+        let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: Tuning.basicFramePeriod)
+        let frameTimes = (0..<frameCount).map { Double($0) / 1000.0 }
+        let bands = bandCentres()
+        let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
+
+        let search = ZeroCrossingSearch(
+            signal: decimated, lowestBand: bands[0], frameTimes: frameTimes,
+            f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
+        let raw = search.rawCandidates(bands: bands)
+        let perFrameLimit = Matlab.round(Double(bands.count) / 10.0)
+        var candidates = spreadToNeighbours(officialCandidates(raw, limit: perFrameLimit))
+
+        let refiner = InstantaneousFrequencyRefiner(signal: decimated, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
+        var scores = refiner.refine(&candidates, frameTimes: frameTimes)
+        removeUnreliableCandidates(&candidates, scores: &scores)
+
+        let best = ContourFixer(candidates: candidates, scores: scores).bestContour()
+        return smoothed(best)
+    }
+
+    /// Centre frequencies of the band-pass channels: 40 a octave, from just under the floor to just over the ceil.
+    private func bandCentres() -> [Double] {
+        let lowest = options.f0Floor * 0.9
+        let highest = options.f0Ceil * 1.1
+        let count = 1 + Int(log(highest / lowest) / Tuning.log2 * Tuning.channelsInOctave)
+        return (0..<count).map { lowest * pow(2.0, Double($0 + 1) / Tuning.channelsInOctave) }
+    }
+}
+
+/// Constants WORLD fixed for Harvest, tuned on speech databases.
+private enum Tuning {
+    /// WORLD's spelling of ln 2; the exact digits matter for channel counts and FFT sizes.
+    static let log2 = 0.69314718055994529
+    static let channelsInOctave = 40.0
+    /// Harvest analyses near this rate whatever the input rate.
+    static let targetSampleRate = 8000.0
+    /// Largest decimation factor WORLD designed a filter for.
+    static let maximumDecimation = 12
+    /// Samples of edge padding (at the input rate, rounded up to whole factors) so decimation transients fall outside.
+    static let decimationPadding = 140.0
+    static let basicFramePeriod = 1.0
+    /// Each frame also tries the candidates of this many frames on each side.
+    static let spreadFrames = 3
+    /// A run of voiced channels must be at least this long to yield a candidate.
+    static let minimumChannelRun = 10
+    static let minimumScore = 2.5
+    static let maximumHarmonics = 6
+    static let safeGuard = 0.000000000001
+}
+
+// MARK: - Decimated signal
+
+/// The input brought down to about 8 kHz (never by more than WORLD's largest factor), with its mean removed.
+private struct DecimatedSignal {
+    let samples: [Double]
+    let sampleRate: Double
+
+    init(_ signal: [Double], sampleRate: Int) {
+        let speed = Matlab.round(Double(sampleRate) / Tuning.targetSampleRate)
+        let factor = max(min(speed, Tuning.maximumDecimation), 1)
+        let count = Int((Double(signal.count) / Double(factor)).rounded(.up))
+        self.sampleRate = Double(sampleRate) / Double(factor)
+        var samples = factor == 1 ? signal : Self.decimateWithPadding(signal, factor: factor, count: count)
+        Self.removeMean(&samples)
+        self.samples = samples
+    }
+
+    /// Edge-padded with the end samples before decimating, so the filter's start-up stays out of the result.
+    private static func decimateWithPadding(_ signal: [Double], factor: Int, count: Int) -> [Double] {
+        let padding = Int((Tuning.decimationPadding / Double(factor)).rounded(.up) * Double(factor))
+        var padded = [Double](repeating: signal[0], count: padding)
+        padded.reserveCapacity(signal.count + 2 * padding)
+        padded.append(contentsOf: signal)
+        padded.append(contentsOf: repeatElement(signal[signal.count - 1], count: padding))
+        let start = padding / factor
+        let decimated = Matlab.decimate(padded, factor: factor, count: start + count)
+        return Array(decimated[start...])
+    }
+
+    private static func removeMean(_ samples: inout [Double]) {
+        var sum = 0.0
+        for sample in samples {
+            sum += sample
+        }
+        let mean = sum / Double(samples.count)
+        for i in samples.indices {
+            samples[i] -= mean
+        }
+    }
+}
+
+// MARK: - Raw candidates from zero crossings
+
+/// Band-pass filters the decimated signal channel by channel and reads F0 from the spacing of four kinds
+/// of events (falling and rising zero crossings, peaks, dips), interpolated onto the 1 ms grid.
+private final class ZeroCrossingSearch {
+    private let sampleRate: Double
+    private let length: Int
+    private let frameTimes: [Double]
+    private let f0Floor: Double
+    private let f0Ceil: Double
+
+    private let signalFFT: ForwardRealFFT
+    private let filterFFT: ForwardRealFFT
+    private let inverseFFT: InverseRealFFT
+    private var filtered: [Double]
+    private var events: [EventIntervals]
+    private var interpolated: [[Double]]
+
+    init(signal: DecimatedSignal, lowestBand: Double, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
+        let length = signal.samples.count
+        sampleRate = signal.sampleRate
+        self.length = length
+        self.frameTimes = frameTimes
+        self.f0Floor = f0Floor
+        self.f0Ceil = f0Ceil
+        let longestFilter = 2 * Int(2.0 * signal.sampleRate / lowestBand)
+        let fftSize = Matlab.suitableFFTSize(length + 5 + longestFilter)
+        signalFFT = ForwardRealFFT(size: fftSize)
+        filterFFT = ForwardRealFFT(size: fftSize)
+        inverseFFT = InverseRealFFT(size: fftSize)
+        filtered = [Double](repeating: 0, count: length)
+        events = (0..<4).map { _ in EventIntervals(capacity: length) }
+        interpolated = Array(repeating: [Double](repeating: 0, count: frameTimes.count), count: 4)
+
+        for i in 0..<length {
+            signalFFT.waveform[i] = signal.samples[i]
+        }
+        signalFFT.execute()
+    }
+
+    /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
+    func rawCandidates(bands: [Double]) -> Matrix {
+        var raw = Matrix(rows: frameTimes.count, columns: bands.count)
+        for (channel, band) in bands.enumerated() {
+            bandPass(around: band)
+            findEventIntervals()
+            guard events.allSatisfy({ $0.count >= 3 }) else { continue }
+            interpolateEvents()
+            for frame in 0..<frameTimes.count {
+                raw[frame, channel] = candidate(frame: frame, band: band)
+            }
+        }
+        return raw
+    }
+
+    /// Convolves the signal with a Nuttall-windowed cosine of two periods each side, through the FFT,
+    /// and compensates the filter's delay.
+    private func bandPass(around band: Double) {
+        let half = Matlab.round(sampleRate / band * 2.0)
+        let window = Window.nuttall(length: 2 * half + 1)
+        let size = filterFFT.size
+        for i in -half...half {
+            filterFFT.waveform[i + half] = window[i + half] * cos(2 * Double.pi * band * Double(i) / sampleRate)
+        }
+        for i in (2 * half + 1)..<size {
+            filterFFT.waveform[i] = 0
+        }
+        filterFFT.execute()
+        multiplySpectra()
+        inverseFFT.execute()
+        let delay = half + 1
+        for i in 0..<length {
+            filtered[i] = inverseFFT.waveform[i + delay]
+        }
+    }
+
+    /// Signal spectrum times filter spectrum into the inverse FFT's input. WORLD mirrors bins in place
+    /// while it multiplies, which leaves the two top bins both holding the Nyquist bin times the product
+    /// one below it; that is reproduced here so the filtered signals agree.
+    private func multiplySpectra() {
+        let half = filterFFT.size / 2
+        let signal = signalFFT.spectrum
+        let filter = filterFFT.spectrum
+        let product = inverseFFT.spectrum
+        for k in 0..<(half - 1) {
+            product[k] = multiply(signal[k], filter[k])
+        }
+        let belowNyquist = multiply(signal[half - 1], filter[half - 1])
+        product[half] = multiply(signal[half], belowNyquist)
+        product[half - 1] = product[half]
+    }
+
+    @inline(__always)
+    private func multiply(_ a: Complex, _ b: Complex) -> Complex {
+        Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
+    }
+
+    /// Falling crossings of the filtered signal, then (negated) its rising crossings,
+    /// then peaks and dips from the crossings of its first difference.
+    private func findEventIntervals() {
+        filtered.withUnsafeMutableBufferPointer { signal in
+            events[0].find(in: UnsafeBufferPointer(signal), length: length, sampleRate: sampleRate)
+            for i in 0..<length {
+                signal[i] = -signal[i]
+            }
+            events[1].find(in: UnsafeBufferPointer(signal), length: length, sampleRate: sampleRate)
+            for i in 0..<(length - 1) {
+                signal[i] = signal[i] - signal[i + 1]
+            }
+            events[2].find(in: UnsafeBufferPointer(signal), length: length - 1, sampleRate: sampleRate)
+            for i in 0..<(length - 1) {
+                signal[i] = -signal[i]
+            }
+            events[3].find(in: UnsafeBufferPointer(signal), length: length - 1, sampleRate: sampleRate)
+        }
+    }
+
+    private func interpolateEvents() {
+        frameTimes.withUnsafeBufferPointer { times in
+            for kind in 0..<4 {
+                events[kind].interpolate(at: times, into: &interpolated[kind])
+            }
+        }
+    }
+
+    /// The four event estimates averaged, kept only near this channel's band and inside the search range.
+    @inline(__always)
+    private func candidate(frame: Int, band: Double) -> Double {
+        let f0 = (interpolated[0][frame] + interpolated[1][frame] + interpolated[2][frame] + interpolated[3][frame]) / 4.0
+        let outside = f0 > band * 1.1 || f0 < band * 0.9 || f0 > f0Ceil || f0 < f0Floor
+        return outside ? 0 : f0
+    }
+}
+
+/// Rates (Hz) and positions (s) of the intervals between successive events of one kind.
+private struct EventIntervals {
+    var locations: [Double]
+    var rates: [Double]
+    var count = 0
+
+    init(capacity: Int) {
+        locations = [Double](repeating: 0, count: capacity)
+        rates = [Double](repeating: 0, count: capacity)
+    }
+
+    /// Falling zero crossings located to a fraction of a sample (at WORLD's one-based positions);
+    /// each pair of neighbours gives one interval.
+    mutating func find(in signal: UnsafeBufferPointer<Double>, length: Int, sampleRate: Double) {
+        count = 0
+        var previousEdge = 0.0
+        var edgeCount = 0
+        for i in 0..<(length - 1) where 0.0 < signal[i] && signal[i + 1] <= 0.0 {
+            let edge = i + 1
+            let fineEdge = Double(edge) - signal[edge - 1] / (signal[edge] - signal[edge - 1])
+            if edgeCount > 0 {
+                rates[count] = sampleRate / (fineEdge - previousEdge)
+                locations[count] = (previousEdge + fineEdge) / 2.0 / sampleRate
+                count += 1
+            }
+            previousEdge = fineEdge
+            edgeCount += 1
+        }
+    }
+
+    func interpolate(at times: UnsafeBufferPointer<Double>, into output: inout [Double]) {
+        locations.withUnsafeBufferPointer { x in
+            rates.withUnsafeBufferPointer { y in
+                output.withUnsafeMutableBufferPointer { yi in
+                    Matlab.interp1(
+                        x: UnsafeBufferPointer(rebasing: x[0..<count]), y: UnsafeBufferPointer(rebasing: y[0..<count]),
+                        at: times, into: yi)
+                }
+            }
+        }
+    }
+}
+
+// MARK: - Candidate selection
+
+/// Per frame, the mean F0 of each run of at least ten neighbouring channels that all found one
+/// (the outermost channels never count as voiced). Returns frames x candidates, zero-padded.
+private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
+    let channels = raw.columns
+    var perFrame = Matrix(rows: raw.rows, columns: max(limit, 0))
+    var widest = 0
+    for frame in 0..<raw.rows {
+        var found = 0
+        var runStart = 0
+        var previousVoiced = false
+        for channel in 1..<channels {
+            let voiced = channel < channels - 1 && raw[frame, channel] > 0
+            if voiced && !previousVoiced {
+                runStart = channel
+            } else if !voiced && previousVoiced && channel - runStart >= Tuning.minimumChannelRun && found < limit {
+                var sum = 0.0
+                for run in runStart..<channel {
+                    sum += raw[frame, run]
+                }
+                perFrame[frame, found] = sum / Double(channel - runStart)
+                found += 1
+            }
+            previousVoiced = voiced
+        }
+        widest = max(widest, found)
+    }
+    var narrowed = Matrix(rows: raw.rows, columns: widest)
+    for frame in 0..<raw.rows {
+        for column in 0..<widest {
+            narrowed[frame, column] = perFrame[frame, column]
+        }
+    }
+    return narrowed
+}
+
+/// Each frame also receives the candidates of the three frames before and after it:
+/// columns `[own | 1, 2, 3 frames back | 1, 2, 3 frames ahead]`, zero where there is no such frame.
+private func spreadToNeighbours(_ own: Matrix) -> Matrix {
+    let frames = own.rows
+    let count = own.columns
+    let spread = Tuning.spreadFrames
+    var all = Matrix(rows: frames, columns: count * (2 * spread + 1))
+    for frame in 0..<frames {
+        for j in 0..<count {
+            all[frame, j] = own[frame, j]
+        }
+    }
+    for shift in 1...spread {
+        for j in 0..<count {
+            for frame in stride(from: shift, to: frames, by: 1) {
+                all[frame, j + count * shift] = own[frame - shift, j]
+            }
+            for frame in stride(from: 0, to: frames - shift, by: 1) {
+                all[frame, j + count * (shift + spread)] = own[frame + shift, j]
+            }
+        }
+    }
+    return all
+}
+
+/// The candidate nearest `reference` within `allowedRange` (relative), and its relative error;
+/// (0, allowedRange) when none is that close. Later candidates win ties.
+private func nearestCandidate(to reference: Double, in row: UnsafeBufferPointer<Double>, allowedRange: Double) -> (f0: Double, error: Double) {
+    var best = 0.0
+    var bestError = allowedRange
+    for candidate in row {
+        let error = abs(reference - candidate) / reference
+        if error > bestError { continue }
+        best = candidate
+        bestError = error
+    }
+    return (best, bestError)
+}
+
+/// A candidate with nothing within 5 % in either neighbouring frame is dropped (F0 and score set to 0).
+private func removeUnreliableCandidates(_ candidates: inout Matrix, scores: inout Matrix) {
+    let original = candidates
+    let frames = candidates.rows
+    let count = candidates.columns
+    let threshold = 0.05
+    original.storage.withUnsafeBufferPointer { all in
+        func row(_ frame: Int) -> UnsafeBufferPointer<Double> {
+            UnsafeBufferPointer(rebasing: all[(frame * count)..<((frame + 1) * count)])
+        }
+        for frame in stride(from: 1, to: frames - 1, by: 1) {
+            for j in 0..<count {
+                let reference = all[frame * count + j]
+                if reference == 0 { continue }
+                let ahead = nearestCandidate(to: reference, in: row(frame + 1), allowedRange: 1.0).error
+                let behind = nearestCandidate(to: reference, in: row(frame - 1), allowedRange: 1.0).error
+                if min(ahead, behind) <= threshold { continue }
+                candidates[frame, j] = 0
+                scores[frame, j] = 0
+            }
+        }
+    }
+}
+
+// MARK: - Refinement by instantaneous frequency
+
+/// Re-estimates each candidate from the instantaneous frequencies of its first harmonics, measured with a
+/// Blackman window three periods long and its derivative; scores it by how well the harmonics agree.
+private final class InstantaneousFrequencyRefiner {
+    private struct SpectrumPair {
+        let main: ForwardRealFFT
+        let derivative: ForwardRealFFT
+    }
+
+    private let signal: [Double]
+    private let sampleRate: Double
+    private let f0Floor: Double
+    private let f0Ceil: Double
+    private var transforms: [Int: SpectrumPair] = [:]
+    private var mainWindow: UnsafeMutableBufferPointer<Double>
+    private var derivativeWindow: UnsafeMutableBufferPointer<Double>
+
+    init(signal: DecimatedSignal, f0Floor: Double, f0Ceil: Double) {
+        self.signal = signal.samples
+        sampleRate = signal.sampleRate
+        self.f0Floor = f0Floor
+        self.f0Ceil = f0Ceil
+        let longest = 2 * Int(1.5 * sampleRate / f0Floor + 1.0) + 1
+        mainWindow = .allocate(capacity: longest)
+        derivativeWindow = .allocate(capacity: longest)
+    }
+
+    deinit {
+        mainWindow.deallocate()
+        derivativeWindow.deallocate()
+    }
+
+    /// Refines every candidate in place (0 where it fails) and returns their scores.
+    func refine(_ candidates: inout Matrix, frameTimes: [Double]) -> Matrix {
+        var scores = Matrix(rows: candidates.rows, columns: candidates.columns)
+        for frame in 0..<candidates.rows {
+            for j in 0..<candidates.columns {
+                let (f0, score) = refine(candidates[frame, j], at: frameTimes[frame])
+                candidates[frame, j] = f0
+                scores[frame, j] = score
+            }
+        }
+        return scores
+    }
+
+    private func refine(_ f0: Double, at position: Double) -> (f0: Double, score: Double) {
+        guard f0 > 0 else { return (0, 0) }
+        let half = Int(1.5 * sampleRate / f0 + 1.0)
+        let length = 2 * half + 1
+        let fftSize = Int(pow(2.0, 2.0 + Double(Int(log(Double(half) * 2.0 + 1.0) / Tuning.log2))))
+        ensureWindowCapacity(length)
+        let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
+        makeWindows(length: length, firstIndex: firstIndex, position: position)
+        let pair = spectra(length: length, firstIndex: firstIndex, fftSize: fftSize)
+        let (refined, score) = harmonicEstimate(pair, f0: f0)
+        if refined < f0Floor || refined > f0Ceil || score < Tuning.minimumScore {
+            return (0, 0)
+        }
+        return (refined, score)
+    }
+
+    private func ensureWindowCapacity(_ length: Int) {
+        guard length > mainWindow.count else { return }
+        mainWindow.deallocate()
+        derivativeWindow.deallocate()
+        mainWindow = .allocate(capacity: length)
+        derivativeWindow = .allocate(capacity: length)
+    }
+
+    /// Blackman window centred on `position` over samples `firstIndex ..< firstIndex + length` (one-based),
+    /// and its central-difference derivative (negated, as WORLD takes it).
+    private func makeWindows(length: Int, firstIndex: Int, position: Double) {
+        let duration = Double(length) / sampleRate
+        for i in 0..<length {
+            let t = (Double(firstIndex + i) - 1.0) / sampleRate - position
+            mainWindow[i] = 0.42 + 0.5 * cos(2.0 * Double.pi * t / duration) + 0.08 * cos(4.0 * Double.pi * t / duration)
+        }
+        derivativeWindow[0] = -mainWindow[1] / 2.0
+        for i in 1..<(length - 1) {
+            derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
+        }
+        derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
+    }
+
+    /// Spectra of the signal under both windows; samples beyond the ends repeat the end samples.
+    private func spectra(length: Int, firstIndex: Int, fftSize: Int) -> SpectrumPair {
+        let pair = spectrumPair(size: fftSize)
+        let last = signal.count - 1
+        signal.withUnsafeBufferPointer { x in
+            for i in 0..<length {
+                let sample = x[max(0, min(last, firstIndex + i - 1))]
+                pair.main.waveform[i] = sample * mainWindow[i]
+                pair.derivative.waveform[i] = sample * derivativeWindow[i]
+            }
+        }
+        for i in length..<fftSize {
+            pair.main.waveform[i] = 0
+            pair.derivative.waveform[i] = 0
+        }
+        pair.main.execute()
+        pair.derivative.execute()
+        return pair
+    }
+
+    private func spectrumPair(size: Int) -> SpectrumPair {
+        if let pair = transforms[size] { return pair }
+        let pair = SpectrumPair(main: ForwardRealFFT(size: size), derivative: ForwardRealFFT(size: size))
+        transforms[size] = pair
+        return pair
+    }
+
+    /// Amplitude-weighted mean of the harmonics' instantaneous frequencies divided by their numbers, and a
+    /// score that is the inverse of their mean relative disagreement with `f0`.
+    private func harmonicEstimate(_ pair: SpectrumPair, f0: Double) -> (f0: Double, score: Double) {
+        let fftSize = Double(pair.main.size)
+        let harmonics = min(Int(sampleRate / 2.0 / f0), Tuning.maximumHarmonics)
+        var numerator = 0.0
+        var denominator = 0.0
+        var disagreement = 0.0
+        for harmonic in 0..<harmonics {
+            let number = Double(harmonic) + 1.0
+            let bin = Matlab.round(f0 * fftSize / sampleRate * number)
+            let main = pair.main.spectrum[bin]
+            let derivative = pair.derivative.spectrum[bin]
+            let power = main.real * main.real + main.imag * main.imag
+            let phaseRate = main.real * derivative.imag - main.imag * derivative.real
+            let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / fftSize + phaseRate / power * sampleRate / 2.0 / Double.pi
+            let amplitude = power.squareRoot()
+            numerator += amplitude * frequency
+            denominator += amplitude * number
+            disagreement += abs((frequency / number - f0) / f0)
+        }
+        let refined = numerator / (denominator + Tuning.safeGuard)
+        let score = 1.0 / (disagreement / Double(harmonics) + Tuning.safeGuard)
+        return (refined, score)
+    }
+}
+
+// MARK: - Contour
+
+/// A voiced run of frames, both ends included.
+private struct Section {
+    var start: Int
+    var end: Int
+}
+
+/// Voiced runs of `f0`; the first and last frames never count as voiced.
+private func voicedSections(_ f0: [Double]) -> [Section] {
+    var sections: [Section] = []
+    var start = 0
+    var previousVoiced = false
+    for i in stride(from: 1, to: f0.count, by: 1) {
+        let voiced = i < f0.count - 1 && f0[i] > 0
+        if voiced && !previousVoiced {
+            start = i
+        } else if !voiced && previousVoiced {
+            sections.append(Section(start: start, end: i - 1))
+        }
+        previousVoiced = voiced
+    }
+    return sections
+}
+
+/// Picks the best-scoring candidate in each frame, then cleans the contour in four steps.
+private struct ContourFixer {
+    let candidates: Matrix
+    let scores: Matrix
+
+    private var frameCount: Int { candidates.rows }
+
+    func bestContour() -> [Double] {
+        let base = highestScoring()
+        let withoutJumps = removingJumps(base, allowedRange: 0.008)
+        let withoutShortSections = removingShortSections(withoutJumps, minimumLength: 6)
+        let extended = extendingSections(withoutShortSections, allowedRange: 0.18)
+        return bridgingShortGaps(extended, maximumGap: 9)
+    }
+
+    private func highestScoring() -> [Double] {
+        (0..<frameCount).map { frame in
+            var best = 0.0
+            var bestScore = 0.0
+            for j in 0..<candidates.columns where scores[frame, j] > bestScore {
+                best = candidates[frame, j]
+                bestScore = scores[frame, j]
+            }
+            return best
+        }
+    }
+
+    /// A frame is cleared when it departs by more than `allowedRange` both from the straight line through
+    /// the two frames before it and from the frame just before it.
+    private func removingJumps(_ f0: [Double], allowedRange: Double) -> [Double] {
+        var result = [Double](repeating: 0, count: f0.count)
+        for i in stride(from: 2, to: f0.count, by: 1) where f0[i] != 0.0 {
+            let predicted = f0[i - 1] * 2 - f0[i - 2]
+            let offLine = abs((f0[i] - predicted) / predicted) > allowedRange
+            let offPrevious = abs(f0[i] - f0[i - 1]) / f0[i - 1] > allowedRange
+            result[i] = offLine && offPrevious ? 0.0 : f0[i]
+        }
+        return result
+    }
+
+    private func removingShortSections(_ f0: [Double], minimumLength: Int) -> [Double] {
+        var result = f0
+        for section in voicedSections(f0) where section.end - section.start < minimumLength {
+            for i in section.start...section.end {
+                result[i] = 0
+            }
+        }
+        return result
+    }
+
+    /// Grows each voiced section outwards along matching candidates, keeps the long ones, and merges them
+    /// into one contour, settling overlaps by candidate score.
+    private func extendingSections(_ f0: [Double], allowedRange: Double) -> [Double] {
+        var sections = voicedSections(f0)
+        guard !sections.isEmpty else { return f0 }
+        var tracks = Matrix(rows: sections.count, columns: frameCount)
+        for (index, section) in sections.enumerated() {
+            for i in section.start...section.end {
+                tracks[index, i] = f0[i]
+            }
+        }
+        let reach = 100
+        for index in sections.indices {
+            let section = sections[index]
+            sections[index].end = extend(
+                &tracks, row: index, from: section.end, to: min(frameCount - 2, section.end + reach), step: 1,
+                allowedRange: allowedRange)
+            sections[index].start = extend(
+                &tracks, row: index, from: section.start, to: max(1, section.start - reach), step: -1,
+                allowedRange: allowedRange)
+        }
+        let kept = longEnoughSections(sections, tracks: tracks)
+        guard !kept.isEmpty else { return f0 }
+        return merged(kept.map { sections[$0] }, rows: kept, tracks: tracks)
+    }
+
+    /// Walks from `origin` towards `limit` (one frame past it), taking the candidate nearest the last
+    /// accepted F0, until four frames in a row have none. Returns the last frame that got one.
+    private func extend(
+        _ tracks: inout Matrix, row: Int, from origin: Int, to limit: Int, step: Int, allowedRange: Double
+    ) -> Int {
+        let maximumMisses = 4
+        var current = tracks[row, origin]
+        var reached = origin
+        var misses = 0
+        candidates.storage.withUnsafeBufferPointer { all in
+            let columns = candidates.columns
+            for distance in 0...abs(limit - origin) {
+                let frame = origin + step * distance + step
+                let frameCandidates = UnsafeBufferPointer(rebasing: all[(frame * columns)..<((frame + 1) * columns)])
+                let found = nearestCandidate(to: current, in: frameCandidates, allowedRange: allowedRange).f0
+                tracks[row, frame] = found
+                if found == 0.0 {
+                    misses += 1
+                } else {
+                    current = found
+                    misses = 0
+                    reached = frame
+                }
+                if misses == maximumMisses { break }
+            }
+        }
+        return reached
+    }
+
+    /// Sections longer than 2200 / (running mean F0) frames, in their original order. The running mean
+    /// is WORLD's: it carries over from one section to the next rather than restarting.
+    private func longEnoughSections(_ sections: [Section], tracks: Matrix) -> [Int] {
+        let threshold = 2200.0
+        var kept: [Int] = []
+        var mean = 0.0
+        for (index, section) in sections.enumerated() {
+            for i in section.start..<section.end {
+                mean += tracks[index, i]
+            }
+            mean /= Double(section.end - section.start)
+            if threshold / mean < Double(section.end - section.start) {
+                kept.append(index)
+            }
+        }
+        return kept
+    }
+
+    /// Lays the sections over the first one in order of their starts (WORLD's partial insertion sort);
+    /// a section starting after the current end is copied in, an overlapping one goes through `overlay`.
+    private func merged(_ sections: [Section], rows: [Int], tracks: Matrix) -> [Double] {
+        var sections = sections
+        let order = startOrder(sections)
+        var contour = tracks.row(rows[0])
+        for i in stride(from: 1, to: sections.count, by: 1) {
+            let next = order[i]
+            let track = rows[next]
+            if sections[next].start - sections[0].end > 0 {
+                for frame in sections[next].start...sections[next].end {
+                    contour[frame] = tracks[track, frame]
+                }
+                sections[0] = sections[next]
+            } else {
+                sections[0].end = overlay(&contour, current: sections[0], with: sections[next], track: track, tracks: tracks)
+            }
+        }
+        return contour
+    }
+
+    private func startOrder(_ sections: [Section]) -> [Int] {
+        var order = Array(sections.indices)
+        for i in stride(from: 1, to: sections.count, by: 1) {
+            for j in stride(from: i - 1, through: 0, by: -1) {
+                guard sections[order[j]].start > sections[order[i]].start else { break }
+                order.swapAt(i, j)
+            }
+        }
+        return order
+    }
+
+    /// Where two sections overlap, the one whose F0 carries the higher total candidate score wins the overlap.
+    private func overlay(_ contour: inout [Double], current: Section, with other: Section, track: Int, tracks: Matrix) -> Int {
+        if current.start <= other.start && current.end >= other.end { return current.end }
+        var currentScore = 0.0
+        var otherScore = 0.0
+        for frame in stride(from: other.start, through: current.end, by: 1) {
+            currentScore += bestScore(of: contour[frame], frame: frame)
+            otherScore += bestScore(of: tracks[track, frame], frame: frame)
+        }
+        let from = currentScore > otherScore ? current.end : other.start
+        for frame in stride(from: from, through: other.end, by: 1) {
+            contour[frame] = tracks[track, frame]
+        }
+        return other.end
+    }
+
+    /// The highest score among this frame's candidates equal to `f0`.
+    private func bestScore(of f0: Double, frame: Int) -> Double {
+        var best = 0.0
+        for j in 0..<candidates.columns where f0 == candidates[frame, j] && best < scores[frame, j] {
+            best = scores[frame, j]
+        }
+        return best
+    }
+
+    /// Unvoiced gaps shorter than `maximumGap` frames between two sections are filled by a straight line
+    /// (from one above the F0 before the gap to one below the F0 after it).
+    private func bridgingShortGaps(_ f0: [Double], maximumGap: Int) -> [Double] {
+        var result = f0
+        let sections = voicedSections(f0)
+        for i in stride(from: 0, to: sections.count - 1, by: 1) {
+            let before = sections[i].end
+            let after = sections[i + 1].start
+            let distance = after - before - 1
+            if distance >= maximumGap { continue }
+            let from = f0[before] + 1
+            let to = f0[after] - 1
+            let slope = (to - from) / (Double(distance) + 1.0)
+            var step = 1
+            for frame in stride(from: before + 1, through: after - 1, by: 1) {
+                result[frame] = from + slope * Double(step)
+                step += 1
+            }
+        }
+        return result
+    }
+}
+
+// MARK: - Smoothing
+
+/// Each voiced section, held constant beyond its ends, goes forwards and backwards through a
+/// second-order Butterworth low-pass; unvoiced frames stay 0.
+private func smoothed(_ f0: [Double]) -> [Double] {
+    let padding = 300
+    let length = f0.count + 2 * padding
+    var padded = [Double](repeating: 0, count: length)
+    for i in f0.indices {
+        padded[i + padding] = f0[i]
+    }
+    var result = [Double](repeating: 0, count: f0.count)
+    var held = [Double](repeating: 0, count: length)
+    var backwards = [Double](repeating: 0, count: length)
+    var filtered = [Double](repeating: 0, count: length)
+    for section in voicedSections(padded) {
+        for i in 0..<length {
+            held[i] = padded[min(max(i, section.start), section.end)]
+        }
+        zeroPhaseLowPass(held, scratch: &backwards, into: &filtered)
+        for i in section.start...section.end {
+            result[i - padding] = filtered[i]
+        }
+    }
+    return result
+}
+
+private func zeroPhaseLowPass(_ x: [Double], scratch reversed: inout [Double], into y: inout [Double]) {
+    let b0 = 0.0078202080334971724
+    let b1 = 0.015640416066994345
+    let a0 = 1.7347257688092754
+    let a1 = -0.76600660094326412
+    let count = x.count
+    var w0 = 0.0
+    var w1 = 0.0
+    for i in 0..<count {
+        let w = x[i] + a0 * w0 + a1 * w1
+        reversed[count - i - 1] = b0 * w + b1 * w0 + b0 * w1
+        w1 = w0
+        w0 = w
+    }
+    w0 = 0
+    w1 = 0
+    for i in 0..<count {
+        let w = reversed[i] + a0 * w0 + a1 * w1
+        y[count - i - 1] = b0 * w + b1 * w0 + b0 * w1
+        w1 = w0
+        w0 = w
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+/// WORLD's StoneMask: refines each voiced frame's F0 from the instantaneous frequencies of its lowest
+/// harmonics, measured with a Blackman window three periods long and that window's time derivative.
+/// Numbers follow WORLD's `StoneMask` step for step.
+public struct StoneMask: Sendable {
+    public let sampleRate: Int
+
+    /// F0 at or below which a frame is left unvoiced (WORLD's `kFloorF0StoneMask`, 40 Hz).
+    static let f0Floor = 40.0
+
+    public init(sampleRate: Int) {
+        self.sampleRate = sampleRate
+    }
+
+    public func refine(_ signal: [Double], contour: F0Contour) -> F0Contour {
+        let refiner = InstantaneousFrequencyRefiner(signal: signal, sampleRate: sampleRate, contour: contour)
+        var f0 = contour.f0
+        for frame in f0.indices {
+            f0[frame] = refiner.refined(f0[frame], at: contour.time[frame])
+        }
+        return F0Contour(time: contour.time, f0: f0)
+    }
+}
+
+/// Geometry of the analysis window for one initial F0.
+private struct RefinementWindow {
+    let halfLength: Int
+    let durationInSeconds: Double
+    let fftSize: Int
+
+    init(f0: Double, sampleRate: Int) {
+        halfLength = Int(1.5 * Double(sampleRate) / f0 + 1.0)
+        durationInSeconds = (2.0 * Double(halfLength) + 1.0) / Double(sampleRate)
+        let octaves = Int(log(Double(halfLength) * 2.0 + 1.0) / log(2.0))
+        fftSize = Int(pow(2.0, 2.0 + Double(octaves)))
+    }
+
+    var length: Int { 2 * halfLength + 1 }
+}
+
+/// Holds one pair of FFTs per size and window workspaces sized for the longest window the contour needs,
+/// so refining a frame allocates nothing.
+private final class InstantaneousFrequencyRefiner {
+    private let signal: [Double]
+    private let sampleRate: Int
+    private var transforms: [Int: (main: ForwardRealFFT, derivative: ForwardRealFFT)] = [:]
+    private var sampleIndex: [Int]
+    private var mainWindow: [Double]
+    private var derivativeWindow: [Double]
+
+    /// Largest relative correction accepted; beyond it the initial F0 is kept.
+    private static let maximumCorrection = 0.2
+
+    init(signal: [Double], sampleRate: Int, contour: F0Contour) {
+        self.signal = signal
+        self.sampleRate = sampleRate
+        var longest = 0
+        for f0 in contour.f0 where Self.isRefinable(f0, sampleRate: sampleRate) {
+            let window = RefinementWindow(f0: f0, sampleRate: sampleRate)
+            longest = max(longest, window.length)
+            if transforms[window.fftSize] == nil {
+                transforms[window.fftSize] = (ForwardRealFFT(size: window.fftSize), ForwardRealFFT(size: window.fftSize))
+            }
+        }
+        sampleIndex = [Int](repeating: 0, count: longest)
+        mainWindow = [Double](repeating: 0, count: longest)
+        derivativeWindow = [Double](repeating: 0, count: longest)
+    }
+
+    /// WORLD refines F0 above 40 Hz and up to a twelfth of the sample rate; anything else is unvoiced.
+    private static func isRefinable(_ f0: Double, sampleRate: Int) -> Bool {
+        f0 > StoneMask.f0Floor && f0 <= Double(sampleRate) / 12.0
+    }
+
+    func refined(_ initialF0: Double, at position: Double) -> Double {
+        guard Self.isRefinable(initialF0, sampleRate: sampleRate) else { return 0 }
+        let window = RefinementWindow(f0: initialF0, sampleRate: sampleRate)
+        guard let fft = transforms[window.fftSize] else { return 0 }
+        prepareWindows(window, position: position)
+        let (main, derivative) = windowedSpectra(window, fft: fft)
+        let spectra = HarmonicSpectra(main: main, derivative: derivative, fftSize: window.fftSize, sampleRate: sampleRate)
+        let estimate = spectra.tentativeF0(initialF0)
+        return abs(estimate - initialF0) > initialF0 * Self.maximumCorrection ? initialF0 : estimate
+    }
+
+    /// Sample positions of the window around `position`, the Blackman window evaluated there, and its
+    /// central-difference derivative.
+    private func prepareWindows(_ window: RefinementWindow, position: Double) {
+        let rate = Double(sampleRate)
+        let length = window.length
+        for i in 0..<length {
+            let offset = Double(i - window.halfLength) / rate
+            sampleIndex[i] = Matlab.round((position + offset) * rate)
+        }
+        // Indices are 1-based as in the MATLAB original: index k reads sample k - 1, whose time this is.
+        for i in 0..<length {
+            let t = (Double(sampleIndex[i]) - 1.0) / rate - position
+            mainWindow[i] = 0.42 + 0.5 * cos(2.0 * Double.pi * t / window.durationInSeconds)
+                + 0.08 * cos(4.0 * Double.pi * t / window.durationInSeconds)
+        }
+        derivativeWindow[0] = -mainWindow[1] / 2.0
+        for i in 1..<(length - 1) {
+            derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
+        }
+        derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
+    }
+
+    /// Spectra of the signal under the window and under its derivative; samples outside the signal
+    /// repeat its first or last sample.
+    private func windowedSpectra(
+        _ window: RefinementWindow, fft: (main: ForwardRealFFT, derivative: ForwardRealFFT)
+    ) -> (main: UnsafeMutableBufferPointer<Complex>, derivative: UnsafeMutableBufferPointer<Complex>) {
+        let last = signal.count - 1
+        let main = fft.main.waveform
+        let derivative = fft.derivative.waveform
+        for i in 0..<window.length {
+            let sample = signal[min(max(sampleIndex[i] - 1, 0), last)]
+            main[i] = sample * mainWindow[i]
+            derivative[i] = sample * derivativeWindow[i]
+        }
+        for i in window.length..<window.fftSize {
+            main[i] = 0
+            derivative[i] = 0
+        }
+        fft.main.execute()
+        fft.derivative.execute()
+        return (fft.main.spectrum, fft.derivative.spectrum)
+    }
+}
+
+/// Power and instantaneous-frequency numerator read from the two spectra, bin by bin as needed.
+private struct HarmonicSpectra {
+    let main: UnsafeMutableBufferPointer<Complex>
+    let derivative: UnsafeMutableBufferPointer<Complex>
+    let fftSize: Int
+    let sampleRate: Int
+
+    /// Keeps the harmonic average finite when every amplitude is zero (WORLD's `kMySafeGuardMinimum`).
+    private static let safeGuard = 1e-12
+
+    /// A first estimate from two harmonics; if plausible (positive, under twice the initial F0),
+    /// the final one from six harmonics around it.
+    func tentativeF0(_ initialF0: Double) -> Double {
+        let coarse = weightedF0(around: initialF0, harmonics: 2)
+        guard coarse > 0.0, coarse <= initialF0 * 2 else { return 0 }
+        return weightedF0(around: coarse, harmonics: 6)
+    }
+
+    /// Instantaneous frequencies of the bins nearest the first `harmonics` multiples of `f0`, each divided
+    /// by its harmonic number and averaged with amplitude weights.
+    private func weightedF0(around f0: Double, harmonics: Int) -> Double {
+        let rate = Double(sampleRate)
+        var numerator = 0.0
+        var denominator = 0.0
+        for harmonic in 1...harmonics {
+            let bin = min(Matlab.round(f0 * Double(fftSize) / rate * Double(harmonic)), fftSize / 2)
+            let m = main[bin]
+            let d = derivative[bin]
+            let power = m.real * m.real + m.imag * m.imag
+            let phaseNumerator = m.real * d.imag - m.imag * d.real
+            let frequency = power == 0.0
+                ? 0.0
+                : Double(bin) * rate / Double(fftSize) + phaseNumerator / power * rate / 2.0 / Double.pi
+            let amplitude = power.squareRoot()
+            numerator += amplitude * frequency
+            denominator += amplitude * Double(harmonic)
+        }
+        return numerator / (denominator + Self.safeGuard)
+    }
+}

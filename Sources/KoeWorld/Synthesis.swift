@@ -1,0 +1,292 @@
+import Foundation
+
+/// WORLD's waveform synthesis from F0, spectral envelope and aperiodicity.
+///
+/// Pulses are placed where the accumulated phase of the sample-rate F0 contour wraps. Each pulse gets a
+/// response from the envelope and aperiodicity interpolated at its time: a minimum-phase periodic part
+/// (shifted by the pulse's sub-sample position, DC removed) plus minimum-phase filtered noise that lasts
+/// until the next pulse. The responses are overlap-added. Noise comes from `Randn` reseeded on every call,
+/// so the same parameters always give the same waveform.
+public struct Synthesis: Sendable {
+    public let sampleRate: Int
+    /// Milliseconds between the frames of the parameters.
+    public let framePeriod: Double
+
+    public init(sampleRate: Int, framePeriod: Double) {
+        precondition(sampleRate > 0, "sample rate must be positive")
+        precondition(framePeriod > 0 && framePeriod.isFinite, "frame period must be a positive number of ms")
+        self.sampleRate = sampleRate
+        self.framePeriod = framePeriod
+    }
+
+    /// WORLD's output length: frames × frame period × sample rate, truncated to whole samples.
+    public static func outputLength(frameCount: Int, sampleRate: Int, framePeriod: Double) -> Int {
+        Int(Double(frameCount) * framePeriod * Double(sampleRate) / 1000)
+    }
+
+    /// Samples produced for `frameCount` frames at this rate and frame period.
+    public func outputLength(frameCount: Int) -> Int {
+        Synthesis.outputLength(frameCount: frameCount, sampleRate: sampleRate, framePeriod: framePeriod)
+    }
+
+    /// The waveform for one F0 value a frame (0 where unvoiced) and matching `frames x (fftSize / 2 + 1)`
+    /// power spectrogram and aperiodicity; the FFT size is implied by the number of bins.
+    /// The frames go through `StreamingSynthesizer` one at a time, so whole-signal and streaming synthesis
+    /// share one code path and agree sample for sample.
+    public func synthesize(f0: [Double], spectrogram: Matrix, aperiodicity: Matrix) -> [Double] {
+        precondition(spectrogram.rows == f0.count, "spectrogram needs one row per F0 frame")
+        precondition(
+            aperiodicity.rows == spectrogram.rows && aperiodicity.columns == spectrogram.columns,
+            "aperiodicity must have the spectrogram's shape")
+        precondition(spectrogram.columns >= 2, "spectrogram needs at least two bins")
+
+        let synthesizer = StreamingSynthesizer(
+            sampleRate: sampleRate, framePeriod: framePeriod, fftSize: (spectrogram.columns - 1) * 2)
+        var output: [Double] = []
+        output.reserveCapacity(outputLength(frameCount: f0.count))
+        for frame in f0.indices {
+            spectrogram.withRow(frame) { envelope in
+                aperiodicity.withRow(frame) { aperiodicity in
+                    synthesizer.append(f0: f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
+                }
+            }
+            _ = synthesizer.drain(into: &output)
+        }
+        _ = synthesizer.finish(into: &output)
+        return output
+    }
+}
+
+/// One excitation instant.
+struct ExcitationPulse {
+    /// Output sample the pulse is rounded down to.
+    var index: Int
+    /// Time of that sample, in seconds.
+    var time: Double
+    /// How far past `index` the pulse really lies, in seconds (under one sample).
+    var timeShift: Double
+    var isVoiced: Bool
+}
+
+/// The power envelope and aperiodicity rows of one frame.
+struct FrameRows {
+    let spectrum: UnsafeBufferPointer<Double>
+    let aperiodicity: UnsafeBufferPointer<Double>
+}
+
+/// Builds the response of one pulse; FFT plans and workspaces are made once and reused for every pulse.
+/// Parameters are interpolated when a pulse is found and the response rendered once the next pulse fixes
+/// its noise length. `Randn` is drawn pulse after pulse, so the noise depends only on the pulse sequence.
+struct PulseRenderer {
+    private let fftSize: Int
+    private let sampleRate: Int
+    private let forward: ForwardRealFFT
+    private let inverse: InverseRealFFT
+    private let minimumPhase: MinimumPhase
+    private let dcRemover: [Double]
+    private var randn = Randn()
+
+    private var envelope: [Double]
+    private var aperiodicRatio: [Double]
+    private var periodic: [Double]
+    private var aperiodic: [Double]
+    /// The most recent pulse's response; its time zero is element `fftSize / 2`.
+    private(set) var response: [Double]
+
+    /// Aperiodicity is kept inside WORLD's safe range before it is squared into a power ratio.
+    private static let aperiodicityRange = 0.001...0.999_999_999_999
+    /// Added to the periodic power so bins the aperiodicity empties still have a logarithm.
+    private static let safeGuardMinimum = 1e-12
+    /// A frame counts as voiced for the periodic part only below this aperiodic power ratio at DC.
+    private static let periodicDCRatioLimit = 0.999
+
+    init(fftSize: Int, sampleRate: Int) {
+        self.fftSize = fftSize
+        self.sampleRate = sampleRate
+        forward = ForwardRealFFT(size: fftSize)
+        inverse = InverseRealFFT(size: fftSize)
+        minimumPhase = MinimumPhase(size: fftSize)
+        dcRemover = PulseRenderer.makeDCRemover(fftSize: fftSize)
+        let bins = fftSize / 2 + 1
+        envelope = [Double](repeating: 0, count: bins)
+        aperiodicRatio = [Double](repeating: 0, count: bins)
+        periodic = [Double](repeating: 0, count: fftSize)
+        aperiodic = [Double](repeating: 0, count: fftSize)
+        response = [Double](repeating: 0, count: fftSize)
+    }
+
+    /// A raised-cosine pulse normalised to unit sum: subtracting it, scaled, cancels a response's DC.
+    private static func makeDCRemover(fftSize: Int) -> [Double] {
+        let half = fftSize / 2
+        var remover = [Double](repeating: 0, count: fftSize)
+        var sum = 0.0
+        for i in 0..<half {
+            remover[i] = 0.5 - 0.5 * cos(2.0 * Double.pi * (Double(i) + 1.0) / (1.0 + Double(fftSize)))
+            sum += remover[i] * 2.0
+        }
+        for i in 0..<half {
+            remover[i] /= sum
+            remover[fftSize - i - 1] = remover[i]
+        }
+        return remover
+    }
+
+    /// Takes the envelope and aperiodicity at a pulse `weight` of the way from `earlier` to `later`;
+    /// without `later` (a pulse on a frame, or past the last one) `earlier` is taken as it is.
+    mutating func interpolate(from earlier: FrameRows, to later: FrameRows?, weight: Double) {
+        interpolateEnvelope(from: earlier.spectrum, to: later?.spectrum, weight: weight)
+        interpolateAperiodicRatio(from: earlier.aperiodicity, to: later?.aperiodicity, weight: weight)
+    }
+
+    /// The response of `pulse` from the parameters last interpolated, with `noiseLength` samples of noise.
+    mutating func render(_ pulse: ExcitationPulse, noiseLength: Int) {
+        renderPeriodic(pulse)
+        renderAperiodic(pulse, noiseLength: noiseLength)
+        mix(noiseLength: noiseLength)
+    }
+
+    // MARK: Parameters at the pulse time
+
+    private mutating func interpolateEnvelope(
+        from earlier: UnsafeBufferPointer<Double>, to later: UnsafeBufferPointer<Double>?, weight: Double
+    ) {
+        if let later {
+            for i in envelope.indices {
+                envelope[i] = (1.0 - weight) * abs(earlier[i]) + weight * abs(later[i])
+            }
+        } else {
+            for i in envelope.indices { envelope[i] = abs(earlier[i]) }
+        }
+    }
+
+    /// Interpolates the amplitude aperiodicity, then squares it into a ratio of powers.
+    private mutating func interpolateAperiodicRatio(
+        from earlier: UnsafeBufferPointer<Double>, to later: UnsafeBufferPointer<Double>?, weight: Double
+    ) {
+        let range = PulseRenderer.aperiodicityRange
+        if let later {
+            for i in aperiodicRatio.indices {
+                let ratio = (1.0 - weight) * earlier[i].clamped(to: range) + weight * later[i].clamped(to: range)
+                aperiodicRatio[i] = ratio * ratio
+            }
+        } else {
+            for i in aperiodicRatio.indices {
+                let ratio = earlier[i].clamped(to: range)
+                aperiodicRatio[i] = ratio * ratio
+            }
+        }
+    }
+
+    // MARK: Periodic part
+
+    private mutating func renderPeriodic(_ pulse: ExcitationPulse) {
+        guard pulse.isVoiced, aperiodicRatio[0] <= PulseRenderer.periodicDCRatioLimit else {
+            for i in 0..<fftSize { periodic[i] = 0 }
+            return
+        }
+        for i in 0...(fftSize / 2) {
+            minimumPhase.logSpectrum[i] =
+                log(envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum) / 2.0
+        }
+        minimumPhase.execute()
+        for i in 0...(fftSize / 2) {
+            inverse.spectrum[i] = minimumPhase.spectrum[i]
+        }
+        delayInverseSpectrum(by: pulse.timeShift)
+        inverse.execute()
+        PulseRenderer.centre(inverse.waveform, into: &periodic)
+        removeDCFromPeriodic()
+    }
+
+    /// A linear phase that delays the response by `shift` seconds (less than one sample).
+    /// The sine is taken as the non-negative root of 1 − cos², as WORLD does; the phase stays in [0, π].
+    private func delayInverseSpectrum(by shift: Double) {
+        let step = 2.0 * Double.pi * shift * Double(sampleRate) / Double(fftSize)
+        for i in 0...(fftSize / 2) {
+            let value = inverse.spectrum[i]
+            let cosine = cos(step * Double(i))
+            let sine = (1.0 - cosine * cosine).squareRoot()
+            inverse.spectrum[i] = Complex(
+                value.real * cosine + value.imag * sine,
+                value.imag * cosine - value.real * sine)
+        }
+    }
+
+    /// Cancels the response's DC with the raised-cosine remover. The first half (before the pulse) of a
+    /// minimum-phase response is wrap-around only, so WORLD replaces it rather than correcting it.
+    private mutating func removeDCFromPeriodic() {
+        let half = fftSize / 2
+        var dc = 0.0
+        for i in half..<fftSize { dc += periodic[i] }
+        for i in 0..<half { periodic[i] = -dc * dcRemover[i] }
+        for i in half..<fftSize { periodic[i] -= dc * dcRemover[i] }
+    }
+
+    // MARK: Aperiodic part
+
+    private mutating func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
+        fillNoiseSpectrum(length: noiseLength)
+        for i in 0...(fftSize / 2) {
+            let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
+            // Only an exactly silent bin is lifted, so its logarithm stays finite.
+            minimumPhase.logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
+        }
+        minimumPhase.execute()
+        for i in 0...(fftSize / 2) {
+            let filter = minimumPhase.spectrum[i]
+            let noise = forward.spectrum[i]
+            inverse.spectrum[i] = Complex(
+                filter.real * noise.real - filter.imag * noise.imag,
+                filter.real * noise.imag + filter.imag * noise.real)
+        }
+        inverse.execute()
+        PulseRenderer.centre(inverse.waveform, into: &aperiodic)
+    }
+
+    /// `length` Gaussian samples made zero-mean, zero-padded, transformed. Pulses further apart than the
+    /// FFT size (F0 near `sampleRate / fftSize`, at a voicing edge) draw and average all `length` samples,
+    /// as WORLD does, but only the first `fftSize` fit the transform; WORLD writes the rest past its buffer.
+    private mutating func fillNoiseSpectrum(length: Int) {
+        let waveform = forward.waveform
+        let kept = min(length, fftSize)
+        var sum = 0.0
+        for i in 0..<length {
+            let value = randn.next()
+            if i < kept { waveform[i] = value }
+            sum += value
+        }
+        if length > 0 {
+            let mean = sum / Double(length)
+            for i in 0..<kept { waveform[i] -= mean }
+        }
+        for i in kept..<fftSize { waveform[i] = 0 }
+        forward.execute()
+    }
+
+    // MARK: Mixing
+
+    /// Periodic energy is spread over one pulse, noise over `noiseLength` samples: scaling the periodic part
+    /// by √noiseLength balances their power; dividing by the FFT size undoes FFTW's unnormalised inverse.
+    private mutating func mix(noiseLength: Int) {
+        let periodicGain = Double(noiseLength).squareRoot()
+        let size = Double(fftSize)
+        for i in 0..<fftSize {
+            response[i] = (periodic[i] * periodicGain + aperiodic[i]) / size
+        }
+    }
+
+    /// Swaps the halves of a circular response so time zero lands in the middle.
+    private static func centre(_ waveform: UnsafeMutableBufferPointer<Double>, into destination: inout [Double]) {
+        let half = waveform.count / 2
+        for i in 0..<half {
+            destination[i] = waveform[i + half]
+            destination[i + half] = waveform[i]
+        }
+    }
+}
+
+extension Comparable {
+    fileprivate func clamped(to range: ClosedRange<Self>) -> Self {
+        Swift.min(Swift.max(self, range.lowerBound), range.upperBound)
+    }
+}

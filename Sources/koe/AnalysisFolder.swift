@@ -1,0 +1,251 @@
+import Foundation
+import KoeIO
+import KoeWorld
+
+/// WORLD parameters of one signal: F0 on its frame axis, power spectral envelope and aperiodicity.
+struct WorldParameters {
+    var contour: F0Contour
+    /// frames x (fftSize / 2 + 1)
+    var spectrogram: Matrix
+    /// frames x (fftSize / 2 + 1)
+    var aperiodicity: Matrix
+
+    var fftSize: Int { (spectrogram.columns - 1) * 2 }
+}
+
+/// meta.json: how an analysis folder was made. Synthesis needs only `sample_rate` and `frame_period`;
+/// the other fields, when present, are checked against the arrays.
+struct AnalysisMeta: Codable, Equatable {
+    var sampleRate: Int
+    /// Milliseconds between frames.
+    var framePeriod: Double
+    var fftSize: Int?
+    /// dio, harvest or file (F0 given with --f0-file).
+    var f0Method: String?
+    var f0Floor: Double?
+    var f0Ceil: Double?
+    /// The channel analyzed, counted from 0, and how many the input has.
+    var channel: Int?
+    var channels: Int?
+    /// Analysis frames: the length of f0.npy and time.npy, the rows of sp.npy and ap.npy.
+    var frames: Int?
+    /// Samples (per channel) in the input.
+    var samples: Int?
+    var input: String?
+    var koeVersion: String?
+    var options: AlgorithmOptions?
+
+    /// Every option each algorithm ran with, defaults included.
+    struct AlgorithmOptions: Codable, Equatable {
+        var dio: DioOptions?
+        var harvest: HarvestOptions?
+        var cheaptrick: CheapTrickOptions?
+        var d4c: D4COptions?
+        var f0File: String?
+    }
+
+    struct DioOptions: Codable, Equatable {
+        var framePeriod: Double
+        var f0Floor: Double
+        var f0Ceil: Double
+        var channelsInOctave: Double
+        var speed: Int
+        var allowedRange: Double
+    }
+
+    struct HarvestOptions: Codable, Equatable {
+        var framePeriod: Double
+        var f0Floor: Double
+        var f0Ceil: Double
+    }
+
+    struct CheapTrickOptions: Codable, Equatable {
+        var q1: Double
+        var f0Floor: Double
+        var fftSize: Int
+    }
+
+    struct D4COptions: Codable, Equatable {
+        var threshold: Double
+        var fftSize: Int
+    }
+}
+
+/// The files `koe analyze` writes and `koe synth` reads.
+enum AnalysisFolder {
+    static let f0Name = "f0.npy"
+    static let timeName = "time.npy"
+    static let spectrogramName = "sp.npy"
+    static let aperiodicityName = "ap.npy"
+    static let metaName = "meta.json"
+    static let fileNames = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
+    /// Samples synthesis may produce (over 12 hours at 48 kHz), so a wild frame period fails instead of exhausting memory.
+    static let longestOutput = Int(Int32.max)
+
+    // MARK: Writing
+
+    /// Writes every file through `outputs` (reserved for `fileNames`), then moves them all into place.
+    static func write(_ parameters: WorldParameters, meta: AnalysisMeta, to outputs: AtomicOutputSet) throws {
+        let arrays = [
+            f0Name: Npy(vector: parameters.contour.f0),
+            timeName: Npy(vector: parameters.contour.time),
+            spectrogramName: npy(parameters.spectrogram),
+            aperiodicityName: npy(parameters.aperiodicity),
+        ]
+        for (name, array) in arrays {
+            try outputs.fill(name) { try array.write(to: $0) }
+        }
+        let json = try encoder.encode(meta) + Data("\n".utf8)
+        try outputs.fill(metaName) { path in
+            guard FileManager.default.createFile(atPath: path, contents: json) else {
+                throw IOError.writeFailed(path: path, reason: "could not write JSON")
+            }
+        }
+        try outputs.commit()
+    }
+
+    private static func npy(_ matrix: Matrix) -> Npy {
+        Npy(rows: matrix.rows, columns: matrix.columns, values: matrix.storage)
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    // MARK: Reading
+
+    /// Reads and cross-checks a folder written by `koe analyze` (or laid out the same way by other tools).
+    static func read(_ folder: String) throws -> (parameters: WorldParameters, meta: AnalysisMeta) {
+        try requireFolder(folder)
+        let path = { (name: String) in folder.hasSuffix("/") ? folder + name : folder + "/" + name }
+        let meta = try readMeta(path(metaName))
+        let f0 = try Npy.read(from: path(f0Name))
+        let spectrogram = try Npy.read(from: path(spectrogramName))
+        let aperiodicity = try Npy.read(from: path(aperiodicityName))
+
+        let frames = try requireVector(f0, path: path(f0Name))
+        try requireFrames(spectrogram, frames: frames, path: path(spectrogramName))
+        try requireFrames(aperiodicity, frames: frames, path: path(aperiodicityName))
+        guard aperiodicity.columns == spectrogram.columns else {
+            throw CommandError.badInput(path: path(aperiodicityName), reason:
+                "has \(aperiodicity.columns) bins a frame but sp.npy has \(spectrogram.columns)")
+        }
+        try requireConsistent(meta, frames: frames, bins: spectrogram.columns, metaPath: path(metaName),
+                              spectrogramPath: path(spectrogramName))
+        if FileManager.default.fileExists(atPath: path(timeName)) {
+            let time = try Npy.read(from: path(timeName))
+            guard try requireVector(time, path: path(timeName)) == frames else {
+                throw CommandError.badInput(path: path(timeName), reason: "has \(time.rows) values but f0.npy has \(frames)")
+            }
+        }
+        try requireValues(f0, path: path(f0Name), what: "an F0 in Hz (0 or more)") { $0.isFinite && $0 >= 0 }
+        try requireValues(spectrogram, path: path(spectrogramName), what: "a power above 0") { $0.isFinite && $0 > 0 }
+        try requireValues(aperiodicity, path: path(aperiodicityName), what: "a finite number") { $0.isFinite }
+
+        let parameters = WorldParameters(
+            contour: F0Contour(f0: f0.values, framePeriod: meta.framePeriod),
+            spectrogram: Matrix(rows: frames, columns: spectrogram.columns, storage: spectrogram.values),
+            aperiodicity: Matrix(rows: frames, columns: aperiodicity.columns, storage: aperiodicity.values))
+        return (parameters, meta)
+    }
+
+    private static func requireFolder(_ folder: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) else {
+            throw IOError.folderNotFound(path: folder)
+        }
+        guard isFolder.boolValue else { throw IOError.notAFolder(path: folder) }
+    }
+
+    private static func readMeta(_ path: String) throws -> AnalysisMeta {
+        guard FileManager.default.fileExists(atPath: path) else { throw IOError.fileNotFound(path: path) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw IOError.permissionDenied(path: path) }
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let meta: AnalysisMeta
+        do {
+            meta = try decoder.decode(AnalysisMeta.self, from: data)
+        } catch let error as DecodingError {
+            throw CommandError.badInput(path: path, reason: explain(error))
+        }
+        guard SignalRequirements.sampleRates.contains(meta.sampleRate) else {
+            throw CommandError.badInput(path: path, reason: "sample_rate \(meta.sampleRate) Hz is outside 8000 to 192000 Hz")
+        }
+        guard meta.framePeriod.isFinite && meta.framePeriod > 0 else {
+            throw CommandError.badInput(path: path, reason: "frame_period must be a positive number of milliseconds")
+        }
+        return meta
+    }
+
+    private static func explain(_ error: DecodingError) -> String {
+        func name(_ path: [CodingKey], _ key: CodingKey? = nil) -> String {
+            let keys = (path + (key.map { [$0] } ?? [])).map(\.stringValue)
+            return "\"" + keys.map(snakeCase).joined(separator: ".") + "\""
+        }
+        switch error {
+        case .keyNotFound(let key, let context): return "lacks \(name(context.codingPath, key))"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return "\(name(context.codingPath)) has the wrong type"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "is not valid JSON" : "\(name(context.codingPath)) is not valid"
+        @unknown default: return "cannot be read"
+        }
+    }
+
+    /// `sampleRate` as meta.json spells it: `sample_rate`.
+    private static func snakeCase(_ key: String) -> String {
+        key.reduce(into: "") { result, character in
+            if character.isUppercase { result += "_" + character.lowercased() } else { result.append(character) }
+        }
+    }
+
+    /// The number of values in a 1-D array with at least one.
+    @discardableResult
+    private static func requireVector(_ array: Npy, path: String) throws -> Int {
+        guard array.isVector else {
+            throw CommandError.badInput(path: path, reason: "expected a 1-D array (one value a frame), found shape \(array.shapeText)")
+        }
+        guard array.rows > 0 else { throw CommandError.badInput(path: path, reason: "holds no frames") }
+        return array.rows
+    }
+
+    private static func requireFrames(_ array: Npy, frames: Int, path: String) throws {
+        guard array.shape.count == 2 else {
+            throw CommandError.badInput(path: path, reason: "expected a 2-D array (frames x bins), found shape \(array.shapeText)")
+        }
+        guard array.rows == frames else {
+            throw CommandError.badInput(path: path, reason: "has \(array.rows) frames but f0.npy has \(frames)")
+        }
+        let fftSize = (array.columns - 1) * 2
+        guard array.columns >= 2, fftSize & (fftSize - 1) == 0 else {
+            throw CommandError.badInput(path: path, reason:
+                "has \(array.columns) bins a frame; expected fft_size / 2 + 1 for a power-of-two fft_size")
+        }
+    }
+
+    private static func requireConsistent(
+        _ meta: AnalysisMeta, frames: Int, bins: Int, metaPath: String, spectrogramPath: String
+    ) throws {
+        if let fftSize = meta.fftSize, fftSize / 2 + 1 != bins || fftSize % 2 != 0 {
+            throw CommandError.badInput(path: spectrogramPath, reason:
+                "has \(bins) bins a frame but meta.json's fft_size \(fftSize) needs \(fftSize / 2 + 1)")
+        }
+        let outputSamples = Double(frames) * meta.framePeriod * Double(meta.sampleRate) / 1000
+        guard outputSamples <= Double(longestOutput) else {
+            throw CommandError.badInput(path: metaPath, reason:
+                "frame_period \(meta.framePeriod) ms over \(frames) frames makes a waveform too long to hold")
+        }
+        if let metaFrames = meta.frames, metaFrames != frames {
+            throw CommandError.badInput(path: metaPath, reason: "announces \(metaFrames) frames but f0.npy has \(frames)")
+        }
+    }
+
+    private static func requireValues(_ array: Npy, path: String, what: String, _ isValid: (Double) -> Bool) throws {
+        guard let index = array.values.firstIndex(where: { !isValid($0) }) else { return }
+        let place = array.isVector ? "frame \(index)" : "frame \(index / array.columns), bin \(index % array.columns)"
+        throw CommandError.badInput(path: path, reason: "value \(array.values[index]) at \(place) is not \(what)")
+    }
+}

@@ -1,3 +1,0 @@
-import KoeWorld
-import KoeIO
-print("koe")

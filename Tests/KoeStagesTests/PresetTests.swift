@@ -1,0 +1,25 @@
+import KoeStages
+import Testing
+
+@Suite struct PresetTests {
+    @Test func namesAreUniqueAndFoundIgnoringCase() {
+        let names = Preset.all.map(\.name)
+        #expect(Set(names).count == names.count)
+        #expect(Preset.named("KAWAII")?.name == "kawaii")
+        #expect(Preset.named("nonsense") == nil)
+    }
+
+    @Test func everyPresetChangesTheVoice() {
+        for preset in Preset.all {
+            #expect(!preset.voice.isIdentity, "\(preset.name) leaves the voice unchanged")
+        }
+    }
+
+    @Test func theIssuesVoicesArePresent() {
+        for name in ["kawaii", "deep", "child", "giant", "robot", "whisper"] {
+            #expect(Preset.named(name) != nil)
+        }
+        #expect(Preset.named("robot")?.voice.pitchRange == 0)
+        #expect(Preset.named("whisper")?.voice.whisper == true)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import KoeStages
+import KoeWorld
+import Testing
+import TestSupport
+
+@Suite struct VoiceShiftTests {
+    private let sampleRate = 16000
+
+    private func speechLike() -> [Double] {
+        Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
+            + Signals.whiteNoise(count: 1600, amplitude: 0.05)
+            + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
+    }
+
+    private func settings(_ change: (inout VoiceSettings) -> Void) -> VoiceSettings {
+        var voice = VoiceSettings()
+        change(&voice)
+        return voice
+    }
+
+    private func run(_ input: [Double], voice: VoiceSettings, chunk: Int) throws -> [Double] {
+        let stage = VoiceShift(sampleRate: sampleRate, voice: voice)
+        var output: [Double] = []
+        var start = 0
+        while start < input.count {
+            let end = min(input.count, start + chunk)
+            output += try stage.process(Array(input[start..<end]), isFinal: false)
+            start = end
+        }
+        return output + (try stage.process([], isFinal: true))
+    }
+
+    private func medianVoicedF0(_ signal: [Double]) -> Double {
+        let contour = Dio(sampleRate: sampleRate).estimate(signal)
+        let voiced = StoneMask(sampleRate: sampleRate).refine(signal, contour: contour).f0.filter { $0 > 0 }.sorted()
+        return voiced.isEmpty ? 0 : voiced[voiced.count / 2]
+    }
+
+    @Test(arguments: [1, 17, 4096])
+    func chunkingGivesTheWholeSignalResult(chunk: Int) throws {
+        let input = speechLike()
+        let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1 }
+        #expect(try run(input, voice: voice, chunk: chunk) == run(input, voice: voice, chunk: input.count))
+    }
+
+    @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {
+        let input = speechLike()
+        let streamed = try run(input, voice: settings { $0.pitchRatio = 1 }, chunk: 4096)
+        let raw = Dio(sampleRate: sampleRate).estimate(input)
+        let contour = StoneMask(sampleRate: sampleRate).refine(input, contour: raw)
+        let cheapTrick = CheapTrick(sampleRate: sampleRate)
+        let spectrogram = cheapTrick.estimate(input, contour: contour)
+        let aperiodicity = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
+        let offline = Synthesis(sampleRate: sampleRate, framePeriod: 5)
+            .synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+        #expect(streamed.count == input.count)
+        let signal = offline.prefix(input.count).reduce(0) { $0 + $1 * $1 }
+        let noise = zip(streamed, offline).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }
+        #expect(10 * log10(signal / noise) >= 30)
+    }
+
+    @Test(arguments: [0.7, 1.25, 1.6])
+    func pitchRatioScalesTheMedianF0(ratio: Double) throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
+        let output = try run(input, voice: settings { $0.pitchRatio = ratio }, chunk: 4096)
+        #expect(abs(medianVoicedF0(output) / medianVoicedF0(input) / ratio - 1) < 0.01)
+    }
+
+    @Test(arguments: [0.5, 1.5, 2.0])
+    func tempoSetsTheLengthAndKeepsThePitch(tempo: Double) throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
+        let output = try run(input, voice: settings { $0.tempo = tempo }, chunk: 1000)
+        #expect(output.count == Int((Double(input.count) / tempo).rounded()))
+        #expect(abs(medianVoicedF0(output) / medianVoicedF0(input) - 1) < 0.01)
+    }
+
+    @Test func rangeZeroMakesTheVoiceMonotone() throws {
+        let glide = Signals.vowel(f0: 110, sampleRate: sampleRate, duration: 0.4)
+            + Signals.vowel(f0: 160, sampleRate: sampleRate, duration: 0.4)
+        let output = try run(glide, voice: settings { $0.pitchRange = 0 }, chunk: 4096)
+        let contour = Dio(sampleRate: sampleRate).estimate(output)
+        let voiced = StoneMask(sampleRate: sampleRate).refine(output, contour: contour).f0.filter { $0 > 0 }
+        let trimmed = Array(voiced.dropFirst(10).dropLast(10))
+        let mean = trimmed.reduce(0, +) / Double(trimmed.count)
+        let deviation = (trimmed.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(trimmed.count)).squareRoot()
+        #expect(deviation < 1)
+    }
+
+    @Test func formantRatioStretchesTheEnvelope() throws {
+        let input = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.6, formants: [700, 1200, 2600])
+        let output = try run(input, voice: settings { $0.formantRatio = 1.2 }, chunk: 4096)
+        let before = logEnvelope(input)
+        let after = logEnvelope(output)
+        let candidates = stride(from: 0.9, through: 1.5, by: 0.005)
+        let best = candidates.min { warpDistance(before, after, ratio: $0) < warpDistance(before, after, ratio: $1) }!
+        #expect(abs(best - 1.2) < 0.02)
+    }
+
+    /// Mean log envelope over the middle frames, one value a bin.
+    private func logEnvelope(_ signal: [Double]) -> [Double] {
+        let contour = StoneMask(sampleRate: sampleRate).refine(signal, contour: Dio(sampleRate: sampleRate).estimate(signal))
+        let spectrogram = CheapTrick(sampleRate: sampleRate).estimate(signal, contour: contour)
+        let rows = (spectrogram.rows / 4)..<(spectrogram.rows * 3 / 4)
+        return (0..<spectrogram.columns).map { bin in
+            rows.reduce(0) { $0 + log(spectrogram[$1, bin]) } / Double(rows.count)
+        }
+    }
+
+    /// How far `after` is from `before` stretched by `ratio`, over 300 Hz to 4 kHz.
+    private func warpDistance(_ before: [Double], _ after: [Double], ratio: Double) -> Double {
+        let hertzPerBin = Double(sampleRate) / Double(2 * (before.count - 1))
+        let bins = Int(300 / hertzPerBin)..<Int(4000 / hertzPerBin)
+        return bins.reduce(0) { sum, bin in
+            let source = Double(bin) / ratio
+            let index = Int(source)
+            let value = before[index] + (source - Double(index)) * (before[index + 1] - before[index])
+            return sum + (after[bin] - value) * (after[bin] - value)
+        }
+    }
+
+    @Test func whisperLeavesNoPeriodicity() throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.6)
+        let output = try run(input, voice: settings { $0.whisper = true }, chunk: 4096)
+        let contour = Dio(sampleRate: sampleRate).estimate(output)
+        #expect(Double(contour.f0.filter { $0 > 0 }.count) < 0.2 * Double(contour.frameCount))
+    }
+
+    @Test func identitySettingsAreRecognised() {
+        #expect(VoiceSettings().isIdentity)
+        #expect(!settings { $0.tempo = 1.1 }.isIdentity)
+    }
+}

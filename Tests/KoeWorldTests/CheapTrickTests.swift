@@ -1,0 +1,89 @@
+import Foundation
+import KoeWorld
+import TestSupport
+import Testing
+
+@Suite struct CheapTrickTests {
+    /// A contour holding `f0` at a few frames around the middle of a `duration`-second signal.
+    private func steadyContour(f0: Double, duration: Double, frames: Int = 3) -> F0Contour {
+        let times = (0..<frames).map { duration / 2 + Double($0 - frames / 2) * 0.005 }
+        return F0Contour(time: times, f0: [Double](repeating: f0, count: frames))
+    }
+
+    private func decibels(_ power: [Double]) -> [Double] {
+        power.map { 10 * log10($0) }
+    }
+
+    @Test func fftSizeFollowsWorldsRule() {
+        #expect(CheapTrick.fftSize(sampleRate: 8000, f0Floor: 71) == 512)
+        #expect(CheapTrick.fftSize(sampleRate: 16000, f0Floor: 71) == 1024)
+        #expect(CheapTrick.fftSize(sampleRate: 44100, f0Floor: 71) == 2048)
+        #expect(CheapTrick.fftSize(sampleRate: 48000, f0Floor: 71) == 2048)
+        #expect(CheapTrick.fftSize(sampleRate: 48000, f0Floor: 70) == 4096)
+        #expect(CheapTrick(sampleRate: 16000).fftSize == 1024)
+        #expect(CheapTrick(sampleRate: 16000, options: .init(fftSize: 2048)).fftSize == 2048)
+    }
+
+    @Test func vowelEnvelopePeaksAtItsFormants() {
+        let sampleRate = 16000
+        let formants = [700.0, 1200, 2600]
+        let vowel = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.3, formants: formants)
+        let analysis = CheapTrick(sampleRate: sampleRate)
+        let envelope = decibels(analysis.estimate(vowel, contour: steadyContour(f0: 120, duration: 0.3)).row(1))
+        let binWidth = Double(sampleRate) / Double(analysis.fftSize)
+        let peaks = (1..<(envelope.count - 1)).filter { envelope[$0] > envelope[$0 - 1] && envelope[$0] >= envelope[$0 + 1] }
+        for formant in formants {
+            let nearest = peaks.map { abs(Double($0) * binWidth - formant) }.min() ?? .infinity
+            #expect(nearest < 60, "no envelope peak near \(formant) Hz")
+        }
+        let valley = envelope[Int(1900 / binWidth)]
+        #expect(envelope[Int(1200 / binWidth)] - valley > 6)
+        #expect(envelope[Int(2600 / binWidth)] - valley > 6)
+    }
+
+    @Test func pulseTrainEnvelopeIsFlat() {
+        let sampleRate = 16000
+        let pulses = Signals.pulseTrain(f0: 125, sampleRate: sampleRate, duration: 0.3)
+        let analysis = CheapTrick(sampleRate: sampleRate)
+        let envelope = decibels(analysis.estimate(pulses, contour: steadyContour(f0: 125, duration: 0.3)).row(1))
+        let binWidth = Double(sampleRate) / Double(analysis.fftSize)
+        let band = envelope[Int(200 / binWidth)...Int(7500 / binWidth)]
+        #expect(band.max()! - band.min()! < 0.5)
+    }
+
+    @Test func everyFrameIsFinitePositiveWhateverTheInput() {
+        let sampleRate = 8000
+        let count = 2400
+        let inputs: [[Double]] = [
+            [Double](repeating: 0, count: count),
+            [Double](repeating: 0.5, count: count),
+            Signals.whiteNoise(count: count),
+        ]
+        let contour = F0Contour(time: [0, 0.1, 0.2, 0.3, 0.4], f0: [0, 120, -5, 3999, 1e6])
+        let analysis = CheapTrick(sampleRate: sampleRate)
+        for signal in inputs {
+            let spectrogram = analysis.estimate(signal, contour: contour)
+            #expect(spectrogram.rows == 5 && spectrogram.columns == analysis.fftSize / 2 + 1)
+            #expect(spectrogram.storage.allSatisfy { $0.isFinite && $0 > 0 })
+        }
+    }
+
+    @Test func shortInputAtTheHighestRate() {
+        let sampleRate = 192_000
+        let signal = Signals.vowel(f0: 200, sampleRate: sampleRate, duration: 0.045)
+        let analysis = CheapTrick(sampleRate: sampleRate)
+        let spectrogram = analysis.estimate(signal, contour: F0Contour(f0: [0, 200], framePeriod: 5))
+        #expect(analysis.fftSize == 8192)
+        #expect(spectrogram.storage.allSatisfy { $0.isFinite && $0 > 0 })
+    }
+
+    @Test func unvoicedFramesAreAnalysedLikeWorldsDefaultF0() {
+        let sampleRate = 16000
+        let noise = Signals.whiteNoise(count: 4800)
+        let analysis = CheapTrick(sampleRate: sampleRate)
+        let spectrogram = analysis.estimate(noise, contour: F0Contour(time: [0.15, 0.15], f0: [0, 500]))
+        for bin in 0..<spectrogram.columns {
+            #expect(abs(spectrogram[0, bin] / spectrogram[1, bin] - 1) < 1e-6)
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import KoeWorld
+import TestSupport
+import Testing
+
+@Suite struct D4CTests {
+    /// A contour holding `f0` at a few frames around the middle of a `duration`-second signal.
+    private func steadyContour(f0: Double, duration: Double, frames: Int = 3) -> F0Contour {
+        let times = (0..<frames).map { duration / 2 + Double($0 - frames / 2) * 0.005 }
+        return F0Contour(time: times, f0: [Double](repeating: f0, count: frames))
+    }
+
+    private func decibels(_ amplitude: [Double]) -> [Double] {
+        amplitude.map { 20 * log10($0) }
+    }
+
+    private func level(_ row: [Double], at frequency: Double, sampleRate: Int, fftSize: Int) -> Double {
+        decibels(row)[Int(frequency * Double(fftSize) / Double(sampleRate))]
+    }
+
+    @Test func whiteNoiseIsAperiodicEverywhere() {
+        let sampleRate = 48000
+        let noise = Signals.whiteNoise(count: 14400)
+        let fftSize = CheapTrick.fftSize(sampleRate: sampleRate, f0Floor: 71)
+        let contour = steadyContour(f0: 150, duration: 0.3, frames: 2)
+        let judged = D4C(sampleRate: sampleRate, fftSize: fftSize).estimate(noise, contour: contour)
+        #expect(judged.storage.allSatisfy { abs($0 - 1) < 1e-9 }, "the love train should call noise unvoiced")
+
+        let forced = D4C(sampleRate: sampleRate, fftSize: fftSize, options: .init(threshold: 0)).estimate(noise, contour: contour)
+        for frame in 0..<forced.rows {
+            let row = forced.row(frame)
+            for band in stride(from: 3000.0, through: 15000, by: 3000) {
+                let level = level(row, at: band, sampleRate: sampleRate, fftSize: fftSize)
+                #expect(level > -6, "\(band) Hz at \(level) dB")
+            }
+        }
+    }
+
+    @Test func pulseTrainVowelIsPeriodicInLowBands() {
+        let sampleRate = 16000
+        let vowel = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.3)
+        let fftSize = CheapTrick.fftSize(sampleRate: sampleRate, f0Floor: 71)
+        let aperiodicity = D4C(sampleRate: sampleRate, fftSize: fftSize).estimate(vowel, contour: steadyContour(f0: 120, duration: 0.3))
+        for frame in 0..<aperiodicity.rows {
+            let row = aperiodicity.row(frame)
+            #expect(level(row, at: 1000, sampleRate: sampleRate, fftSize: fftSize) < -30)
+            #expect(level(row, at: 3000, sampleRate: sampleRate, fftSize: fftSize) < -15)
+            #expect(row.allSatisfy { $0 > 0 && $0 <= 1 })
+        }
+    }
+
+    @Test func unvoicedFramesStayFullyAperiodic() {
+        let sampleRate = 16000
+        let vowel = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.3)
+        let contour = F0Contour(time: [0.1, 0.15, 0.2], f0: [0, 120, 0])
+        let aperiodicity = D4C(sampleRate: sampleRate, fftSize: 1024).estimate(vowel, contour: contour)
+        #expect(aperiodicity.rows == 3 && aperiodicity.columns == 513)
+        for frame in [0, 2] {
+            #expect(aperiodicity.row(frame).allSatisfy { abs($0 - 1) < 1e-9 })
+        }
+        #expect(aperiodicity.row(1).contains { $0 < 0.5 })
+    }
+
+    /// Below 15.8 kHz WORLD's voiced/unvoiced band runs past Nyquist and it finds (almost) no voiced frame.
+    @Test func lowSampleRatesFindNoPeriodicFrame() {
+        let sampleRate = 8000
+        let vowel = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.3)
+        let aperiodicity = D4C(sampleRate: sampleRate, fftSize: 512).estimate(vowel, contour: steadyContour(f0: 120, duration: 0.3))
+        #expect(aperiodicity.storage.allSatisfy { abs($0 - 1) < 1e-9 })
+    }
+
+    @Test func anyInputGivesAperiodicityInRange() {
+        let inputs: [(rate: Int, signal: [Double])] = [
+            (16000, [Double](repeating: 0, count: 2400)),
+            (16000, [Double](repeating: -0.5, count: 2400)),
+            (16000, Signals.whiteNoise(count: 700)),
+            (192_000, Signals.vowel(f0: 200, sampleRate: 192_000, duration: 0.02)),
+        ]
+        let contour = F0Contour(time: [0, 0.01, 0.02, 0.03, 0.04, 0.05], f0: [0, 120, -5, 7000, .nan, .infinity])
+        for input in inputs {
+            let fftSize = CheapTrick.fftSize(sampleRate: input.rate, f0Floor: 71)
+            let aperiodicity = D4C(sampleRate: input.rate, fftSize: fftSize, options: .init(threshold: 0))
+                .estimate(input.signal, contour: contour)
+            #expect(aperiodicity.rows == contour.frameCount && aperiodicity.columns == fftSize / 2 + 1)
+            #expect(aperiodicity.storage.allSatisfy { $0 > 0 && $0 <= 1 }, "at \(input.rate) Hz")
+        }
+    }
+}

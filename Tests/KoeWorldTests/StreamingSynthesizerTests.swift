@@ -1,0 +1,193 @@
+import Foundation
+@testable import KoeWorld
+import Testing
+
+@Suite struct StreamingSynthesizerTests {
+    /// A reproducible uniform source (64-bit LCG, top 53 bits).
+    private struct Uniform {
+        var state: UInt64
+
+        mutating func next(in range: ClosedRange<Double> = 0...1) -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let unit = Double(state >> 11) / Double(1 << 53)
+            return range.lowerBound + unit * (range.upperBound - range.lowerBound)
+        }
+    }
+
+    private struct Parameters {
+        var f0: [Double]
+        var spectrogram: Matrix
+        var aperiodicity: Matrix
+    }
+
+    /// Voiced and unvoiced runs with a wandering F0, a few F0 values below what WORLD renders,
+    /// a random envelope and aperiodicity with some values outside [0, 1].
+    private func randomParameters(frames: Int, fftSize: Int, seed: UInt64, f0Range: ClosedRange<Double> = 80...400)
+        -> Parameters
+    {
+        var uniform = Uniform(state: seed)
+        let bins = fftSize / 2 + 1
+        var parameters = Parameters(
+            f0: [Double](repeating: 0, count: frames),
+            spectrogram: Matrix(rows: frames, columns: bins),
+            aperiodicity: Matrix(rows: frames, columns: bins))
+        var voiced = uniform.next() < 0.5
+        var f0 = uniform.next(in: f0Range)
+        for frame in 0..<frames {
+            if uniform.next() < 0.1 { voiced.toggle() }
+            f0 = min(f0Range.upperBound, max(f0Range.lowerBound, f0 * uniform.next(in: 0.95...1.05)))
+            parameters.f0[frame] = voiced ? f0 : 0
+            if uniform.next() < 0.03 { parameters.f0[frame] = uniform.next(in: 1...20) }
+            for bin in 0..<bins {
+                parameters.spectrogram[frame, bin] = exp(uniform.next(in: -14...(-6)))
+                parameters.aperiodicity[frame, bin] = uniform.next(in: -0.05...1.05)
+            }
+        }
+        return parameters
+    }
+
+    private func offline(_ parameters: Parameters, sampleRate: Int, framePeriod: Double) -> [Double] {
+        Synthesis(sampleRate: sampleRate, framePeriod: framePeriod).synthesize(
+            f0: parameters.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
+    }
+
+    /// Feeds the frames in groups of the given sizes (cycled), draining after each group, then finishes.
+    /// Records, after every drain, how many samples the frames so far span but are not drained yet.
+    private func streamed(
+        _ parameters: Parameters, sampleRate: Int, framePeriod: Double, fftSize: Int, groups: [Int],
+        heldBack: ((Int, Int) -> Void)? = nil
+    ) -> [Double] {
+        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        var output: [Double] = []
+        var frame = 0
+        var group = 0
+        while frame < parameters.f0.count {
+            let end = min(parameters.f0.count, frame + groups[group % groups.count])
+            for row in frame..<end {
+                append(row, of: parameters, to: synthesizer)
+            }
+            frame = end
+            group += 1
+            let drained = synthesizer.drain(into: &output)
+            #expect(drained >= 0)
+            let spanned = Synthesis.outputLength(frameCount: frame, sampleRate: sampleRate, framePeriod: framePeriod)
+            heldBack?(spanned - output.count, synthesizer.latency)
+        }
+        let before = output.count
+        #expect(synthesizer.finish(into: &output) == output.count - before)
+        return output
+    }
+
+    private func append(_ row: Int, of parameters: Parameters, to synthesizer: StreamingSynthesizer) {
+        parameters.spectrogram.withRow(row) { spectrum in
+            parameters.aperiodicity.withRow(row) { aperiodicity in
+                synthesizer.append(f0: parameters.f0[row], spectrum: spectrum, aperiodicity: aperiodicity)
+            }
+        }
+    }
+
+    @Test(arguments: [16000, 48000], [1.0, 5.0, 7.3])
+    func anyGroupingOfFramesGivesTheWholeSignalSamples(sampleRate: Int, framePeriod: Double) {
+        let fftSize = sampleRate == 16000 ? 1024 : 2048
+        let frames = Int(150 / framePeriod)
+        let seed = UInt64(sampleRate) + UInt64(framePeriod * 10)
+        let parameters = randomParameters(frames: frames, fftSize: fftSize, seed: seed)
+        let whole = offline(parameters, sampleRate: sampleRate, framePeriod: framePeriod)
+        let length = Synthesis.outputLength(frameCount: frames, sampleRate: sampleRate, framePeriod: framePeriod)
+        #expect(whole.count == length)
+        #expect(whole.contains { $0 != 0 })
+
+        for groups in [[1], [7], [100], [frames], [3, 1, 11, 2]] {
+            let output = streamed(
+                parameters, sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, groups: groups)
+            #expect(output == whole, "groups of \(groups)")
+        }
+    }
+
+    @Test(arguments: [(8000, 1.0, 256), (16000, 5.0, 1024), (48000, 7.3, 2048)])
+    func heldBackSamplesStayWithinTheLatency(sampleRate: Int, framePeriod: Double, fftSize: Int) {
+        // F0 from just above the rendered floor, where pulses are furthest apart.
+        let lowest = Double(sampleRate / fftSize) + 1
+        let parameters = randomParameters(
+            frames: Int(200 / framePeriod), fftSize: fftSize, seed: 3, f0Range: lowest...(4 * lowest))
+        var largest = 0
+        var bound = 0
+        _ = streamed(parameters, sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, groups: [1]) {
+            largest = max(largest, $0)
+            bound = $1
+        }
+        #expect(largest > 0)
+        #expect(largest <= bound)
+    }
+
+    @Test func storageStaysBoundedOverALongStream() {
+        let sampleRate = 8000
+        let fftSize = 32
+        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: 1, fftSize: fftSize)
+        let parameters = randomParameters(frames: 500, fftSize: fftSize, seed: 9, f0Range: 260...1000)
+        var output: [Double] = []
+        var drained = 0
+        var early = synthesizer.storage
+        for frame in 0..<20_000 {
+            append(frame % 500, of: parameters, to: synthesizer)
+            drained += synthesizer.drain(into: &output)
+            output.removeAll(keepingCapacity: true)
+            if frame == 999 { early = synthesizer.storage }
+        }
+        #expect(synthesizer.storage == early)
+        #expect(synthesizer.storage.frames <= 8)
+        #expect(synthesizer.storage.samples <= 2 * fftSize)
+        drained += synthesizer.finish(into: &output)
+        #expect(drained == Synthesis.outputLength(frameCount: 20_000, sampleRate: sampleRate, framePeriod: 1))
+    }
+
+    @Test func noFramesGiveNoSamples() {
+        let synthesizer = StreamingSynthesizer(sampleRate: 16000, framePeriod: 5, fftSize: 1024)
+        var output: [Double] = []
+        #expect(synthesizer.drain(into: &output) == 0)
+        #expect(synthesizer.finish(into: &output) == 0)
+        #expect(output.isEmpty)
+    }
+
+    @Test(arguments: [
+        (16000, 5.0, 1024, 150.0), (8000, 2.5, 256, 0.0), (48000, 1.0, 2048, 300.0), (8000, 0.1, 256, 200.0),
+    ])
+    func aSingleFrameIsHeldUntilFinishAndMatchesTheOfflineSamples(
+        sampleRate: Int, framePeriod: Double, fftSize: Int, f0: Double
+    ) {
+        var parameters = randomParameters(frames: 1, fftSize: fftSize, seed: 5)
+        parameters.f0[0] = f0
+        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        var output: [Double] = []
+        append(0, of: parameters, to: synthesizer)
+        #expect(synthesizer.drain(into: &output) == 0)
+        _ = synthesizer.finish(into: &output)
+        #expect(output == offline(parameters, sampleRate: sampleRate, framePeriod: framePeriod))
+        #expect(output.count == Synthesis.outputLength(frameCount: 1, sampleRate: sampleRate, framePeriod: framePeriod))
+    }
+
+    @Test func finishingTwiceAddsNothing() {
+        let parameters = randomParameters(frames: 20, fftSize: 256, seed: 2)
+        let synthesizer = StreamingSynthesizer(sampleRate: 8000, framePeriod: 5, fftSize: 256)
+        var output: [Double] = []
+        for row in 0..<20 { append(row, of: parameters, to: synthesizer) }
+        #expect(synthesizer.finish(into: &output) == 800)
+        #expect(synthesizer.finish(into: &output) == 0)
+        #expect(synthesizer.drain(into: &output) == 0)
+        #expect(output.count == 800)
+    }
+
+    /// A long frame period lets F0 near the rendered floor, half-voiced at a voicing edge, space pulses
+    /// further apart than the FFT size; their noise is longer than the transform and must not overrun it.
+    @Test func pulsesFurtherApartThanTheFFTSizeRenderFinite() {
+        let sampleRate = 16000
+        let fftSize = 1024
+        var parameters = randomParameters(frames: 12, fftSize: fftSize, seed: 4)
+        parameters.f0 = [0, 0, 17, 17, 17, 17, 0, 0, 17, 17, 0, 0]
+        let whole = offline(parameters, sampleRate: sampleRate, framePeriod: 100)
+        #expect(whole.count == 19_200)
+        #expect(whole.allSatisfy { $0.isFinite })
+        let output = streamed(parameters, sampleRate: sampleRate, framePeriod: 100, fftSize: fftSize, groups: [1])
+        #expect(output == whole)
+    }
+}
