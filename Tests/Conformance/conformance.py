@@ -315,11 +315,11 @@ def format_line(outcome):
     parts = [
         f"{label:<22}",
         f"frames {figures.get('frames', '-'):>5}",
-        f"dio vuv {number('dio_vuv', '{:6.2f}')}% p99 {number('dio_p99', '{:.3f}')}%",
-        f"harvest vuv {number('harvest_vuv', '{:6.2f}')}% p99 {number('harvest_p99', '{:.3f}')}%",
-        f"cheaptrick {number('cheaptrick', '{:.4f}')} dB",
-        f"d4c {number('d4c', '{:.4f}')} dB",
-        f"synth {number('synthesis', '{:.4f}')} dB",
+        f"dio vuv {number('dio_vuv', '{:6.2f}')}% p99 {number('dio_p99', '{:.3g}')}%",
+        f"harvest vuv {number('harvest_vuv', '{:6.2f}')}% p99 {number('harvest_p99', '{:.3g}')}%",
+        f"cheaptrick {number('cheaptrick', '{:.3g}')} dB",
+        f"d4c {number('d4c', '{:.3g}')} dB",
+        f"synth {number('synthesis', '{:.3g}')} dB",
         f"{outcome.seconds:5.1f}s",
         "PASS" if outcome.passed else "FAIL",
     ]
