@@ -5,10 +5,10 @@ import KoeStages
 import KoeWorld
 
 struct VoiceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("F0 ratio (> 0): 2 is an octave up.", valueName: "ratio"))
+    @Option(help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
     var pitch: Double?
 
-    @Option(help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
     var semitones: Double?
 
     @Option(name: .customLong("pitch-median"), help: ArgumentHelp(
@@ -16,13 +16,13 @@ struct VoiceOptions: ParsableArguments {
     var pitchMedian: Double?
 
     @Option(name: .customLong("pitch-range"), help: ArgumentHelp(
-        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged.", valueName: "ratio"))
+        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged (at most 10).", valueName: "ratio"))
     var pitchRange: Double?
 
     @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
     var formant: Double?
 
-    @Option(help: ArgumentHelp("Speed (> 0; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
+    @Option(help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
     var tempo: Double?
 
     @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
@@ -37,19 +37,32 @@ struct VoiceOptions: ParsableArguments {
         if pitch != nil && semitones != nil {
             throw ValidationError("give --pitch or --semitones, not both")
         }
-        try requirePositive(pitch, "--pitch")
+        try requireRatio(pitch, "--pitch")
         try requirePositive(formant, "--formant")
-        try requirePositive(tempo, "--tempo")
-        try requirePositive(pitchMedian, "--pitch-median")
+        try requireRatio(tempo, "--tempo")
+        if let pitchMedian, !(Self.medianRange.contains(pitchMedian)) {
+            throw ValidationError("--pitch-median must be between 10 and 5000 Hz (got \(pitchMedian))")
+        }
         if let semitones, !semitones.isFinite || abs(semitones) > 48 {
             throw ValidationError("--semitones must be between -48 and 48 (got \(semitones))")
         }
-        if let pitchRange, !(pitchRange.isFinite && pitchRange >= 0) {
-            throw ValidationError("--pitch-range must be 0 or more (got \(pitchRange))")
+        if let pitchRange, !(0...10).contains(pitchRange) {
+            throw ValidationError("--pitch-range must be between 0 and 10 (got \(pitchRange))")
         }
         if let preset, Preset.named(preset) == nil {
             let names = Preset.all.map(\.name).joined(separator: ", ")
             throw ValidationError("unknown preset '\(preset)' (presets: \(names))")
+        }
+    }
+
+    /// Pitch and tempo ratios reach as far as --semitones does, four octaves: beyond that an F0 or an output
+    /// length runs off towards infinity rather than towards a voice.
+    private static let ratioRange = 1.0 / 16...16
+    private static let medianRange = 10.0...5000
+
+    private func requireRatio(_ value: Double?, _ flag: String) throws {
+        if let value, !Self.ratioRange.contains(value) {
+            throw ValidationError("\(flag) must be between 0.0625 and 16 (got \(value))")
         }
     }
 
@@ -78,11 +91,11 @@ struct EqualizerOptions: ParsableArguments {
         valueName: "type:freq[:gain-db[:q]]"))
     var bandSpecs: [String] = []
 
-    @Option(name: .customLong("geq"), help: ArgumentHelp(
+    @Option(name: .customLong("geq"), parsing: .unconditional, help: ArgumentHelp(
         "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"))
     var graphic: String?
 
-    @Option(help: ArgumentHelp("Output gain in dB.", valueName: "db"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output gain in dB.", valueName: "db"))
     var gain: Double?
 
     func validate() throws {
