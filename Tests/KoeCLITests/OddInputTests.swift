@@ -32,14 +32,14 @@ import TestSupport
     @Test(arguments: [Mode.pitch, .equalizerOnly])
     func zeroLengthFile(mode: Mode) throws {
         koe.write([], to: "empty.wav")
-        try expectRefusal(["empty.wav", "out.wav"] + mode.arguments, mentioning: "empty.wav")
+        try koe.expectRefusal(["empty.wav", "out.wav"] + mode.arguments, mentioning: "empty.wav")
     }
 
     @Test(arguments: [Mode.pitch, .equalizerOnly])
     func headerOnlyWav(mode: Mode) throws {
         try koe.writeVowel(duration: 0.1)
         koe.write(Array(koe.bytes(of: "vowel.wav").prefix(44)), to: "header.wav")
-        try expectRefusal(["header.wav", "out.wav"] + mode.arguments, mentioning: "header.wav")
+        try koe.expectRefusal(["header.wav", "out.wav"] + mode.arguments, mentioning: "header.wav")
     }
 
     @Test(arguments: [Mode.pitch, .equalizerOnly])
@@ -47,29 +47,29 @@ import TestSupport
         try koe.writeVowel(duration: 0.1)
         let bytes = koe.bytes(of: "vowel.wav")
         koe.write(Array(bytes.prefix(44 + (bytes.count - 44) / 2)), to: "cut.wav")
-        try expectRefusal(["cut.wav", "out.wav"] + mode.arguments, mentioning: "truncated")
+        try koe.expectRefusal(["cut.wav", "out.wav"] + mode.arguments, mentioning: "truncated")
     }
 
     @Test(arguments: [Mode.pitch, .equalizerOnly])
     func randomBytesNamedWav(mode: Mode) throws {
         let noise = Signals.whiteNoise(count: 4096, amplitude: 128, seed: 7)
         koe.write(noise.map { UInt8(truncatingIfNeeded: Int($0) + 128) }, to: "noise.wav")
-        try expectRefusal(["noise.wav", "out.wav"] + mode.arguments, mentioning: "noise.wav")
+        try koe.expectRefusal(["noise.wav", "out.wav"] + mode.arguments, mentioning: "noise.wav")
     }
 
     @Test(arguments: [Mode.pitch, .equalizerOnly])
     func textNamedWav(mode: Mode) throws {
         koe.write(Array(String(repeating: "not audio at all\n", count: 100).utf8), to: "notes.wav")
-        try expectRefusal(["notes.wav", "out.wav"] + mode.arguments, mentioning: "notes.wav")
+        try koe.expectRefusal(["notes.wav", "out.wav"] + mode.arguments, mentioning: "notes.wav")
     }
 
     @Test func folderAsInput() throws {
         try FileManager.default.createDirectory(atPath: koe.path("takes.wav"), withIntermediateDirectories: false)
-        try expectRefusal(["takes.wav", "out.wav", "--pitch", "1.2"], mentioning: "takes.wav")
+        try koe.expectRefusal(["takes.wav", "out.wav", "--pitch", "1.2"], mentioning: "takes.wav")
     }
 
     @Test func missingInput() throws {
-        try expectRefusal(["absent.wav", "out.wav", "--pitch", "1.2"], mentioning: "absent.wav")
+        try koe.expectRefusal(["absent.wav", "out.wav", "--pitch", "1.2"], mentioning: "absent.wav")
     }
 
     /// NaN or infinity cannot become sound on any path; the EQ-only path must not pass it on either.
@@ -79,7 +79,7 @@ import TestSupport
             var samples = Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.1)
             samples[321] = bad
             try koe.writeAudio(samples, to: "bad.wav", encoding: encoding)
-            try expectRefusal(["bad.wav", "out.wav"] + mode.arguments, mentioning: "bad.wav: sample 321 ")
+            try koe.expectRefusal(["bad.wav", "out.wav"] + mode.arguments, mentioning: "bad.wav: sample 321 ")
         }
     }
 
@@ -90,16 +90,16 @@ import TestSupport
         try koe.writeAudio([0.25], to: "one.wav")
         let outcome = try convert("one.wav", to: "out.wav", mode.arguments)
         if mode == .equalizerOnly {
-            try expectConverted(outcome, from: "one.wav", to: "out.wav")
+            try koe.expectConverted(outcome, from: "one.wav", to: "out.wav")
         } else {
-            try expectConvertedOrRefused(outcome, from: "one.wav", to: "out.wav")
+            try koe.expectConvertedOrRefused(outcome, from: "one.wav", to: "out.wav")
         }
     }
 
     @Test(arguments: Mode.allCases)
     func silence(mode: Mode) throws {
         try koe.writeAudio(Array(repeating: 0, count: 1600), to: "silence.wav")
-        try expectConverted(try convert("silence.wav", to: "out.wav", mode.arguments), from: "silence.wav", to: "out.wav")
+        try koe.expectConverted(try convert("silence.wav", to: "out.wav", mode.arguments), from: "silence.wav", to: "out.wav")
         #expect(try AudioFile(reading: koe.path("out.wav")).readChannel(0).allSatisfy { $0 == 0 })
     }
 
@@ -107,25 +107,25 @@ import TestSupport
     func fullScaleClippedNoise(mode: Mode) throws {
         let noise = Signals.whiteNoise(count: 1600, amplitude: 4, seed: 3).map { min(max($0, -1), 1) }
         try koe.writeAudio(noise, to: "loud.wav")
-        try expectConverted(try convert("loud.wav", to: "out.wav", mode.arguments), from: "loud.wav", to: "out.wav")
+        try koe.expectConverted(try convert("loud.wav", to: "out.wav", mode.arguments), from: "loud.wav", to: "out.wav")
     }
 
     @Test(arguments: Mode.allCases)
     func directCurrent(mode: Mode) throws {
         try koe.writeAudio(Array(repeating: 0.5, count: 1600), to: "dc.wav")
-        try expectConverted(try convert("dc.wav", to: "out.wav", mode.arguments), from: "dc.wav", to: "out.wav")
+        try koe.expectConverted(try convert("dc.wav", to: "out.wav", mode.arguments), from: "dc.wav", to: "out.wav")
     }
 
     @Test(arguments: Mode.allCases, [8000, 192_000])
     func extremeSampleRates(mode: Mode, sampleRate: Int) throws {
         try koe.writeVowel(to: "voice.wav", sampleRate: sampleRate, duration: 0.1)
-        try expectConverted(try convert("voice.wav", to: "out.wav", mode.arguments), from: "voice.wav", to: "out.wav")
+        try koe.expectConverted(try convert("voice.wav", to: "out.wav", mode.arguments), from: "voice.wav", to: "out.wav")
     }
 
     @Test(arguments: Mode.allCases, [1, 6])
     func channelCounts(mode: Mode, channels: Int) throws {
         try writeVoices(to: "voices.wav", channels: channels, format: format(SF_FORMAT_WAV, SF_FORMAT_PCM_16))
-        try expectConverted(try convert("voices.wav", to: "out.wav", mode.arguments), from: "voices.wav", to: "out.wav")
+        try koe.expectConverted(try convert("voices.wav", to: "out.wav", mode.arguments), from: "voices.wav", to: "out.wav")
     }
 
     /// Every sample encoding comes back in the same encoding.
@@ -134,7 +134,7 @@ import TestSupport
     ])
     func sampleEncodings(mode: Mode, encoding: Int) throws {
         try writeVoices(to: "voice.wav", channels: 1, format: format(SF_FORMAT_WAV, encoding))
-        try expectConverted(try convert("voice.wav", to: "out.wav", mode.arguments), from: "voice.wav", to: "out.wav")
+        try koe.expectConverted(try convert("voice.wav", to: "out.wav", mode.arguments), from: "voice.wav", to: "out.wav")
         #expect(try AudioFile(reading: koe.path("out.wav")).format.encoding == Int32(encoding))
     }
 
@@ -142,15 +142,15 @@ import TestSupport
     func rf64(mode: Mode) throws {
         try writeVoices(to: "voices.rf64", channels: 2, format: format(SF_FORMAT_RF64, SF_FORMAT_PCM_24))
         #expect(koe.bytes(of: "voices.rf64").prefix(4).elementsEqual("RF64".utf8))
-        try expectConverted(try convert("voices.rf64", to: "out.rf64", mode.arguments), from: "voices.rf64", to: "out.rf64")
-        try expectConverted(try convert("voices.rf64", to: "out.wav", mode.arguments), from: "voices.rf64", to: "out.wav")
+        try koe.expectConverted(try convert("voices.rf64", to: "out.rf64", mode.arguments), from: "voices.rf64", to: "out.rf64")
+        try koe.expectConverted(try convert("voices.rf64", to: "out.wav", mode.arguments), from: "voices.rf64", to: "out.wav")
     }
 
     @Test(arguments: [Mode.pitch, .equalizerOnly])
     func waveFormatExtensible(mode: Mode) throws {
         try writeVoices(to: "voices.wav", channels: 2, format: format(SF_FORMAT_WAVEX, SF_FORMAT_PCM_24))
         #expect(koe.bytes(of: "voices.wav")[20...21].elementsEqual([0xFE, 0xFF]), "format tag of WAVE_FORMAT_EXTENSIBLE")
-        try expectConverted(try convert("voices.wav", to: "out.wav", mode.arguments), from: "voices.wav", to: "out.wav")
+        try koe.expectConverted(try convert("voices.wav", to: "out.wav", mode.arguments), from: "voices.wav", to: "out.wav")
     }
 
     @Test(arguments: [Mode.pitch, .equalizerOnly])
@@ -158,8 +158,8 @@ import TestSupport
         try writeVoices(to: "voices.aiff", channels: 2, format: format(SF_FORMAT_AIFF, SF_FORMAT_PCM_16))
         let header = koe.bytes(of: "voices.aiff")
         #expect(header.prefix(4).elementsEqual("FORM".utf8) && header[8..<12].elementsEqual("AIFF".utf8))
-        try expectConverted(try convert("voices.aiff", to: "out.aiff", mode.arguments), from: "voices.aiff", to: "out.aiff")
-        try expectConverted(try convert("voices.aiff", to: "out.wav", mode.arguments), from: "voices.aiff", to: "out.wav")
+        try koe.expectConverted(try convert("voices.aiff", to: "out.aiff", mode.arguments), from: "voices.aiff", to: "out.aiff")
+        try koe.expectConverted(try convert("voices.aiff", to: "out.wav", mode.arguments), from: "voices.aiff", to: "out.wav")
     }
 
     // MARK: Outputs that cannot be written
@@ -170,14 +170,14 @@ import TestSupport
             Issue.record("no unwritable folder on this machine")
             return
         }
-        try expectRefusal(["vowel.wav", locked + "/out.wav", "--pitch", "1.2"], mentioning: "cannot write")
+        try koe.expectRefusal(["vowel.wav", locked + "/out.wav", "--pitch", "1.2"], mentioning: "cannot write")
     }
 
     @Test(.enabled(if: MountNamespace.command != nil, "needs a private mount namespace (unshare) to mount a tmpfs"))
     func readOnlyOutputFolder() throws {
         try koe.writeVowel(duration: 0.1)
         let outcome = try convertOnTmpfs(options: "ro,size=64k", ["vowel.wav", "mount/out.wav", "--pitch", "1.2"])
-        try expectRefusal(outcome, mentioning: "cannot write")
+        try koe.expectRefusal(outcome, mentioning: "cannot write")
         #expect(outcome.standardOutput.isEmpty, "left in the read-only folder: \(outcome.standardOutput)")
     }
 
@@ -186,7 +186,7 @@ import TestSupport
     func fullDisk(mode: Mode) throws {
         try koe.writeVowel(duration: 0.25)
         let outcome = try convertOnTmpfs(options: "size=4k", ["vowel.wav", "mount/out.wav"] + mode.arguments)
-        try expectRefusal(outcome, mentioning: "mount/out.wav: write failed: No space left on device")
+        try koe.expectRefusal(outcome, mentioning: "mount/out.wav: write failed: No space left on device")
         #expect(outcome.standardOutput.isEmpty, "left on the full disk: \(outcome.standardOutput)")
     }
 
@@ -195,13 +195,13 @@ import TestSupport
         try koe.writeVowel(duration: 0.25)
         let outcome = try koe.runBounded(
             ["vowel.wav", "-", "--out-type", "raw", "--pitch", "1.2"], standardOutput: "/dev/full")
-        try expectRefusal(outcome, mentioning: "No space left on device")
+        try koe.expectRefusal(outcome, mentioning: "No space left on device")
     }
 
     @Test func folderAsOutput() throws {
         try koe.writeVowel(duration: 0.1)
         try FileManager.default.createDirectory(atPath: koe.path("out.wav"), withIntermediateDirectories: false)
-        try expectRefusal(["vowel.wav", "out.wav", "--pitch", "1.2"], mentioning: "out.wav")
+        try koe.expectRefusal(["vowel.wav", "out.wav", "--pitch", "1.2"], mentioning: "out.wav")
     }
 
     /// However the output names the input (the same spelling, another spelling, a hard or symbolic link),
@@ -212,64 +212,16 @@ import TestSupport
         try FileManager.default.linkItem(atPath: koe.path("vowel.wav"), toPath: koe.path("hard.wav"))
         try FileManager.default.createSymbolicLink(atPath: koe.path("soft.wav"), withDestinationPath: "vowel.wav")
         for output in ["vowel.wav", "./vowel.wav", koe.path("vowel.wav"), "hard.wav", "soft.wav"] {
-            try expectRefusal(["vowel.wav", output, "--pitch", "1.2"], mentioning: "same file")
+            try koe.expectRefusal(["vowel.wav", output, "--pitch", "1.2"], mentioning: "same file")
             let isUnchanged = koe.bytes(of: "vowel.wav") == original
             #expect(isUnchanged, "input changed by output \(output)")
         }
     }
 
-    // MARK: Expectations
+    // MARK: Running
 
     private func convert(_ input: String, to output: String, _ options: [String]) throws -> Outcome {
         try koe.runBounded([input, output] + options)
-    }
-
-    /// A correct conversion: status 0, nothing on stderr but warnings, and beside what was there before only
-    /// the output, which matches the input's rate, channels and length with finite samples throughout.
-    private func expectConverted(
-        _ outcome: Outcome, from input: String, to output: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        try #require(outcome.endedNormally, "\(outcome)", sourceLocation: sourceLocation)
-        #expect(outcome.status == 0, "\(outcome)", sourceLocation: sourceLocation)
-        #expect(outcome.errorLines.allSatisfy { $0.hasPrefix("koe: warning: ") }, "\(outcome)", sourceLocation: sourceLocation)
-        #expect(Set(koe.contents()) == Set(outcome.contentsBefore + [output]), "files left behind", sourceLocation: sourceLocation)
-        let source = try AudioFile(reading: koe.path(input))
-        let result = try AudioFile(reading: koe.path(output))
-        #expect(result.sampleRate == source.sampleRate, sourceLocation: sourceLocation)
-        #expect(result.channels == source.channels, sourceLocation: sourceLocation)
-        #expect(result.frames == source.frames, sourceLocation: sourceLocation)
-        #expect(try result.readAll().joined().allSatisfy(\.isFinite), "non-finite output", sourceLocation: sourceLocation)
-    }
-
-    private func expectConvertedOrRefused(
-        _ outcome: Outcome, from input: String, to output: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        if outcome.endedNormally && outcome.status == 0 {
-            try expectConverted(outcome, from: input, to: output, sourceLocation: sourceLocation)
-        } else {
-            try expectRefusal(outcome, sourceLocation: sourceLocation)
-        }
-    }
-
-    private func expectRefusal(
-        _ arguments: [String], mentioning detail: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        try expectRefusal(try koe.runBounded(arguments), mentioning: detail, sourceLocation: sourceLocation)
-    }
-
-    /// A clean failure: an ordinary non-zero exit, exactly one line `koe: error: ...`, and no file added,
-    /// removed or left behind.
-    private func expectRefusal(
-        _ outcome: Outcome, mentioning detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
-        try #require(outcome.endedNormally, "\(outcome)", sourceLocation: sourceLocation)
-        #expect(outcome.status != 0, "\(outcome)", sourceLocation: sourceLocation)
-        #expect(outcome.errorLines.count == 1, "\(outcome)", sourceLocation: sourceLocation)
-        #expect(outcome.standardError.hasPrefix("koe: error: "), "\(outcome)", sourceLocation: sourceLocation)
-        if let detail {
-            #expect(outcome.standardError.contains(detail), "\(outcome)", sourceLocation: sourceLocation)
-        }
-        #expect(koe.contents() == outcome.contentsBefore, "files left behind", sourceLocation: sourceLocation)
     }
 
     // MARK: Inputs
@@ -339,6 +291,57 @@ enum MountNamespace {
             return probe.terminationReason == .exit && probe.terminationStatus == 0
         }
     }()
+}
+
+/// What every run of koe on odd input must end in.
+extension CommandRunner {
+    /// A correct conversion: status 0, nothing on stderr but warnings, and beside what was there before only
+    /// the output, which matches the input's rate, channels and length with finite samples throughout.
+    func expectConverted(
+        _ outcome: Outcome, from input: String, to output: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try #require(outcome.endedNormally, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.status == 0, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.errorLines.allSatisfy { $0.hasPrefix("koe: warning: ") }, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(Set(contents()) == Set(outcome.contentsBefore + [output]), "files left behind", sourceLocation: sourceLocation)
+        let source = try AudioFile(reading: path(input))
+        let result = try AudioFile(reading: path(output))
+        #expect(result.sampleRate == source.sampleRate, sourceLocation: sourceLocation)
+        #expect(result.channels == source.channels, sourceLocation: sourceLocation)
+        #expect(result.frames == source.frames, sourceLocation: sourceLocation)
+        #expect(try result.readAll().joined().allSatisfy(\.isFinite), "non-finite output", sourceLocation: sourceLocation)
+    }
+
+    func expectConvertedOrRefused(
+        _ outcome: Outcome, from input: String, to output: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        if outcome.endedNormally && outcome.status == 0 {
+            try expectConverted(outcome, from: input, to: output, sourceLocation: sourceLocation)
+        } else {
+            try expectRefusal(outcome, sourceLocation: sourceLocation)
+        }
+    }
+
+    func expectRefusal(
+        _ arguments: [String], mentioning detail: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try expectRefusal(try runBounded(arguments), mentioning: detail, sourceLocation: sourceLocation)
+    }
+
+    /// A clean failure: an ordinary non-zero exit, exactly one line `koe: error: ...`, and no file added,
+    /// removed or left behind.
+    func expectRefusal(
+        _ outcome: Outcome, mentioning detail: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        try #require(outcome.endedNormally, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.status != 0, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.errorLines.count == 1, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.standardError.hasPrefix("koe: error: "), "\(outcome)", sourceLocation: sourceLocation)
+        if let detail {
+            #expect(outcome.standardError.contains(detail), "\(outcome)", sourceLocation: sourceLocation)
+        }
+        #expect(contents() == outcome.contentsBefore, "files left behind", sourceLocation: sourceLocation)
+    }
 }
 
 extension CommandRunner {
