@@ -56,6 +56,7 @@ private let options: [(String, Value)] = [
     ("--endian", .word(["little", "big", "middle"])), ("--out-type", .word(["raw", "flac"])),
     ("--out-encoding", .word(["signed", "unsigned", "float"])), ("--out-bits", .number),
     ("--out-endian", .word(["little", "big"])), ("--json", .none), ("--quiet", .none), ("--chunk-size", .number),
+    ("--threads", .number),
 ]
 
 private let inputs = ["in.wav", "stereo.wav", "silence.wav", "missing.wav", "-", "folder", "notes.wav"]
