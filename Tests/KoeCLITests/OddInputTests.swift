@@ -372,7 +372,10 @@ extension CommandRunner {
         let timedOut = process.isRunning
         if timedOut { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        let read = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
+        // Through a file handle: FileManager.contents(atPath:) leaks its buffer on an empty file.
+        let read = { (path: String) in
+            String(decoding: (try? FileHandle(forReadingFrom: URL(fileURLWithPath: path)).readToEnd()) ?? Data(), as: UTF8.self)
+        }
         return Outcome(
             status: process.terminationStatus, endedNormally: process.terminationReason == .exit, timedOut: timedOut,
             standardOutput: standardOutput == nil ? read(capture + ".out") : "", standardError: read(capture + ".err"),
