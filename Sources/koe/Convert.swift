@@ -40,9 +40,18 @@ struct Convert: ParsableCommand {
         if output == "-" && !raw.outputIsRaw {
             throw ValidationError("writing standard output needs raw PCM: --type raw or --out-type raw")
         }
-        if input != "-" && output != "-" && input == output {
+        if input != "-" && output != "-" && (input == output || Self.areOneFile(input, output)) {
             throw ValidationError("input and output are the same file: \(input)")
         }
+    }
+
+    /// True when two names lead to one existing file (`x.wav` and `./x.wav`, a symbolic or hard link):
+    /// writing the output would replace the input.
+    private static func areOneFile(_ first: String, _ second: String) -> Bool {
+        var firstStatus = stat()
+        var secondStatus = stat()
+        guard stat(first, &firstStatus) == 0, stat(second, &secondStatus) == 0 else { return false }
+        return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
     }
 
     func run() throws {
