@@ -18,6 +18,7 @@ Exit status 1 if any run breaks the bar.
 
 import argparse
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SUDO = [] if os.geteuid() == 0 else ["sudo"]
 SNR_BAR_DB = 30.0
 CONVERSIONS = {
     "pitch1.2+formant1.1": ["--pitch", "1.2", "--formant", "1.1"],
@@ -36,8 +38,8 @@ CHUNK_SIZES = [1, 17, 4096]
 def ensure_tools():
     """Installs what is missing (sox from Debian; numpy, soundfile, pyworld from PyPI)."""
     if shutil.which("sox") is None:
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "sox"], check=True)
+        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
+        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", "sox"], check=True)
     missing = []
     for module, package in [("numpy", "numpy"), ("soundfile", "soundfile"), ("pyworld", "pyworld")]:
         try:

@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SUDO = [] if os.geteuid() == 0 else ["sudo"]
 RATE = 48000
 BLOCK_FRAMES = 480  # 10 ms
 MARKER_SPACING = RATE + 487  # frames between marker onsets: about a second, at a new phase of koe's frame grid each time
@@ -49,8 +50,8 @@ def ensure_tools():
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "numpy"], check=True)
     if shutil.which("rubberband") is None:
-        subprocess.run(["apt-get", "update", "-qq"], check=False)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "rubberband-cli"], check=False)
+        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=False)
+        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", "rubberband-cli"], check=False)
 
 
 ensure_tools()

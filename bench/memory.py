@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SUDO = [] if os.geteuid() == 0 else ["sudo"]
 RATE = 48000
 BAR_BYTES = 100e6
 GROWTH_BYTES = 5e6
@@ -30,8 +31,8 @@ GROWTH_BYTES = 5e6
 
 def ensure_tools():
     if shutil.which("sox") is None:
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "sox"], check=True)
+        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
+        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", "sox"], check=True)
 
 
 def default_corpus():

@@ -39,6 +39,7 @@ Prints a table per file, then PASS/FAIL per bar with its figures; exit status 1 
 
 import argparse
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SUDO = [] if os.geteuid() == 0 else ["sudo"]
 PITCH_RATIOS = [0.7, 1.25, 1.6]
 FORMANT_RATIO = 1.2
 TEMPO_RATIOS = [0.8, 1.25]
@@ -68,8 +70,8 @@ def ensure_tools():
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
     packages = [package for command, package in DEBIAN_PACKAGES if shutil.which(command) is None]
     if packages:
-        subprocess.run(["apt-get", "update", "-qq"], check=True)
-        subprocess.run(["apt-get", "install", "-y", "-qq", *packages], check=True)
+        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
+        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", *packages], check=True)
 
 
 ensure_tools()
