@@ -29,10 +29,14 @@ struct Convert: ParsableCommand {
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
+    @Option(help: ArgumentHelp("Threads to use (default: all cores); the output is the same for any count.", valueName: "n"))
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
     var chunkSize = 4096
 
     func validate() throws {
+        guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
         guard chunkSize > 0 else { throw ValidationError("--chunk-size must be at least 1 frame (got \(chunkSize))") }
         if input == "-" && !raw.inputIsRaw {
             throw ValidationError("reading standard input needs --type raw with --rate, --encoding, --bits and --channels")
@@ -62,7 +66,7 @@ struct Convert: ParsableCommand {
             voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
             bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
         try chain.check(sampleRate: source.sampleRate)
-        let pipeline = try Pipeline(channels: source.channels) { try chain.makeStages(sampleRate: source.sampleRate) }
+        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
         let sink = try AudioSink.open(output, raw: raw, like: source)
 
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
