@@ -56,6 +56,23 @@ import TestSupport
         #expect(piped.standardOutput == Self.int16Bytes(try samples(of: "out.wav")))
     }
 
+    @Test func eachChannelIsConvertedOnItsOwn() throws {
+        let vowel = Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.5)
+        let other = Signals.vowel(f0: 110, sampleRate: 16000, duration: 0.5, formants: [500, 1500, 2500])
+        let stereo = try AudioFile(writing: koe.path("stereo.wav"), sampleRate: 16000, channels: 2, encoding: .float32)
+        try stereo.write(channels: [vowel, other])
+        try stereo.close()
+        try koe.writeAudio(vowel, to: "left.wav", encoding: .float32)
+        try koe.writeAudio(other, to: "right.wav", encoding: .float32)
+        for name in ["stereo", "left", "right"] {
+            try convert(name + ".wav", name + "-out.wav", "--pitch", "1.2")
+        }
+        let output = try AudioFile(reading: koe.path("stereo-out.wav"))
+        #expect(output.channels == 2)
+        #expect(try output.readChannel(0) == samples(of: "left-out.wav"))
+        #expect(try AudioFile(reading: koe.path("stereo-out.wav")).readChannel(1) == samples(of: "right-out.wav"))
+    }
+
     @Test func noOptionsCopiesTheSamples() throws {
         let signal = Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.5)
         try koe.writeAudio(signal, to: "vowel.wav", encoding: .float32)
