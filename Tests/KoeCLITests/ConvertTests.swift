@@ -38,7 +38,7 @@ import TestSupport
     }
 
     @Test func chunkSizesGiveIdenticalOutput() throws {
-        try koe.writeVowel()
+        try koe.writeVowel(duration: 0.3)
         try convert("convert", "vowel.wav", "default.wav", "--pitch", "1.2", "--formant", "1.1")
         let whole = try samples(of: "default.wav")
         for size in [1, 17, 4096] {
@@ -57,8 +57,8 @@ import TestSupport
     }
 
     @Test func eachChannelIsConvertedOnItsOwn() throws {
-        let vowel = Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.5)
-        let other = Signals.vowel(f0: 110, sampleRate: 16000, duration: 0.5, formants: [500, 1500, 2500])
+        let vowel = Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.3)
+        let other = Signals.vowel(f0: 110, sampleRate: 16000, duration: 0.3, formants: [500, 1500, 2500])
         let stereo = try AudioFile(writing: koe.path("stereo.wav"), sampleRate: 16000, channels: 2, encoding: .float32)
         try stereo.write(channels: [vowel, other])
         try stereo.close()
