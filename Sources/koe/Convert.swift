@@ -58,6 +58,21 @@ struct Convert: ParsableCommand {
         return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
     }
 
+    /// A first pass over the input file for each channel's median F0, so changes around the median use the
+    /// recording's own median from its first frame; a stream has only the running median.
+    private func surveyMedians(channels: Int, sampleRate: Int) throws -> [Double?] {
+        let file = try AudioFile(reading: input)
+        var surveys = (0..<channels).map { _ in
+            F0Survey(sampleRate: sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
+        }
+        while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
+            for channel in 0..<channels {
+                surveys[channel].add(stride(from: channel, to: chunk.count, by: channels).map { chunk[$0] })
+            }
+        }
+        return surveys.indices.map { surveys[$0].finish() }
+    }
+
     func run() throws {
         let source = try AudioSource.open(input, raw: raw)
         let voiceSettings = try voice.settings()
@@ -66,6 +81,9 @@ struct Convert: ParsableCommand {
             voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
             bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
         try chain.check(sampleRate: source.sampleRate)
+        if let voice = chain.voice, voice.needsMedian, voice.referenceMedian == nil, input != "-" {
+            chain.referenceMedians = try surveyMedians(channels: source.channels, sampleRate: source.sampleRate)
+        }
         let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
         let sink = try AudioSink.open(output, raw: raw, like: source)
 
