@@ -41,3 +41,15 @@ final class ChainPlan {
         return stages
     }
 }
+
+extension ChainPlan {
+    /// The chain the voice, equalizer and analysis options ask for; the vocoder only if the voice changes
+    /// (or `--vocoder` forces it).
+    convenience init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+        let settings = try voice.settings()
+        self.init(
+            voice: voice.forceVocoder || !settings.isIdentity ? settings : nil,
+            bands: try equalizer.bands(preset: voice.selectedPreset), gain: equalizer.gain ?? 0,
+            analysis: analysis.streamingOptions)
+    }
+}

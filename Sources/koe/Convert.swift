@@ -33,7 +33,7 @@ struct Convert: ParsableCommand {
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
-    var chunkSize = 4096
+    var chunkSize = Conversion.defaultChunkFrames
 
     func validate() throws {
         guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
@@ -51,21 +51,13 @@ struct Convert: ParsableCommand {
 
     func run() throws {
         let source = try AudioSource.open(input, raw: raw)
-        let voiceSettings = try voice.settings()
-        let bands = try equalizer.bands(preset: voice.selectedPreset)
-        let chain = ChainPlan(
-            voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
-            bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
-        try chain.check(sampleRate: source.sampleRate)
-        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
-        let sink = try AudioSink.open(output, raw: raw, like: source)
-
+        let chain = try ChainPlan(voice: voice, equalizer: equalizer, analysis: analysis)
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
-        var conversion = Conversion(source: source, pipeline: pipeline, sink: sink, chunkFrames: chunkSize)
-        try conversion.run(progress: progress)
+        let stats = try Conversion.convert(source, through: chain, threads: threads, chunkFrames: chunkSize, progress: progress) {
+            try AudioSink.open(output, raw: raw, like: $0)
+        }
         progress?.finish()
 
-        let stats = conversion.statistics(voice: chain.voiceStages.first)
         if stats.clippedSamples > 0 {
             Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
         }
