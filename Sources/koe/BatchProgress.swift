@@ -53,15 +53,14 @@ final class BatchProgress {
         lastDrawn = now
         let filled = total == 0 ? Self.barWidth : done * Self.barWidth / total
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: Self.barWidth - filled)
-        var line = "\r[\(bar)] \(done)/\(total) files, \(String(format: "%.2f", audioSeconds / 3600)) h of audio"
+        var line = "\r[\(bar)] \(done)/\(total) files, \(Self.duration(audioSeconds)) of audio"
         if let remaining = remainingSeconds() { line += ", about \(Self.duration(remaining)) left" }
         Self.write(line + "\u{1B}[K")
     }
 
-    /// Ends the bar's line, so what follows starts on a line of its own.
+    /// Ends the bar's line (drawn full by the last count), so what follows starts on a line of its own.
     func finishBar() {
-        guard drawsBar else { return }
-        redraw(force: true)
+        guard drawsBar && total > 0 else { return }
         Self.write("\n")
     }
 
