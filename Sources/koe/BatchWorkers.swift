@@ -48,12 +48,7 @@ final class BatchWorkerPool {
         // A crashed worker is reported by the batch in one line: no slow backtrace symbolication per crash.
         environment = ProcessInfo.processInfo.environment.filter { $0.key != "SWIFT_BACKTRACE" }
             .map { "\($0.key)=\($0.value)" } + ["SWIFT_BACKTRACE=enable=no"]
-        let pipe = try Self.makePipe()
-        // Kept above the three standard descriptors, so making it descriptor 3 in a worker is always a real copy.
-        let read = fcntl(pipe.read, F_DUPFD_CLOEXEC, 10)
-        close(pipe.read)
-        guard read >= 0 else { throw Self.failure("cannot make a pipe") }
-        lifeline = (read, pipe.write)
+        lifeline = try Self.makePipe()
     }
 
     deinit {
@@ -166,12 +161,19 @@ final class BatchWorkerPool {
         workers.removeAll()
     }
 
+    /// A pipe whose ends are closed in the workers unless handed on, numbered above the descriptors a worker
+    /// is given (0 to 3) so that handing one on is always a real copy, even if this process lacks a standard one.
     private static func makePipe() throws -> (read: Int32, write: Int32) {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw failure("cannot make a pipe (\(String(cString: strerror(errno))))") }
-        // Only the main thread starts processes, so no other child can inherit the ends before this.
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        return (ends[0], ends[1])
+        defer { ends.forEach { close($0) } }
+        // Only the main thread starts processes, so no worker can inherit the ends before they close on exec.
+        let moved = ends.map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
+        guard moved.allSatisfy({ $0 >= 0 }) else {
+            moved.filter { $0 >= 0 }.forEach { close($0) }
+            throw failure("cannot make a pipe (\(String(cString: strerror(errno))))")
+        }
+        return (moved[0], moved[1])
     }
 
     private static func failure(_ message: String) -> Error {
