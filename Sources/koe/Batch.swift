@@ -10,8 +10,9 @@ struct Batch: ParsableCommand {
         commandName: name,
         abstract: "Convert many files with the same options: in parallel, resumable, sharded for clusters.",
         usage: """
-            koe batch --output-dir <dir> [<convert options>] [--jobs <n>] [--threads <n>] [--shard <i/n>] [--manifest <file>] [--force] [--recursive] <input> ...
-            koe batch --output-dir <dir> [<convert options>] [...] --list <file>
+            koe batch -o <dir> [<convert options>] [--jobs <n>] [--threads <n>] [--shard <i/n>]
+                      [--manifest <file>] [--force] [--recursive] <input> ...
+            koe batch -o <dir> [<convert options>] [...] --list <file>
             """,
         discussion: """
             Each input is converted as `koe convert` would, with the same voice, EQ and analysis options, to a \
@@ -178,7 +179,7 @@ struct BatchOptions: ParsableArguments {
     var jobs: Int?
 
     @Option(help: ArgumentHelp(
-        "Threads for each file: the channels of a multichannel file in parallel, as convert's --threads (default 1).",
+        "Threads for each file: the channels of a multichannel file in parallel, as convert's --threads.",
         valueName: "n"))
     var threads = 1
 
