@@ -67,7 +67,7 @@ public enum IOError: Error, Equatable, CustomStringConvertible {
     }
 
     /// The same error about `destination` when it was raised while writing its temporary file.
-    public func reported(as destination: String, insteadOf temporary: String) -> IOError {
+    func reported(as destination: String, insteadOf temporary: String) -> IOError {
         switch self {
         case .writeFailed(let path, let reason) where path == temporary:
             return .writeFailed(path: destination, reason: reason)

@@ -82,7 +82,13 @@ enum AudioSink {
         if path == "-" {
             return .standardOutput(RawPCMWriter(format: try raw.outputFormat(sampleRate: source.sampleRate, channels: source.channels)))
         }
-        return .file(try FileSink(path: path, sampleRate: source.sampleRate, channels: source.channels, preferred: source.sampleEncoding))
+        return try file(path, like: source)
+    }
+
+    /// An audio file in the format `path`'s extension names, with the source's rate, channels and (where the
+    /// format holds it) sample encoding.
+    static func file(_ path: String, like source: AudioSource) throws -> AudioSink {
+        .file(try FileSink(path: path, sampleRate: source.sampleRate, channels: source.channels, preferred: source.sampleEncoding))
     }
 
     func write(_ interleaved: [Double]) throws {
@@ -107,37 +113,29 @@ enum AudioSink {
 }
 
 /// An audio file written to a temporary name beside its destination and renamed when complete.
+/// Every step goes through `AtomicOutput.fill`, so errors name the destination and remove the temporary file.
 final class FileSink {
     private let output: AtomicOutput
     private let file: AudioFile
 
     init(path: String, sampleRate: Int, channels: Int, preferred: SampleEncoding?) throws {
         let format = try AudioFormat.forWriting(path, sampleRate: sampleRate, channels: channels, preferred: preferred)
-        let output = try AtomicOutput(destination: path)
-        self.output = output
-        file = try Self.naming(output) {
-            try AudioFile(writing: output.temporaryPath, sampleRate: sampleRate, channels: channels, format: format)
+        output = try AtomicOutput(destination: path)
+        var opened: AudioFile?
+        try output.fill { temporaryPath in
+            opened = try AudioFile(writing: temporaryPath, sampleRate: sampleRate, channels: channels, format: format)
         }
+        file = opened!
     }
 
     var clippedSamples: Int { file.clippedSamples }
 
     func write(_ interleaved: [Double]) throws {
-        try Self.naming(output) { try file.write(interleaved: interleaved) }
+        try output.fill { _ in try file.write(interleaved: interleaved) }
     }
 
     func commit() throws {
-        try Self.naming(output) { try file.close() }
+        try output.fill { _ in try file.close() }
         try output.commit()
-    }
-
-    /// Runs `body`, reporting a failure to write the temporary file as one to write the destination,
-    /// the only name the user knows.
-    private static func naming<Result>(_ output: AtomicOutput, _ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let error as IOError {
-            throw error.reported(as: output.destination, insteadOf: output.temporaryPath)
-        }
     }
 }

@@ -33,7 +33,7 @@ struct Convert: ParsableCommand {
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
-    var chunkSize = 4096
+    var chunkSize = Conversion.defaultChunkFrames
 
     /// A chunk's buffers are allocated whole, channels times over: past this a chunk is memory, not speed.
     static let largestChunk = 1 << 20
@@ -49,38 +49,29 @@ struct Convert: ParsableCommand {
         if output == "-" && !raw.outputIsRaw {
             throw ValidationError("writing standard output needs raw PCM: --type raw or --out-type raw")
         }
-        if input != "-" && output != "-" && isSameFile(input, output) {
+        if input != "-" && output != "-" && (input == output || Self.areOneFile(input, output)) {
             throw ValidationError("input and output are the same file: \(input)")
         }
     }
 
-    /// Whether two paths name one file: spelled alike, or on the same device with the same inode
-    /// (./a.wav for a.wav, hard and symbolic links). Replacing the input would lose it.
-    private func isSameFile(_ first: String, _ second: String) -> Bool {
+    /// True when two names lead to one existing file (`x.wav` and `./x.wav`, a symbolic or hard link):
+    /// writing the output would replace the input.
+    private static func areOneFile(_ first: String, _ second: String) -> Bool {
         var firstStatus = stat()
         var secondStatus = stat()
-        guard first != second else { return true }
         guard stat(first, &firstStatus) == 0, stat(second, &secondStatus) == 0 else { return false }
         return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
     }
 
     func run() throws {
         let source = try AudioSource.open(input, raw: raw)
-        let voiceSettings = try voice.settings()
-        let bands = try equalizer.bands(preset: voice.selectedPreset)
-        let chain = ChainPlan(
-            voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
-            bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
-        try chain.check(sampleRate: source.sampleRate)
-        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
-        let sink = try AudioSink.open(output, raw: raw, like: source)
-
+        let chain = try ChainPlan(voice: voice, equalizer: equalizer, analysis: analysis)
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
-        var conversion = Conversion(source: source, pipeline: pipeline, sink: sink, chunkFrames: chunkSize)
-        try conversion.run(progress: progress)
+        let stats = try Conversion.convert(source, through: chain, threads: threads, chunkFrames: chunkSize, progress: progress) {
+            try AudioSink.open(output, raw: raw, like: $0)
+        }
         progress?.finish()
 
-        let stats = conversion.statistics(voice: chain.voiceStages.first)
         if stats.clippedSamples > 0 {
             Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
         }

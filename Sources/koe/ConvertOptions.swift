@@ -8,6 +8,7 @@ struct VoiceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
     var pitch: Double?
 
+    /// Parsed unconditionally so that a negative shift (`--semitones -4`) is taken as the value, not as a flag.
     @Option(parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
     var semitones: Double?
 
@@ -16,7 +17,8 @@ struct VoiceOptions: ParsableArguments {
     var pitchMedian: Double?
 
     @Option(name: .customLong("pitch-range"), help: ArgumentHelp(
-        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged (at most 10).", valueName: "ratio"))
+        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged, at most 10. A file's median comes from a first pass over it; a stream uses the running median.",
+        valueName: "ratio"))
     var pitchRange: Double?
 
     @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
@@ -91,6 +93,7 @@ struct EqualizerOptions: ParsableArguments {
         valueName: "type:freq[:gain-db[:q]]"))
     var bandSpecs: [String] = []
 
+    /// Gains and the gain may be negative: taken as values even when they start with a minus sign.
     @Option(name: .customLong("geq"), parsing: .unconditional, help: ArgumentHelp(
         "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"))
     var graphic: String?
