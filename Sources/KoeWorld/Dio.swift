@@ -171,6 +171,9 @@ extension Dio {
         private var nextBlockEnd: Int
         private(set) var received = 0
 
+        /// Input samples held for blocks still to come.
+        var heldSampleCount: Int { history.count }
+
         typealias Delivery = (_ band: Int, _ first: Int, _ samples: UnsafeMutableBufferPointer<Double>) -> Void
 
         init(ladder: Ladder, blockLength: Int) {
@@ -350,18 +353,22 @@ private struct NyquistQuirk {
     }
 
     /// Adds the changed bins' contribution, scaled as the overlap-save output is, to `values`, filtered samples
-    /// of `band` from index `first` on.
+    /// of `band` from index `first` on. The rotation advances by one step a sample: over a block its rounding
+    /// drifts by far less than the contribution's own size.
     func apply(band: Int, first: Int, to values: UnsafeMutableBufferPointer<Double>) {
         let a = nyquistChanges[band]
         let b = belowChanges[band]
         let scale = 1.0 / Double(fftSize)
+        let n = first + delays[band]
+        var sign = n & 1 == 0 ? scale : -scale
+        var turn = rotation.unit(at: n)
+        let step = rotation.unit(at: 1)
         for i in values.indices {
-            let n = first + i + delays[band]
-            let sign = n & 1 == 0 ? 1.0 : -1.0
-            let turn = rotation.unit(at: n)
-            // b e^(-2 pi i n / N): the conjugate turn
+            // b e^(-2 pi i n / N) takes the conjugate turn.
             let real = b.real * turn.real + b.imag * turn.imag
-            values[i] += sign * (a + 2 * real) * scale
+            values[i] += sign * (a + 2 * real)
+            sign = -sign
+            turn = multiply(turn, step)
         }
     }
 }
@@ -432,6 +439,9 @@ extension Dio {
 
         /// Intervals seen so far.
         var count: Int { dropped + locations.count }
+
+        /// Intervals held in memory.
+        var heldCount: Int { locations.count }
 
         mutating func addEdge(_ edge: Double, revealedAt index: Int, rate: Double) {
             if hasEdge {
@@ -568,6 +578,9 @@ extension Dio {
             else { return nil }
             return (a, b, c, d)
         }
+
+        /// Intervals held in memory, all kinds together.
+        var heldIntervalCount: Int { falling.heldCount + rising.heldCount + peaks.heldCount + dips.heldCount }
 
         mutating func dropIntervals(before cursor: EventCursor) {
             falling.dropIntervals(before: cursor.positions.0)
