@@ -657,6 +657,8 @@ extension Dio {
         private var extending: [Bool]
         private var candidates: UnsafeBufferPointer<Double> = UnsafeBufferPointer(start: nil, count: 0)
         private var onsets: [Int] = []
+        /// The window's final contour, from its first frame.
+        private var contour: [Double] = []
 
         init(bands: Int, options: Options) {
             self.bands = bands
@@ -700,8 +702,8 @@ extension Dio {
                 extendForward(at: frame)
             }
             let settled = frameCount == nil ? start + 1 : end
-            let contour = backwardExtended(from: start, to: end)
-            final.append(contentsOf: contour.prefix(settled - start))
+            extendBackward(from: start, to: end)
+            final.append(contentsOf: contour[0..<(settled - start)])
             keepHistory(settling: settled - start)
             settledCount = settled
         }
@@ -798,8 +800,9 @@ extension Dio {
 
         /// Step 4 over frames `start..<end`: every run starting inside them, latest first, extends backwards
         /// until a frame without a fitting candidate, the start of the previous run, or `start`.
-        private mutating func backwardExtended(from start: Int, to end: Int) -> ArraySlice<Double> {
-            var contour = extendedForward[slot(start)..<slot(end)]
+        private mutating func extendBackward(from start: Int, to end: Int) {
+            contour.removeAll(keepingCapacity: true)
+            contour.append(contentsOf: extendedForward[slot(start)..<slot(end)])
             onsets.removeAll(keepingCapacity: true)
             let first = max(start, 1)
             if first < end - 1 {
@@ -812,13 +815,12 @@ extension Dio {
                 var frame = onset
                 while frame > limit {
                     let value = continuation(
-                        current: contour[slot(frame)], previous: contour[slot(frame + 1)], frame: frame - 1)
-                    contour[slot(frame - 1)] = value
+                        current: contour[frame - start], previous: contour[frame + 1 - start], frame: frame - 1)
+                    contour[frame - 1 - start] = value
                     if value == 0 { break }
                     frame -= 1
                 }
             }
-            return contour
         }
 
         /// The candidate at `frame` nearest the extrapolation from `previous` through `current`,
