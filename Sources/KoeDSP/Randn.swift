@@ -23,12 +23,13 @@ public struct Randn: Sendable {
         return Double(sum) / 268_435_456.0 - 6.0
     }
 
-    /// Fills `values` with the next `values.count` draws of `next()`.
-    @inlinable
+    /// Fills `values` with the next `values.count` draws of `next()`, with the state held in registers.
     public mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
+        var state = self
         for index in values.indices {
-            values[index] = next()
+            values[index] = state.next()
         }
+        self = state
     }
 
     @inlinable @inline(__always)

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Angle `start + k * step` is split as `(start + a * block * step) + j * step`, with `k = a * block + j`;
 /// both parts come from libm, and the angle-sum identity joins them. Each value is off the direct libm value
-/// by a few units in the last place (absolute), with no error accumulating along the progression.
+/// by a unit or two in the last place (absolute), with no error accumulating along the progression.
 public enum Trigonometry {
     /// `cosines[k] = cos(start + k * step)` for every `k` in `cosines.indices`.
     public static func cosines(start: Double = 0, step: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
@@ -31,7 +31,7 @@ public enum Trigonometry {
         cosines: UnsafeMutablePointer<Double>?, sines: UnsafeMutablePointer<Double>?
     ) {
         guard count > 0 else { return }
-        let block = min(blockLength, count)
+        let block = blockLength(count)
         withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * block) { table in
             let offsetCosines = table.baseAddress!
             let offsetSines = offsetCosines + block
@@ -62,6 +62,8 @@ public enum Trigonometry {
         }
     }
 
-    /// Values per block; about the square root of a typical window length balances the two sets of libm calls.
-    private static let blockLength = 32
+    /// Values per block: about the square root of the count, which balances the two sets of libm calls.
+    private static func blockLength(_ count: Int) -> Int {
+        count <= 64 ? min(8, count) : count <= 256 ? 16 : 32
+    }
 }
