@@ -225,9 +225,7 @@ private final class EnvelopeEstimator {
     private func smoothInCepstrumWithRecovery(f0: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
         let half = fftSize / 2
         let logSpectrum = forward.waveform
-        for bin in 0...half {
-            logSpectrum[bin] = log(logSpectrum[bin])
-        }
+        VectorMath.log(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...half]))
         for bin in 1..<half {
             logSpectrum[fftSize - bin] = logSpectrum[bin]
         }
@@ -250,8 +248,7 @@ private final class EnvelopeEstimator {
         }
         inverse.execute()
 
-        for bin in 0...half {
-            envelope[bin] = exp(inverse.waveform[bin])
-        }
+        envelope.baseAddress!.update(from: inverse.waveform.baseAddress!, count: half + 1)
+        VectorMath.exp(envelope)
     }
 }

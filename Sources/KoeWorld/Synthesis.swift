@@ -90,6 +90,7 @@ struct PulseRenderer {
     private var aperiodicRatio: [Double]
     private var periodic: [Double]
     private var aperiodic: [Double]
+    private var delayCosines: [Double]
     /// The most recent pulse's response; its time zero is element `fftSize / 2`.
     private(set) var response: [Double]
 
@@ -112,6 +113,7 @@ struct PulseRenderer {
         aperiodicRatio = [Double](repeating: 0, count: bins)
         periodic = [Double](repeating: 0, count: fftSize)
         aperiodic = [Double](repeating: 0, count: fftSize)
+        delayCosines = [Double](repeating: 0, count: bins)
         response = [Double](repeating: 0, count: fftSize)
     }
 
@@ -184,10 +186,11 @@ struct PulseRenderer {
             for i in 0..<fftSize { periodic[i] = 0 }
             return
         }
-        for i in 0...(fftSize / 2) {
-            minimumPhase.logSpectrum[i] =
-                log(envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum) / 2.0
+        let logSpectrum = UnsafeMutableBufferPointer(rebasing: minimumPhase.logSpectrum[0...(fftSize / 2)])
+        for i in logSpectrum.indices {
+            logSpectrum[i] = envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum
         }
+        halfLog(logSpectrum)
         minimumPhase.execute()
         for i in 0...(fftSize / 2) {
             inverse.spectrum[i] = minimumPhase.spectrum[i]
@@ -200,15 +203,19 @@ struct PulseRenderer {
 
     /// A linear phase that delays the response by `shift` seconds (less than one sample).
     /// The sine is taken as the non-negative root of 1 − cos², as WORLD does; the phase stays in [0, π].
-    private func delayInverseSpectrum(by shift: Double) {
+    private mutating func delayInverseSpectrum(by shift: Double) {
         let step = 2.0 * Double.pi * shift * Double(sampleRate) / Double(fftSize)
-        for i in 0...(fftSize / 2) {
-            let value = inverse.spectrum[i]
-            let cosine = cos(step * Double(i))
-            let sine = (1.0 - cosine * cosine).squareRoot()
-            inverse.spectrum[i] = Complex(
-                value.real * cosine + value.imag * sine,
-                value.imag * cosine - value.real * sine)
+        let spectrum = inverse.spectrum
+        delayCosines.withUnsafeMutableBufferPointer { cosines in
+            Trigonometry.cosines(step: step, into: cosines)
+            for i in 0...(fftSize / 2) {
+                let value = spectrum[i]
+                let cosine = cosines[i]
+                let sine = (1.0 - cosine * cosine).squareRoot()
+                spectrum[i] = Complex(
+                    value.real * cosine + value.imag * sine,
+                    value.imag * cosine - value.real * sine)
+            }
         }
     }
 
@@ -222,15 +229,25 @@ struct PulseRenderer {
         for i in half..<fftSize { periodic[i] -= dc * dcRemover[i] }
     }
 
+    /// Power to log amplitude, in place.
+    private func halfLog(_ values: UnsafeMutableBufferPointer<Double>) {
+        VectorMath.log(values)
+        for i in values.indices {
+            values[i] /= 2.0
+        }
+    }
+
     // MARK: Aperiodic part
 
     private mutating func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
         fillNoiseSpectrum(length: noiseLength)
-        for i in 0...(fftSize / 2) {
+        let logSpectrum = UnsafeMutableBufferPointer(rebasing: minimumPhase.logSpectrum[0...(fftSize / 2)])
+        for i in logSpectrum.indices {
             let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
             // Only an exactly silent bin is lifted, so its logarithm stays finite.
-            minimumPhase.logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
+            logSpectrum[i] = max(power, .leastNormalMagnitude)
         }
+        halfLog(logSpectrum)
         minimumPhase.execute()
         for i in 0...(fftSize / 2) {
             let filter = minimumPhase.spectrum[i]
