@@ -1,45 +1,41 @@
 import Foundation
 
-/// `exp`, `log` and sine/cosine over whole buffers, four values at a time in SIMD registers, where libm
-/// works one value per call. The kernels are fdlibm's (Sun's freely distributable libm, which glibc's
-/// results match to the last bit or so): the same argument reductions and polynomials, written for
-/// vectors. Results are within about one unit in the last place of libm's; arguments outside the ranges
-/// the kernels handle (huge, tiny, infinite, NaN) go to libm itself.
+/// Complex exponentials over whole buffers, four values at a time in SIMD registers, where libm takes one
+/// call for each of exp, cos and sin of every value (glibc's exp and log are already as fast as a vector
+/// version; its sine and cosine are not). The kernels are fdlibm's (Sun's freely distributable libm): the
+/// same argument reductions and polynomials, written for vectors. Results are within about one unit in
+/// the last place of libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN) go to
+/// libm itself.
 public enum VectorMath {
-    /// `values[i] = exp(values[i])`.
-    public static func exp(_ values: UnsafeMutableBufferPointer<Double>) {
-        map(values, padding: 0) { x in
-            all(x.magnitude .<= 700) ? expKernel(x) : x.lanewise(Foundation.exp)
-        }
-    }
-
-    /// `values[i] = log(values[i])`.
-    public static func log(_ values: UnsafeMutableBufferPointer<Double>) {
-        map(values, padding: 1) { x in
-            let inRange = (x .>= .leastNormalMagnitude) .& (x .<= .greatestFiniteMagnitude)
-            return all(inRange) ? logKernel(x) : x.lanewise(Foundation.log)
-        }
-    }
-
     /// `values[i] = exp(scale * real) * (cos(scale * imag), sin(scale * imag))` for each complex value:
     /// a spectrum of log amplitude and phase turned into amplitude and phase.
     public static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
-        let count = values.count
+        guard let base = values.baseAddress else { return }
         var index = 0
-        while index < count {
-            let length = min(4, count - index)
-            var real = SIMD4<Double>(repeating: 0)
-            var imag = SIMD4<Double>(repeating: 0)
-            for lane in 0..<length {
-                real[lane] = values[index + lane].real * scale
-                imag[lane] = values[index + lane].imag * scale
-            }
-            let magnitude = all(real.magnitude .<= 700) ? expKernel(real) : real.lanewise(Foundation.exp)
-            let (sine, cosine) = sinCos(imag)
-            for lane in 0..<length {
-                values[index + lane] = Complex(magnitude[lane] * cosine[lane], magnitude[lane] * sine[lane])
-            }
-            index += length
+        while index + 4 <= values.count {
+            exponentiate(base + index, count: 4, scale: scale)
+            index += 4
+        }
+        if index < values.count {
+            exponentiate(base + index, count: values.count - index, scale: scale)
+        }
+    }
+
+    /// Up to four values; with `count` a constant 4 the lane loops unroll.
+    @inline(__always)
+    private static func exponentiate(_ values: UnsafeMutablePointer<Complex>, count: Int, scale: Double) {
+        var real = SIMD4<Double>(repeating: 0)
+        var imag = SIMD4<Double>(repeating: 0)
+        for lane in 0..<count {
+            real[lane] = values[lane].real * scale
+            imag[lane] = values[lane].imag * scale
+        }
+        let magnitude = all(real.magnitude .<= 700) ? expKernel(real) : real.lanewise(Foundation.exp)
+        let (sine, cosine) = sinCos(imag)
+        let re = magnitude * cosine
+        let im = magnitude * sine
+        for lane in 0..<count {
+            values[lane] = Complex(re[lane], im[lane])
         }
     }
 
@@ -49,29 +45,6 @@ public enum VectorMath {
             return (x.lanewise(Foundation.sin), x.lanewise(Foundation.cos))
         }
         return sinCosKernel(x)
-    }
-
-    // MARK: Buffers
-
-    /// Applies `kernel` to the buffer four values at a time; a short tail is padded with `padding`.
-    @inline(__always)
-    private static func map(
-        _ values: UnsafeMutableBufferPointer<Double>, padding: Double, _ kernel: (SIMD4<Double>) -> SIMD4<Double>
-    ) {
-        let count = values.count
-        guard let base = values.baseAddress else { return }
-        var index = 0
-        while index + 4 <= count {
-            let x = UnsafeRawPointer(base + index).loadUnaligned(as: SIMD4<Double>.self)
-            UnsafeMutableRawPointer(base + index).storeBytes(of: kernel(x), as: SIMD4<Double>.self)
-            index += 4
-        }
-        if index < count {
-            var x = SIMD4<Double>(repeating: padding)
-            for lane in 0..<(count - index) { x[lane] = base[index + lane] }
-            let y = kernel(x)
-            for lane in 0..<(count - index) { base[index + lane] = y[lane] }
-        }
     }
 
     // MARK: Kernels
@@ -107,38 +80,6 @@ public enum VectorMath {
             SIMD4<Double>(repeating: roundingShifter), to: SIMD4<Int64>.self)
         let power = unsafeBitCast((exponent &+ 1023) &<< 52, to: SIMD4<Double>.self)
         return expR * power
-    }
-
-    /// log(x) for positive normal x: x = 2ᵏ m with √½ ≤ m < √2, and fdlibm's
-    /// log(1 + f) = f − f²/2 + s (f²/2 + R(s²)), s = f / (2 + f).
-    @inline(__always)
-    private static func logKernel(_ x: SIMD4<Double>) -> SIMD4<Double> {
-        let bits = unsafeBitCast(x, to: SIMD4<Int64>.self)
-        let mantissaBits: Int64 = 0x000F_FFFF_FFFF_FFFF
-        var m = unsafeBitCast((bits & mantissaBits) | 0x3FF0_0000_0000_0000, to: SIMD4<Double>.self)
-        var exponent = (bits &>> 52) &- 1023
-        // Positive doubles order as their bit patterns do.
-        let high = unsafeBitCast(m, to: SIMD4<Int64>.self) .> Int64(bitPattern: (1.41421356237309504880).bitPattern)
-        m.replace(with: m * 0.5, where: high)
-        exponent.replace(with: exponent &+ 1, where: high)
-        let k = unsafeBitCast(exponent &+ unsafeBitCast(SIMD4<Double>(repeating: roundingShifter), to: SIMD4<Int64>.self), to: SIMD4<Double>.self) - roundingShifter
-
-        let f = m - 1.0
-        let halfSquare = 0.5 * f * f
-        let s = f / (2.0 + f)
-        let z = s * s
-        let w = z * z
-        var odd = SIMD4<Double>(repeating: 1.531383769920937332e-01)
-        odd = odd * w + 2.222219843214978396e-01
-        odd = odd * w + 3.999999999940941908e-01
-        odd = odd * w
-        var even = SIMD4<Double>(repeating: 1.479819860511658591e-01)
-        even = even * w + 1.818357216161805012e-01
-        even = even * w + 2.857142874366239149e-01
-        even = even * w + 6.666666666666735130e-01
-        even = even * z
-        let r = even + odd
-        return k * ln2High - ((halfSquare - (s * (halfSquare + r) + k * ln2Low)) - f)
     }
 
     /// sin and cos for |x| ≤ 10⁵: x = n π/2 + r with |r| ≤ π/4 (π/2 in three parts, each product exact),

@@ -225,7 +225,9 @@ private final class EnvelopeEstimator {
     private func smoothInCepstrumWithRecovery(f0: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
         let half = fftSize / 2
         let logSpectrum = forward.waveform
-        VectorMath.log(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...half]))
+        for bin in 0...half {
+            logSpectrum[bin] = log(logSpectrum[bin])
+        }
         for bin in 1..<half {
             logSpectrum[fftSize - bin] = logSpectrum[bin]
         }
@@ -248,7 +250,8 @@ private final class EnvelopeEstimator {
         }
         inverse.execute()
 
-        envelope.baseAddress!.update(from: inverse.waveform.baseAddress!, count: half + 1)
-        VectorMath.exp(envelope)
+        for bin in 0...half {
+            envelope[bin] = exp(inverse.waveform[bin])
+        }
     }
 }

@@ -485,12 +485,9 @@ private final class BandAperiodicity {
                 }
             }
         }
-        // 10^(dB / 20) as an exponential.
-        let decibelToNeper = log(10.0) / 20.0
         for bin in aperiodicity.indices {
-            aperiodicity[bin] *= decibelToNeper
+            aperiodicity[bin] = pow(10.0, aperiodicity[bin] / 20.0)
         }
-        VectorMath.exp(aperiodicity)
     }
 }
 

@@ -186,11 +186,10 @@ struct PulseRenderer {
             for i in 0..<fftSize { periodic[i] = 0 }
             return
         }
-        let logSpectrum = UnsafeMutableBufferPointer(rebasing: minimumPhase.logSpectrum[0...(fftSize / 2)])
-        for i in logSpectrum.indices {
-            logSpectrum[i] = envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum
+        let logSpectrum = minimumPhase.logSpectrum
+        for i in 0...(fftSize / 2) {
+            logSpectrum[i] = log(envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum) / 2.0
         }
-        halfLog(logSpectrum)
         minimumPhase.execute()
         for i in 0...(fftSize / 2) {
             inverse.spectrum[i] = minimumPhase.spectrum[i]
@@ -229,25 +228,16 @@ struct PulseRenderer {
         for i in half..<fftSize { periodic[i] -= dc * dcRemover[i] }
     }
 
-    /// Power to log amplitude, in place.
-    private func halfLog(_ values: UnsafeMutableBufferPointer<Double>) {
-        VectorMath.log(values)
-        for i in values.indices {
-            values[i] /= 2.0
-        }
-    }
-
     // MARK: Aperiodic part
 
     private mutating func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
         fillNoiseSpectrum(length: noiseLength)
-        let logSpectrum = UnsafeMutableBufferPointer(rebasing: minimumPhase.logSpectrum[0...(fftSize / 2)])
-        for i in logSpectrum.indices {
+        let logSpectrum = minimumPhase.logSpectrum
+        for i in 0...(fftSize / 2) {
             let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
             // Only an exactly silent bin is lifted, so its logarithm stays finite.
-            logSpectrum[i] = max(power, .leastNormalMagnitude)
+            logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
         }
-        halfLog(logSpectrum)
         minimumPhase.execute()
         for i in 0...(fftSize / 2) {
             let filter = minimumPhase.spectrum[i]

@@ -39,6 +39,17 @@ import Testing
         #expect(randn.next() == reference.next())
     }
 
+    @Test func longFillsDrawTheSequenceInOrder() {
+        for count in [255, 256, 257, 1000, 5000] {
+            var reference = Reference()
+            var randn = Randn()
+            var values = [Double](repeating: 0, count: count)
+            values.withUnsafeMutableBufferPointer { randn.fill($0) }
+            #expect(values == (0..<count).map { _ in reference.next() }, "\(count) values")
+            #expect(randn.next() == reference.next())
+        }
+    }
+
     @Test func skipLandsWhereDrawingWould() {
         for count in [0, 1, 2, 7, 64, 1000, 123_457] {
             var drawn = Randn()
