@@ -40,6 +40,7 @@ public enum VectorMath {
     }
 
     /// Sine and cosine of each lane.
+    @inline(__always)
     public static func sinCos(_ x: SIMD4<Double>) -> (sin: SIMD4<Double>, cos: SIMD4<Double>) {
         guard all(x.magnitude .<= 100_000) else {
             return (x.lanewise(Foundation.sin), x.lanewise(Foundation.cos))
