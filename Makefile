@@ -15,9 +15,14 @@ DEMO_INPUT   := samples/en-f-48k.wav
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
+	$(RELEASE_KOE) convert $(DEMO_INPUT) $(DEMO_DIR)/higher.wav --pitch 1.2 --formant 1.1
+	$(RELEASE_KOE) convert $(DEMO_INPUT) $(DEMO_DIR)/giant.wav --preset giant
 	$(RELEASE_KOE) analyze $(DEMO_INPUT) --output-dir $(DEMO_DIR)/params
 	$(RELEASE_KOE) synth $(DEMO_DIR)/params $(DEMO_DIR)/resynthesized.wav
 	@echo
+	@echo "Input:                          $(DEMO_INPUT)"
+	@echo "Pitch x1.2, formants x1.1:      $(DEMO_DIR)/higher.wav"
+	@echo "Preset giant:                   $(DEMO_DIR)/giant.wav"
 	@echo "Analysis (f0, sp, ap as .npy):  $(DEMO_DIR)/params/"
 	@echo "Resynthesized speech:           $(DEMO_DIR)/resynthesized.wav"
 

@@ -64,8 +64,13 @@ struct FrameModifier {
     private mutating func shiftedF0(_ f0: Double) -> Double {
         guard f0 > 0 else { return 0 }
         guard voice.needsMedian else { return f0 * voice.pitchRatio }
-        median.add(f0)
-        let reference = median.value
+        let reference: Double
+        if let known = voice.referenceMedian {
+            reference = known
+        } else {
+            median.add(f0)
+            reference = median.value
+        }
         let centre = voice.targetMedian ?? reference
         return voice.pitchRatio * exp(log(centre) + voice.pitchRange * (log(f0) - log(reference)))
     }

@@ -6,6 +6,9 @@ public struct VoiceSettings: Sendable, Equatable {
     public var pitchRange = 1.0
     /// Median F0 to move the voice to, in Hz (Praat's "new pitch median"); nil keeps the median (default).
     public var targetMedian: Double?
+    /// The input's median F0, in Hz, that `pitchRange` and `targetMedian` work around; nil uses the running
+    /// median of the voiced frames so far, all a live stream can know (default nil). See `F0Survey`.
+    public var referenceMedian: Double?
     /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1).
     public var formantRatio = 1.0
     /// Speed: 2 plays twice as fast with pitch and formants kept (default 1).
@@ -21,5 +24,5 @@ public struct VoiceSettings: Sendable, Equatable {
     }
 
     /// Whether F0 changes depend on the voice's median.
-    var needsMedian: Bool { pitchRange != 1 || targetMedian != nil }
+    public var needsMedian: Bool { pitchRange != 1 || targetMedian != nil }
 }

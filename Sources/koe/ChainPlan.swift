@@ -8,6 +8,9 @@ final class ChainPlan {
     let bands: [EqualizerBand]
     let gain: Double
     let analysis: StreamingAnalyzer.Options
+    /// Each channel's median F0 from a first pass over a file, for the changes around the median; empty for
+    /// streams, whose stages use a running median.
+    var referenceMedians: [Double?] = []
     /// The vocoder stage of each channel, as built, for the statistics.
     private(set) var voiceStages: [VoiceShift] = []
 
@@ -31,7 +34,11 @@ final class ChainPlan {
 
     func makeStages(sampleRate: Int) throws -> [any Stage] {
         var stages: [any Stage] = []
-        if let voice {
+        if var voice {
+            let channel = voiceStages.count
+            if channel < referenceMedians.count, let median = referenceMedians[channel] {
+                voice.referenceMedian = median
+            }
             let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis)
             voiceStages.append(stage)
             stages.append(stage)

@@ -93,6 +93,7 @@ enum AudioSink {
 }
 
 /// An audio file written to a temporary name beside its destination and renamed when complete.
+/// Every step goes through `AtomicOutput.fill`, so errors name the destination and remove the temporary file.
 final class FileSink {
     private let output: AtomicOutput
     private let file: AudioFile
@@ -100,17 +101,21 @@ final class FileSink {
     init(path: String, sampleRate: Int, channels: Int, preferred: SampleEncoding?) throws {
         let format = try AudioFormat.forWriting(path, sampleRate: sampleRate, channels: channels, preferred: preferred)
         output = try AtomicOutput(destination: path)
-        file = try AudioFile(writing: output.temporaryPath, sampleRate: sampleRate, channels: channels, format: format)
+        var opened: AudioFile?
+        try output.fill { temporaryPath in
+            opened = try AudioFile(writing: temporaryPath, sampleRate: sampleRate, channels: channels, format: format)
+        }
+        file = opened!
     }
 
     var clippedSamples: Int { file.clippedSamples }
 
     func write(_ interleaved: [Double]) throws {
-        try file.write(interleaved: interleaved)
+        try output.fill { _ in try file.write(interleaved: interleaved) }
     }
 
     func commit() throws {
-        try file.close()
+        try output.fill { _ in try file.close() }
         try output.commit()
     }
 }

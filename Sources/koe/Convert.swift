@@ -29,10 +29,14 @@ struct Convert: ParsableCommand {
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
+    @Option(help: ArgumentHelp("Threads to use (default: all cores); the output is the same for any count.", valueName: "n"))
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
     var chunkSize = 4096
 
     func validate() throws {
+        guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
         guard chunkSize > 0 else { throw ValidationError("--chunk-size must be at least 1 frame (got \(chunkSize))") }
         if input == "-" && !raw.inputIsRaw {
             throw ValidationError("reading standard input needs --type raw with --rate, --encoding, --bits and --channels")
@@ -40,9 +44,33 @@ struct Convert: ParsableCommand {
         if output == "-" && !raw.outputIsRaw {
             throw ValidationError("writing standard output needs raw PCM: --type raw or --out-type raw")
         }
-        if input != "-" && output != "-" && input == output {
+        if input != "-" && output != "-" && (input == output || Self.areOneFile(input, output)) {
             throw ValidationError("input and output are the same file: \(input)")
         }
+    }
+
+    /// True when two names lead to one existing file (`x.wav` and `./x.wav`, a symbolic or hard link):
+    /// writing the output would replace the input.
+    private static func areOneFile(_ first: String, _ second: String) -> Bool {
+        var firstStatus = stat()
+        var secondStatus = stat()
+        guard stat(first, &firstStatus) == 0, stat(second, &secondStatus) == 0 else { return false }
+        return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
+    }
+
+    /// A first pass over the input file for each channel's median F0, so changes around the median use the
+    /// recording's own median from its first frame; a stream has only the running median.
+    private func surveyMedians(channels: Int, sampleRate: Int) throws -> [Double?] {
+        let file = try AudioFile(reading: input)
+        var surveys = (0..<channels).map { _ in
+            F0Survey(sampleRate: sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
+        }
+        while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
+            for channel in 0..<channels {
+                surveys[channel].add(stride(from: channel, to: chunk.count, by: channels).map { chunk[$0] })
+            }
+        }
+        return surveys.indices.map { surveys[$0].finish() }
     }
 
     func run() throws {
@@ -53,7 +81,10 @@ struct Convert: ParsableCommand {
             voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
             bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
         try chain.check(sampleRate: source.sampleRate)
-        let pipeline = try Pipeline(channels: source.channels) { try chain.makeStages(sampleRate: source.sampleRate) }
+        if let voice = chain.voice, voice.needsMedian, voice.referenceMedian == nil, input != "-" {
+            chain.referenceMedians = try surveyMedians(channels: source.channels, sampleRate: source.sampleRate)
+        }
+        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
         let sink = try AudioSink.open(output, raw: raw, like: source)
 
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")

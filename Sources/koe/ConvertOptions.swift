@@ -16,7 +16,8 @@ struct VoiceOptions: ParsableArguments {
     var pitchMedian: Double?
 
     @Option(name: .customLong("pitch-range"), help: ArgumentHelp(
-        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged.", valueName: "ratio"))
+        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged. A file's median comes from a first pass over it; a stream uses the running median.",
+        valueName: "ratio"))
     var pitchRange: Double?
 
     @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))

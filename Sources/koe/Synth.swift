@@ -2,6 +2,8 @@ import ArgumentParser
 import KoeIO
 import KoeWorld
 
+extension SampleEncoding: ExpressibleByArgument {}
+
 struct Synth: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Synthesize speech from WORLD parameters written by `koe analyze`.",
@@ -18,9 +20,14 @@ struct Synth: ParsableCommand {
     @Argument(help: ArgumentHelp("Audio file to write.", valueName: "out"))
     var output: String
 
+    @Option(help: ArgumentHelp(
+        "Sample encoding of the output, where its format holds it (default: 16-bit PCM).",
+        valueName: SampleEncoding.allCases.map(\.rawValue).joined(separator: "|")))
+    var encoding: SampleEncoding?
+
     func run() throws {
         let (parameters, meta) = try AnalysisFolder.read(self.parameters)
-        let format = try AudioFormat.forWriting(output, sampleRate: meta.sampleRate, channels: 1)
+        let format = try AudioFormat.forWriting(output, sampleRate: meta.sampleRate, channels: 1, encoding: encoding)
         let destination = try AtomicOutput(destination: output)
 
         let synthesis = Synthesis(sampleRate: meta.sampleRate, framePeriod: meta.framePeriod)

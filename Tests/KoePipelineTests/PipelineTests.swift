@@ -41,6 +41,23 @@ import TestSupport
         #expect(stride(from: 0, to: stereo.count, by: 2).map { stereo[$0] } == alone)
     }
 
+    @Test func threadsDoNotChangeTheOutput() throws {
+        let input = interleavedStereo()
+        let single = try Pipeline(channels: 2, threads: 1, makeChain: makeChain)
+        let parallel = try Pipeline(channels: 2, threads: 2, makeChain: makeChain)
+        var first: [Double] = []
+        var second: [Double] = []
+        for start in stride(from: 0, to: input.count, by: 512) {
+            let chunk = Array(input[start..<min(input.count, start + 512)])
+            first += try single.process(interleaved: chunk, isFinal: false)
+            second += try parallel.process(interleaved: chunk, isFinal: false)
+        }
+        first += try single.process(interleaved: [], isFinal: true)
+        second += try parallel.process(interleaved: [], isFinal: true)
+        #expect(first == second)
+        #expect(first.count == input.count)
+    }
+
     @Test func emptyChainPassesAudioThrough() throws {
         let pipeline = Pipeline(channels: 2) { [] }
         let input = interleavedStereo()

@@ -1,0 +1,77 @@
+// Times each WORLD stage of KoeWorld once, in process, on a raw float64 signal written by numpy.
+// Usage: koe-bench SIGNAL.f64 SAMPLE_RATE   → one JSON object on stdout, seconds per stage.
+// Reading the file and building the stage values is setup and is not timed.
+
+import Foundation
+import KoeWorld
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+}
+
+func readSignal(path: String) throws -> [Double] {
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw BenchError(description: "cannot read \(path)")
+    }
+    guard data.count % MemoryLayout<Double>.size == 0 else {
+        throw BenchError(description: "\(path) is not a whole number of float64 samples")
+    }
+    return data.withUnsafeBytes { bytes in
+        bytes.bindMemory(to: Double.self).map { Double(bitPattern: $0.bitPattern.littleEndian) }
+    }
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+}
+
+/// Runs `body`, records how long it took under `name`, and returns its result.
+func timed<Result>(_ name: String, into timings: inout [(String, Double)], _ body: () -> Result) -> Result {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let result = body()
+    timings.append((name, seconds(start.duration(to: clock.now))))
+    return result
+}
+
+func main() throws {
+    let arguments = CommandLine.arguments
+    guard arguments.count == 3, let sampleRate = Int(arguments[2]) else {
+        throw BenchError(description: "usage: koe-bench SIGNAL.f64 SAMPLE_RATE")
+    }
+    let signal = try readSignal(path: arguments[1])
+    try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: Dio.Options().f0Floor)
+
+    let dio = Dio(sampleRate: sampleRate)
+    let stoneMask = StoneMask(sampleRate: sampleRate)
+    let harvest = Harvest(sampleRate: sampleRate)
+    let cheapTrick = CheapTrick(sampleRate: sampleRate)
+    let d4c = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
+    let synthesis = Synthesis(sampleRate: sampleRate, framePeriod: Dio.Options().framePeriod)
+
+    var timings: [(String, Double)] = []
+    let dioContour = timed("dio", into: &timings) { dio.estimate(signal) }
+    let refined = timed("stonemask", into: &timings) { stoneMask.refine(signal, contour: dioContour) }
+    let contour = timed("harvest", into: &timings) { harvest.estimate(signal) }
+    let spectrogram = timed("cheaptrick", into: &timings) { cheapTrick.estimate(signal, contour: contour) }
+    let aperiodicity = timed("d4c", into: &timings) { d4c.estimate(signal, contour: contour) }
+    let output = timed("synthesis", into: &timings) {
+        synthesis.synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+    }
+
+    // Reported so the results are used, and so a broken stage shows up as an odd count.
+    let voiced = contour.f0.filter { $0 > 0 }.count
+    let stages = timings.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ")
+    print("""
+        {"sample_rate": \(sampleRate), "samples": \(signal.count), "frames": \(contour.frameCount), \
+        "voiced_frames": \(voiced), "dio_voiced_frames": \(refined.f0.filter { $0 > 0 }.count), \
+        "output_samples": \(output.count), "stages": {\(stages)}}
+        """)
+}
+
+do {
+    try main()
+} catch {
+    FileHandle.standardError.write(Data("koe-bench: \(error)\n".utf8))
+    exit(1)
+}
