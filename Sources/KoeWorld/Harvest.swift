@@ -433,6 +433,8 @@ private final class InstantaneousFrequencyRefiner {
     private var mainWindow: UnsafeMutableBufferPointer<Double>
     private var derivativeWindow: UnsafeMutableBufferPointer<Double>
     private var windowedSamples: UnsafeMutableBufferPointer<Double>
+    /// The signal under the main window and under its derivative, side by side, sample by sample.
+    private var windowedPairs: UnsafeMutableBufferPointer<SIMD2<Double>>
 
     init(signal: DecimatedSignal, f0Floor: Double, f0Ceil: Double) {
         self.signal = signal.samples
@@ -443,12 +445,14 @@ private final class InstantaneousFrequencyRefiner {
         mainWindow = .allocate(capacity: longest)
         derivativeWindow = .allocate(capacity: longest)
         windowedSamples = .allocate(capacity: longest)
+        windowedPairs = .allocate(capacity: longest)
     }
 
     deinit {
         mainWindow.deallocate()
         derivativeWindow.deallocate()
         windowedSamples.deallocate()
+        windowedPairs.deallocate()
     }
 
     /// Refines every candidate in place (0 where it fails) and returns their scores.
@@ -485,9 +489,11 @@ private final class InstantaneousFrequencyRefiner {
         mainWindow.deallocate()
         derivativeWindow.deallocate()
         windowedSamples.deallocate()
+        windowedPairs.deallocate()
         mainWindow = .allocate(capacity: length)
         derivativeWindow = .allocate(capacity: length)
         windowedSamples = .allocate(capacity: length)
+        windowedPairs = .allocate(capacity: length)
     }
 
     /// Blackman window centred on `position` over samples `firstIndex ..< firstIndex + length` (one-based),
@@ -509,14 +515,13 @@ private final class InstantaneousFrequencyRefiner {
         derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
     }
 
-    /// The signal under both windows, written over the windows; samples beyond the ends repeat the end samples.
+    /// The signal under both windows, as pairs; samples beyond the ends repeat the end samples.
     private func applyWindows(length: Int, firstIndex: Int) {
         signal.withUnsafeBufferPointer { x in
             let samples = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
             samples.copyClamped(from: x, first: firstIndex - 1)
             for i in 0..<length {
-                mainWindow[i] *= samples[i]
-                derivativeWindow[i] *= samples[i]
+                windowedPairs[i] = SIMD2(mainWindow[i], derivativeWindow[i]) * samples[i]
             }
         }
     }
@@ -534,9 +539,7 @@ private final class InstantaneousFrequencyRefiner {
             let number = Double(harmonic) + 1.0
             let bin = Matlab.round(f0 * size / sampleRate * number)
             let (main, derivative) = twiddles.bins(
-                bin, size: fftSize,
-                of: UnsafeBufferPointer(rebasing: mainWindow[0..<length]),
-                UnsafeBufferPointer(rebasing: derivativeWindow[0..<length]))
+                bin, size: fftSize, of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]))
             let power = main.real * main.real + main.imag * main.imag
             let phaseRate = main.real * derivative.imag - main.imag * derivative.real
             let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / size + phaseRate / power * sampleRate / 2.0 / Double.pi
@@ -558,28 +561,23 @@ private final class SingleBinDFT {
     private var cosines: [Double] = []
     private var sines: [Double] = []
 
-    /// Bin `bin` of the `size`-point DFTs of `a` and of `b` (both as long, at most `size` samples).
-    func bins(
-        _ bin: Int, size: Int, of a: UnsafeBufferPointer<Double>, _ b: UnsafeBufferPointer<Double>
-    ) -> (Complex, Complex) {
-        precondition(size > 0 && size & (size - 1) == 0 && a.count <= size && b.count == a.count)
+    /// Bin `bin` of the `size`-point DFTs of both halves of `pairs` (at most `size` of them).
+    func bins(_ bin: Int, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>) -> (Complex, Complex) {
+        precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size)
         if size > self.size { makeTable(size: size) }
         let mask = self.size - 1
         let stride = ((bin % size + size) % size) * (self.size / size)
         return cosines.withUnsafeBufferPointer { cosines in
             sines.withUnsafeBufferPointer { sines in
-                var aReal = 0.0, aImag = 0.0, bReal = 0.0, bImag = 0.0
+                var real = SIMD2<Double>(repeating: 0)
+                var negatedImag = SIMD2<Double>(repeating: 0)
                 var index = 0
-                for n in 0..<a.count {
-                    let cosine = cosines[index]
-                    let sine = sines[index]
-                    aReal += a[n] * cosine
-                    aImag -= a[n] * sine
-                    bReal += b[n] * cosine
-                    bImag -= b[n] * sine
+                for n in 0..<pairs.count {
+                    real += pairs[n] * cosines[index]
+                    negatedImag += pairs[n] * sines[index]
                     index = (index + stride) & mask
                 }
-                return (Complex(aReal, aImag), Complex(bReal, bImag))
+                return (Complex(real[0], -negatedImag[0]), Complex(real[1], -negatedImag[1]))
             }
         }
     }
