@@ -107,9 +107,9 @@ private final class EnvelopeEstimator {
     private let inverse: InverseRealFFT
     private let smoothing: SpectralSmoothing
     private let window: UnsafeMutableBufferPointer<Double>
-    /// Safeguard noise for the current frame, and the sines of the cepstral lifter.
+    /// The sines of the cepstral lifter.
     private let scratch: UnsafeMutableBufferPointer<Double>
-    private var noise = Randn()
+    private let noise: NoiseStream
 
     init(sampleRate: Int, fftSize: Int, q1: Double) {
         self.sampleRate = sampleRate
@@ -120,6 +120,7 @@ private final class EnvelopeEstimator {
         smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
         window = .allocate(capacity: fftSize)
         scratch = .allocate(capacity: fftSize)
+        noise = NoiseStream(maximumTake: fftSize + 1)
     }
 
     deinit {
@@ -139,8 +140,7 @@ private final class EnvelopeEstimator {
 
     /// Restarts the noise sequence at WORLD's seed, `count` draws in.
     func startNoise(skipping count: Int) {
-        noise = Randn()
-        noise.skip(count)
+        noise.restart(skipping: count)
     }
 
     func envelope(of x: UnsafeBufferPointer<Double>, f0: Double, time: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
@@ -159,8 +159,7 @@ private final class EnvelopeEstimator {
         let halfLength = Matlab.round(1.5 * Double(sampleRate) / f0)
         let length = 2 * halfLength + 1
         designWindow(halfLength: halfLength, f0: f0)
-        let safeguard = UnsafeMutableBufferPointer(rebasing: scratch[0..<length])
-        noise.fill(safeguard)
+        let safeguard = noise.take(length)
         let origin = Matlab.round(time * Double(sampleRate) + 0.001)
         let waveform = forward.waveform
         UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
@@ -213,8 +212,7 @@ private final class EnvelopeEstimator {
 
     /// Keeps every bin strictly positive so its logarithm exists.
     private func addInfinitesimalNoise(_ power: UnsafeMutableBufferPointer<Double>) {
-        let safeguard = UnsafeMutableBufferPointer(rebasing: scratch[0..<power.count])
-        noise.fill(safeguard)
+        let safeguard = noise.take(power.count)
         for bin in power.indices {
             power[bin] += abs(safeguard[bin]) * Double.ulpOfOne
         }

@@ -45,7 +45,7 @@ public struct D4C: Sendable {
                         for frame in analysed[range] {
                             let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
                             estimator.bands.estimate(
-                                x, f0: plan.bandF0[frame], time: contour.time[frame], noise: &estimator.noise, into: row)
+                                x, f0: plan.bandF0[frame], time: contour.time[frame], noise: estimator.noise, into: row)
                         }
                     }
                 }
@@ -67,7 +67,7 @@ public struct D4C: Sendable {
                     estimator.startNoise(skipping: plan.scoreNoiseOffsets[range.lowerBound])
                     for frame in voiced[range] {
                         scores[frame] = estimator.loveTrain.score(
-                            x, f0: plan.scoreF0[frame], time: contour.time[frame], noise: &estimator.noise)
+                            x, f0: plan.scoreF0[frame], time: contour.time[frame], noise: estimator.noise)
                     }
                 }
             }
@@ -136,17 +136,18 @@ private func prefixSums(_ values: [Int]) -> (offsets: [Int], total: Int) {
 private final class AperiodicityEstimator {
     let loveTrain: LoveTrain
     let bands: BandAperiodicity
-    var noise = Randn()
+    let noise: NoiseStream
 
     init(sampleRate: Int, outputFFTSize: Int) {
         loveTrain = LoveTrain(sampleRate: sampleRate)
         bands = BandAperiodicity(sampleRate: sampleRate, outputFFTSize: outputFFTSize)
+        // A window never outgrows the FFT it is analysed with.
+        noise = NoiseStream(maximumTake: max(loveTrain.fftSize, BandAperiodicity.fftSize(sampleRate: sampleRate)))
     }
 
     /// Restarts the noise sequence at WORLD's seed, `count` draws in.
     func startNoise(skipping count: Int) {
-        noise = Randn()
-        noise.skip(count)
+        noise.restart(skipping: count)
     }
 }
 
@@ -160,36 +161,20 @@ private func windowLength(sampleRate: Int, f0: Double, periods: Double) -> Int {
     2 * Matlab.round(periods * Double(sampleRate) / f0 / 2.0) + 1
 }
 
-/// Scratch for windowing one frame: the window and the safeguard noise, room for the longest window.
-private struct WindowScratch {
-    let window: UnsafeMutableBufferPointer<Double>
-    let noise: UnsafeMutableBufferPointer<Double>
 
-    init(capacity: Int) {
-        window = .allocate(capacity: capacity)
-        noise = .allocate(capacity: capacity)
-    }
-
-    func deallocate() {
-        window.deallocate()
-        noise.deallocate()
-    }
-}
 
 /// Samples around `time` under an F0-adaptive window `periods` periods long, plus safeguard noise, with
 /// the window-shaped DC removed; written to the start of `waveform`. Samples outside the signal repeat its
 /// end points. Returns the number of samples written.
 private func windowWaveform(
     _ x: UnsafeBufferPointer<Double>, sampleRate: Int, f0: Double, time: Double,
-    shape: WindowShape, periods: Double, scratch: WindowScratch,
-    noise: inout Randn, into waveform: UnsafeMutableBufferPointer<Double>
+    shape: WindowShape, periods: Double, window: UnsafeMutableBufferPointer<Double>,
+    noise: NoiseStream, into waveform: UnsafeMutableBufferPointer<Double>
 ) -> Int {
     let length = windowLength(sampleRate: sampleRate, f0: f0, periods: periods)
     let halfLength = length / 2
-    let window = scratch.window
     designWindow(shape, halfLength: halfLength, step: 2.0 * Double.pi * f0 / (periods * Double(sampleRate)), into: window)
-    let safeguard = UnsafeMutableBufferPointer(rebasing: scratch.noise[0..<length])
-    noise.fill(safeguard)
+    let safeguard = noise.take(length)
     let origin = Matlab.round(time * Double(sampleRate) + 0.001)
     UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
     var waveformSum = 0.0
@@ -230,9 +215,9 @@ private func designWindow(_ shape: WindowShape, halfLength: Int, step: Double, i
 /// 3-period Blackman window. Voiced speech concentrates there; noise does not.
 private final class LoveTrain {
     private let sampleRate: Int
-    private let fftSize: Int
+    let fftSize: Int
     private let forward: ForwardRealFFT
-    private let scratch: WindowScratch
+    private let window: UnsafeMutableBufferPointer<Double>
     private let lowBound: Int
     private let splitBound: Int
     private let highBound: Int
@@ -247,12 +232,12 @@ private final class LoveTrain {
         self.sampleRate = sampleRate
         fftSize = LoveTrain.fftSize(sampleRate: sampleRate)
         forward = ForwardRealFFT(size: fftSize)
-        scratch = WindowScratch(capacity: fftSize)
+        window = .allocate(capacity: fftSize)
         (lowBound, splitBound, highBound) = LoveTrain.bounds(sampleRate: sampleRate, fftSize: fftSize)
     }
 
     deinit {
-        scratch.deallocate()
+        window.deallocate()
     }
 
     private static func fftSize(sampleRate: Int) -> Int {
@@ -276,11 +261,11 @@ private final class LoveTrain {
     }
 
     /// The score of one voiced frame, `f0` at least `f0Floor`.
-    func score(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn) -> Double {
+    func score(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream) -> Double {
         let waveform = forward.waveform
         let length = windowWaveform(
             x, sampleRate: sampleRate, f0: f0, time: time, shape: .blackman, periods: LoveTrain.periods,
-            scratch: scratch, noise: &noise, into: waveform)
+            window: window, noise: noise, into: waveform)
         for i in length..<max(length, writtenLength) {
             waveform[i] = 0
         }
@@ -306,7 +291,7 @@ private final class BandAperiodicity {
     /// Transforms the windowed group delay of one band; its input beyond the band window stays zero.
     private let bandFFT: ForwardRealFFT
     private let smoothing: SpectralSmoothing
-    private let scratch: WindowScratch
+    private let window: UnsafeMutableBufferPointer<Double>
     /// Samples of `forward.waveform` written by the last window; the rest are zero.
     private var writtenLength = 0
     private let savedSpectrum: UnsafeMutableBufferPointer<Complex>
@@ -338,7 +323,7 @@ private final class BandAperiodicity {
         bandFFT = ForwardRealFFT(size: fftSize)
         smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
         let binCount = fftSize / 2 + 1
-        scratch = WindowScratch(capacity: fftSize)
+        window = .allocate(capacity: fftSize)
         savedSpectrum = .allocate(capacity: binCount)
         staticCentroid = .allocate(capacity: binCount)
         smoothedPower = .allocate(capacity: binCount)
@@ -355,7 +340,7 @@ private final class BandAperiodicity {
     }
 
     deinit {
-        scratch.deallocate()
+        window.deallocate()
         savedSpectrum.deallocate()
         staticCentroid.deallocate()
         smoothedPower.deallocate()
@@ -365,11 +350,11 @@ private final class BandAperiodicity {
     }
 
     func estimate(
-        _ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn,
+        _ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream,
         into aperiodicity: UnsafeMutableBufferPointer<Double>
     ) {
-        computeStaticCentroid(x, f0: f0, time: time, noise: &noise)
-        computeSmoothedPower(x, f0: f0, time: time, noise: &noise)
+        computeStaticCentroid(x, f0: f0, time: time, noise: noise)
+        computeSmoothedPower(x, f0: f0, time: time, noise: noise)
         computeStaticGroupDelay(f0: f0)
         computeCoarseAperiodicity(f0: f0)
         interpolate(into: aperiodicity)
@@ -377,12 +362,12 @@ private final class BandAperiodicity {
 
     /// A 4-period window of the signal into `forward.waveform`, zero beyond it; returns its length.
     private func window(
-        _ x: UnsafeBufferPointer<Double>, shape: WindowShape, f0: Double, time: Double, noise: inout Randn
+        _ x: UnsafeBufferPointer<Double>, shape: WindowShape, f0: Double, time: Double, noise: NoiseStream
     ) -> Int {
         let waveform = forward.waveform
         let length = windowWaveform(
             x, sampleRate: sampleRate, f0: f0, time: time, shape: shape, periods: BandAperiodicity.periods,
-            scratch: scratch, noise: &noise, into: waveform)
+            window: window, noise: noise, into: waveform)
         for i in length..<max(length, writtenLength) {
             waveform[i] = 0
         }
@@ -391,17 +376,17 @@ private final class BandAperiodicity {
     }
 
     /// Sum of the energy centroids half a period apart, which cancels their oscillation with time.
-    private func computeStaticCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn) {
+    private func computeStaticCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream) {
         let binCount = fftSize / 2 + 1
-        addCentroid(x, f0: f0, time: time - 0.25 / f0, noise: &noise, replacing: true)
-        addCentroid(x, f0: f0, time: time + 0.25 / f0, noise: &noise, replacing: false)
+        addCentroid(x, f0: f0, time: time - 0.25 / f0, noise: noise, replacing: true)
+        addCentroid(x, f0: f0, time: time + 0.25 / f0, noise: noise, replacing: false)
         smoothing.correctDC(UnsafeMutableBufferPointer(rebasing: staticCentroid[0..<binCount]), f0: f0)
     }
 
     /// Energy centroid along time (Cohen): Re{X · conj(FFT(t·x))} of a 4-period Blackman frame of unit energy.
-    private func addCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn, replacing: Bool) {
+    private func addCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream, replacing: Bool) {
         let waveform = forward.waveform
-        let length = window(x, shape: .blackman, f0: f0, time: time, noise: &noise)
+        let length = window(x, shape: .blackman, f0: f0, time: time, noise: noise)
         var energy = 0.0
         for i in 0..<length {
             energy += waveform[i] * waveform[i]
@@ -426,8 +411,8 @@ private final class BandAperiodicity {
     }
 
     /// Power spectrum of a 4-period Hann frame, DC-corrected and smoothed over F0.
-    private func computeSmoothedPower(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn) {
-        _ = window(x, shape: .hann, f0: f0, time: time, noise: &noise)
+    private func computeSmoothedPower(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream) {
+        _ = window(x, shape: .hann, f0: f0, time: time, noise: noise)
         forward.execute()
         let spectrum = forward.spectrum
         for bin in 0...(fftSize / 2) {

@@ -84,7 +84,7 @@ final class PulseRenderer {
     private let inverse: InverseRealFFT
     private let minimumPhase: MinimumPhase
     private let dcRemover: UnsafeMutableBufferPointer<Double>
-    private var randn = Randn()
+    private let noise: NoiseStream
 
     private let envelope: UnsafeMutableBufferPointer<Double>
     private let aperiodicRatio: UnsafeMutableBufferPointer<Double>
@@ -113,6 +113,7 @@ final class PulseRenderer {
         forward = ForwardRealFFT(size: fftSize)
         inverse = InverseRealFFT(size: fftSize)
         minimumPhase = MinimumPhase(size: fftSize)
+        noise = NoiseStream(maximumTake: fftSize)
         let bins = fftSize / 2 + 1
         dcRemover = .allocate(capacity: fftSize)
         envelope = .allocate(capacity: bins)
@@ -271,10 +272,18 @@ final class PulseRenderer {
     private func fillNoiseSpectrum(length: Int) {
         let waveform = forward.waveform
         let kept = min(length, fftSize)
-        randn.fill(UnsafeMutableBufferPointer(rebasing: waveform[0..<kept]))
+        let drawn = noise.take(kept)
         var sum = 0.0
-        for i in 0..<kept { sum += waveform[i] }
-        for _ in kept..<max(kept, length) { sum += randn.next() }
+        for i in 0..<kept {
+            waveform[i] = drawn[i]
+            sum += drawn[i]
+        }
+        var unkept = length - kept
+        while unkept > 0 {
+            let count = min(unkept, fftSize)
+            for value in noise.take(count) { sum += value }
+            unkept -= count
+        }
         if length > 0 {
             let mean = sum / Double(length)
             for i in 0..<kept { waveform[i] -= mean }
