@@ -118,15 +118,15 @@ public enum VectorMath {
         q.replace(with: 0.28125, where: magnitude .> 0.78125)
         let cosine = (1.0 - q) - ((0.5 * z - q) - z * cosTail)
 
-        let swap = (quadrant & 1) .== 1
-        var sinResult = sine
-        sinResult.replace(with: cosine, where: swap)
-        var cosResult = cosine
-        cosResult.replace(with: sine, where: swap)
-        let negateSin = (quadrant & 2) .== 2
-        let negateCos = ((quadrant &+ 1) & 2) .== 2
-        sinResult.replace(with: -sinResult, where: negateSin)
-        cosResult.replace(with: -cosResult, where: negateCos)
+        // Quadrants 1 and 3 swap sine and cosine; 2 and 3 negate the sine, 1 and 2 the cosine. All by bits:
+        // an all-ones mask where swapping, and the sign bit where negating.
+        let sineBits = unsafeBitCast(sine, to: SIMD4<Int64>.self)
+        let cosineBits = unsafeBitCast(cosine, to: SIMD4<Int64>.self)
+        let swap = 0 &- (quadrant & 1)
+        let sinSign = (quadrant & 2) &<< 62
+        let cosSign = ((quadrant &+ 1) & 2) &<< 62
+        let sinResult = unsafeBitCast(((cosineBits & swap) | (sineBits & ~swap)) ^ sinSign, to: SIMD4<Double>.self)
+        let cosResult = unsafeBitCast(((sineBits & swap) | (cosineBits & ~swap)) ^ cosSign, to: SIMD4<Double>.self)
         return (sinResult, cosResult)
     }
 }
