@@ -159,9 +159,10 @@ struct XorshiftMatrix: Sendable {
         after(self)
     }
 
-    /// `self` applied after `first`.
+    /// `self` applied after `first`, through `self`'s byte tables (much faster than bit by bit).
     func after(_ first: XorshiftMatrix) -> XorshiftMatrix {
-        XorshiftMatrix(columns: first.columns.map(apply(to:)))
+        let table = XorshiftTable(self)
+        return XorshiftMatrix(columns: first.columns.map(table.apply(to:)))
     }
 }
 
@@ -172,10 +173,14 @@ struct XorshiftTable: Sendable {
 
     init(_ matrix: XorshiftMatrix) {
         var images = [XorshiftState](repeating: .zero, count: 16 * 256)
-        for byte in 0..<16 {
-            for value in 1..<256 {
-                let lowestBit = value.trailingZeroBitCount
-                images[byte * 256 + value] = images[byte * 256 + (value & (value - 1))] ^ matrix.columns[byte * 8 + lowestBit]
+        images.withUnsafeMutableBufferPointer { images in
+            matrix.columns.withUnsafeBufferPointer { columns in
+                for byte in 0..<16 {
+                    let table = images.baseAddress! + byte * 256
+                    for value in 1..<256 {
+                        table[value] = table[value & (value - 1)] ^ columns[byte * 8 + value.trailingZeroBitCount]
+                    }
+                }
             }
         }
         self.images = images
