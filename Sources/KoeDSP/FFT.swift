@@ -46,7 +46,8 @@ private func fftwPointer(_ buffer: UnsafeMutableBufferPointer<Complex>) -> Unsaf
 }
 
 /// Real-to-complex transform of `size` samples into `size / 2 + 1` bins, unnormalised (FFTW's convention).
-/// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`.
+/// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`. `execute()` leaves
+/// `waveform` as it was, so samples that stay zero from frame to frame need writing only once.
 public final class ForwardRealFFT {
     public let size: Int
     public let waveform: UnsafeMutableBufferPointer<Double>

@@ -6,12 +6,9 @@ final class SpectralSmoothing {
     let sampleRate: Int
 
     private let binCount: Int
+    private let binWidth: Double
     /// Running integral of the spectrum mirrored at both ends; room for the widest allowed width.
     private let integral: UnsafeMutableBufferPointer<Double>
-    private let lowerEdges: UnsafeMutableBufferPointer<Double>
-    private let upperEdges: UnsafeMutableBufferPointer<Double>
-    private let lowerLevels: UnsafeMutableBufferPointer<Double>
-    private let upperLevels: UnsafeMutableBufferPointer<Double>
     private let replica: UnsafeMutableBufferPointer<Double>
 
     init(fftSize: Int, sampleRate: Int) {
@@ -19,26 +16,23 @@ final class SpectralSmoothing {
         self.fftSize = fftSize
         self.sampleRate = sampleRate
         binCount = fftSize / 2 + 1
+        binWidth = Double(sampleRate) / Double(fftSize)
         integral = .allocate(capacity: 3 * (fftSize / 2) + 1)
-        lowerEdges = .allocate(capacity: binCount)
-        upperEdges = .allocate(capacity: binCount)
-        lowerLevels = .allocate(capacity: binCount)
-        upperLevels = .allocate(capacity: binCount)
         replica = .allocate(capacity: binCount)
     }
 
     deinit {
         integral.deallocate()
-        lowerEdges.deallocate()
-        upperEdges.deallocate()
-        lowerLevels.deallocate()
-        upperLevels.deallocate()
         replica.deallocate()
     }
 
     /// The highest F0 (and smoothing width) in Hz both helpers accept at this FFT size:
     /// above it WORLD would read past the end of the spectrum.
     var highestF0: Double {
+        SpectralSmoothing.highestF0(fftSize: fftSize, sampleRate: sampleRate)
+    }
+
+    static func highestF0(fftSize: Int, sampleRate: Int) -> Double {
         Double(fftSize / 2 - 2) * Double(sampleRate) / Double(fftSize)
     }
 
@@ -48,15 +42,11 @@ final class SpectralSmoothing {
         precondition(spectrum.count >= binCount && f0 >= 0 && f0 <= highestF0)
         let upperLimit = 2 + Int(f0 * Double(fftSize) / Double(sampleRate))
         let replicaCount = upperLimit - 1
-        let binWidth = Double(sampleRate) / Double(fftSize)
+        // The spectrum read backwards from f0 on the bin grid (WORLD's interp1Q with a negative step).
         for bin in 0..<replicaCount {
-            lowerEdges[bin] = Double(bin) * Double(sampleRate) / Double(fftSize)
+            let position = (Double(bin) * binWidth - f0) / -binWidth
+            replica[bin] = interpolate(UnsafeBufferPointer(spectrum), last: upperLimit, at: position)
         }
-        Matlab.interp1Q(
-            origin: f0, step: -binWidth,
-            y: UnsafeBufferPointer(rebasing: spectrum[0...upperLimit]),
-            at: UnsafeBufferPointer(rebasing: lowerEdges[0..<replicaCount]),
-            into: UnsafeMutableBufferPointer(rebasing: replica[0..<replicaCount]))
         for bin in 0..<replicaCount {
             spectrum[bin] += replica[bin]
         }
@@ -71,22 +61,17 @@ final class SpectralSmoothing {
         let integralCount = half + 2 * boundary + 1
         integrateMirrored(input, boundary: boundary, count: integralCount)
 
-        let binWidth = Double(sampleRate) / Double(fftSize)
-        for bin in 0...half {
-            lowerEdges[bin] = Double(bin) / Double(fftSize) * Double(sampleRate) - width / 2.0
-            upperEdges[bin] = lowerEdges[bin] + width
-        }
-        let origin = -(Double(boundary) - 0.5) * Double(sampleRate) / Double(fftSize)
+        // Bin edges `bin * binWidth ∓ width / 2`, as positions on the integral's axis, which starts
+        // `boundary - 0.5` bins below 0 Hz.
+        let origin = -(Double(boundary) - 0.5) * binWidth
         let levels = UnsafeBufferPointer(rebasing: integral[0..<integralCount])
-        let bins = 0..<binCount
-        Matlab.interp1Q(
-            origin: origin, step: binWidth, y: levels,
-            at: UnsafeBufferPointer(rebasing: lowerEdges[bins]), into: UnsafeMutableBufferPointer(rebasing: lowerLevels[bins]))
-        Matlab.interp1Q(
-            origin: origin, step: binWidth, y: levels,
-            at: UnsafeBufferPointer(rebasing: upperEdges[bins]), into: UnsafeMutableBufferPointer(rebasing: upperLevels[bins]))
-        for bin in bins {
-            output[bin] = (upperLevels[bin] - lowerLevels[bin]) / width
+        let last = integralCount - 1
+        for bin in 0...half {
+            let lowerEdge = Double(bin) / Double(fftSize) * Double(sampleRate) - width / 2.0
+            let upperEdge = lowerEdge + width
+            let lower = interpolate(levels, last: last, at: (lowerEdge - origin) / binWidth)
+            let upper = interpolate(levels, last: last, at: (upperEdge - origin) / binWidth)
+            output[bin] = (upper - lower) / width
         }
     }
 
@@ -95,20 +80,30 @@ final class SpectralSmoothing {
         smooth(UnsafeBufferPointer(spectrum), width: width, into: spectrum)
     }
 
+    /// Linear interpolation of `y` at a non-negative fractional index, flat past index `last` (WORLD's interp1Q).
+    @inline(__always)
+    private func interpolate(_ y: UnsafeBufferPointer<Double>, last: Int, at position: Double) -> Double {
+        let base = Int(position)
+        let fraction = position - Double(base)
+        let slope = base < last ? y[base + 1] - y[base] : 0
+        return y[base] + slope * fraction
+    }
+
     /// Integral (in power × Hz) of the spectrum extended by `boundary` mirrored bins at each end.
     private func integrateMirrored(_ spectrum: UnsafeBufferPointer<Double>, boundary: Int, count: Int) {
         let half = fftSize / 2
+        let binWidth = binWidth
         var running = 0.0
-        for index in 0..<count {
-            let source: Int
-            if index < boundary {
-                source = boundary - index
-            } else if index < half + boundary {
-                source = index - boundary
-            } else {
-                source = half - (index - (half + boundary))
-            }
-            running = spectrum[source] * Double(sampleRate) / Double(fftSize) + running
+        for index in 0..<boundary {
+            running = spectrum[boundary - index] * binWidth + running
+            integral[index] = running
+        }
+        for index in boundary..<(half + boundary) {
+            running = spectrum[index - boundary] * binWidth + running
+            integral[index] = running
+        }
+        for index in (half + boundary)..<count {
+            running = spectrum[half - (index - (half + boundary))] * binWidth + running
             integral[index] = running
         }
     }
