@@ -11,7 +11,7 @@ RELEASE_KOE  := .build/release/koe
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench bench-convert clean
+.PHONY: demo test build release deps test-deps conformance bench bench-convert fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -41,6 +41,30 @@ bench-convert: deps test-deps release
 	@status=0; for script in equivalence latency memory quality; do \
 		$(PYTHON) bench/$$script.py --koe $(RELEASE_KOE) || status=1; \
 	done; exit $$status
+
+# libFuzzer over the raw PCM reader and writer, the EQ spec parsers and convert's command line (through the
+# release binary), 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;
+# a finding stops the run, is saved as .build/fuzz/TARGET-crash-* and replays with
+# `Tests/Fuzz/.build/release/TARGET FILE`. Foundation's Process leaves allocations LeakSanitizer would report,
+# so leaks are checked in the in-process targets only.
+fuzz: deps release
+	$(SWIFT) build -c release --package-path Tests/Fuzz -Xswiftc -sanitize=fuzzer,address
+	@for target in FuzzRawPCM FuzzEqualizerSpec FuzzConvertArguments; do \
+		mkdir -p .build/fuzz/$$target || exit 1; \
+		echo "== $$target, $(or $(FUZZ_SECONDS),60) s"; \
+		leaks=1; [ $$target = FuzzConvertArguments ] && leaks=0; \
+		KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=$$leaks \
+			Tests/Fuzz/.build/release/$$target -max_total_time=$(or $(FUZZ_SECONDS),60) -print_final_stats=1 \
+			-artifact_prefix=.build/fuzz/$$target- .build/fuzz/$$target || exit 1; \
+	done
+
+# The whole test suite under AddressSanitizer, then ThreadSanitizer, each in a build folder of its own.
+# The CLI tests run the koe binary built the same way. Swift's backtracer is off: it trips ASan's shadow memory.
+# Leaks of Foundation and XCTest themselves are suppressed (Tests/Sanitizers/lsan-suppressions.txt).
+sanitize: deps test-deps
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan-suppressions.txt \
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan
+	SWIFT_BACKTRACE=enable=no $(SWIFT) test --sanitize=thread --scratch-path .build-tsan
 
 build: deps
 	$(SWIFT) build

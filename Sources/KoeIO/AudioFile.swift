@@ -89,7 +89,7 @@ public final class AudioFile {
             Int(sf_readf_double(handle, buffer.baseAddress, sf_count_t(maxFrames)))
         }
         if sf_error(handle) != 0 {
-            throw IOError.readFailed(path: path, reason: String(cString: sf_strerror(handle)))
+            throw IOError.readFailed(path: path, reason: Self.reason(sf_strerror(handle)))
         }
         framesRead += got
         samples.removeLast((maxFrames - got) * channels)
@@ -155,7 +155,7 @@ public final class AudioFile {
             written = samples.withUnsafeBufferPointer { Int(sf_writef_double(handle, $0.baseAddress, sf_count_t(count))) }
         }
         guard written == count else {
-            throw IOError.writeFailed(path: path, reason: String(cString: sf_strerror(handle)))
+            throw IOError.writeFailed(path: path, reason: Self.reason(sf_strerror(handle)))
         }
         frames += count
     }
@@ -179,7 +179,7 @@ public final class AudioFile {
         self.handle = nil
         let status = sf_close(handle)
         if status != 0 {
-            throw IOError.writeFailed(path: path, reason: String(cString: sf_error_number(status)))
+            throw IOError.writeFailed(path: path, reason: Self.reason(sf_error_number(status)))
         }
     }
 
@@ -190,7 +190,16 @@ public final class AudioFile {
     }
 
     private static func lastOpenError() -> String {
-        let message = String(cString: sf_strerror(nil))
-        return message.hasSuffix(".") ? String(message.dropLast()) : message
+        reason(sf_strerror(nil))
+    }
+
+    /// A libsndfile message as the reason in one of ours: without the closing full stop, and without the
+    /// "System error : " wrapper when it only carries the system's own message (such as a full disk's).
+    private static func reason(_ message: UnsafePointer<CChar>) -> String {
+        var reason = Substring(String(cString: message))
+        let wrapper = "System error : "
+        if reason.hasPrefix(wrapper) && reason.count > wrapper.count { reason = reason.dropFirst(wrapper.count) }
+        if reason.hasSuffix(".") { reason = reason.dropLast() }
+        return String(reason)
     }
 }

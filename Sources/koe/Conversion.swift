@@ -40,6 +40,7 @@ struct Conversion {
     mutating func run(progress: ProgressBar?) throws {
         let start = DispatchTime.now()
         while let chunk = try source.read(maxFrames: chunkFrames) {
+            try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
             try write(try pipeline.process(interleaved: chunk, isFinal: false))
             progress?.update(framesDone: framesIn)

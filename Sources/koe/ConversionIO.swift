@@ -47,9 +47,23 @@ enum AudioSource {
     /// Fails when the input held no audio at all.
     func requireAudio(framesRead: Int) throws {
         guard framesRead == 0 else { return }
+        throw IOError.emptyAudio(path: name)
+    }
+
+    /// Fails on the first sample of `interleaved` (frames from `firstFrame` on) that is NaN or infinite:
+    /// no stage can make sound of it, and a filter would smear it over everything after.
+    func requireFinite(_ interleaved: [Double], firstFrame: Int) throws {
+        guard let index = interleaved.firstIndex(where: { !$0.isFinite }) else { return }
+        let frame = firstFrame + index / channels
+        let sample = channels == 1 ? "sample \(frame)" : "sample \(frame) of channel \(index % channels)"
+        throw CommandError.badInput(path: name, reason: "\(sample) is not a finite number (NaN or infinity)")
+    }
+
+    /// Names the input in messages.
+    var name: String {
         switch self {
-        case .file(let file): throw IOError.emptyAudio(path: file.path)
-        case .standardInput(let reader): throw IOError.emptyAudio(path: reader.name)
+        case .file(let file): return file.path
+        case .standardInput(let reader): return reader.name
         }
     }
 

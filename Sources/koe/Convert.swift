@@ -35,9 +35,14 @@ struct Convert: ParsableCommand {
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
     var chunkSize = Conversion.defaultChunkFrames
 
+    /// A chunk's buffers are allocated whole, channels times over: past this a chunk is memory, not speed.
+    static let largestChunk = 1 << 20
+
     func validate() throws {
         guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
-        guard chunkSize > 0 else { throw ValidationError("--chunk-size must be at least 1 frame (got \(chunkSize))") }
+        guard (1...Self.largestChunk).contains(chunkSize) else {
+            throw ValidationError("--chunk-size must be between 1 and \(Self.largestChunk) frames (got \(chunkSize))")
+        }
         if input == "-" && !raw.inputIsRaw {
             throw ValidationError("reading standard input needs --type raw with --rate, --encoding, --bits and --channels")
         }

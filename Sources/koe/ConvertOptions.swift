@@ -5,7 +5,7 @@ import KoeStages
 import KoeWorld
 
 struct VoiceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("F0 ratio (> 0): 2 is an octave up.", valueName: "ratio"))
+    @Option(help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
     var pitch: Double?
 
     /// Parsed unconditionally so that a negative shift (`--semitones -4`) is taken as the value, not as a flag.
@@ -17,14 +17,14 @@ struct VoiceOptions: ParsableArguments {
     var pitchMedian: Double?
 
     @Option(name: .customLong("pitch-range"), help: ArgumentHelp(
-        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged. A file's median comes from a first pass over it; a stream uses the running median.",
+        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged, at most 10. A file's median comes from a first pass over it; a stream uses the running median.",
         valueName: "ratio"))
     var pitchRange: Double?
 
     @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
     var formant: Double?
 
-    @Option(help: ArgumentHelp("Speed (> 0; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
+    @Option(help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
     var tempo: Double?
 
     @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
@@ -39,19 +39,32 @@ struct VoiceOptions: ParsableArguments {
         if pitch != nil && semitones != nil {
             throw ValidationError("give --pitch or --semitones, not both")
         }
-        try requirePositive(pitch, "--pitch")
+        try requireRatio(pitch, "--pitch")
         try requirePositive(formant, "--formant")
-        try requirePositive(tempo, "--tempo")
-        try requirePositive(pitchMedian, "--pitch-median")
+        try requireRatio(tempo, "--tempo")
+        if let pitchMedian, !(Self.medianRange.contains(pitchMedian)) {
+            throw ValidationError("--pitch-median must be between 10 and 5000 Hz (got \(pitchMedian))")
+        }
         if let semitones, !semitones.isFinite || abs(semitones) > 48 {
             throw ValidationError("--semitones must be between -48 and 48 (got \(semitones))")
         }
-        if let pitchRange, !(pitchRange.isFinite && pitchRange >= 0) {
-            throw ValidationError("--pitch-range must be 0 or more (got \(pitchRange))")
+        if let pitchRange, !(0...10).contains(pitchRange) {
+            throw ValidationError("--pitch-range must be between 0 and 10 (got \(pitchRange))")
         }
         if let preset, Preset.named(preset) == nil {
             let names = Preset.all.map(\.name).joined(separator: ", ")
             throw ValidationError("unknown preset '\(preset)' (presets: \(names))")
+        }
+    }
+
+    /// Pitch and tempo ratios reach as far as --semitones does, four octaves: beyond that an F0 or an output
+    /// length runs off towards infinity rather than towards a voice.
+    private static let ratioRange = 1.0 / 16...16
+    private static let medianRange = 10.0...5000
+
+    private func requireRatio(_ value: Double?, _ flag: String) throws {
+        if let value, !Self.ratioRange.contains(value) {
+            throw ValidationError("\(flag) must be between 0.0625 and 16 (got \(value))")
         }
     }
 

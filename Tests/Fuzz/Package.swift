@@ -1,0 +1,27 @@
+// swift-tools-version:5.4
+// 5.4 on purpose: from 5.5 on SwiftPM links an executable's main to a `<module>_main` entry point, which a
+// libFuzzer target does not have (libFuzzer's own main drives it).
+// libFuzzer targets for koe, in a package of their own so the main build never sees fuzzer flags.
+// Build and run them with `make fuzz` at the top of the repository, which compiles every module
+// (koe's included) with `-sanitize=fuzzer,address` so that libFuzzer sees their coverage.
+import PackageDescription
+
+/// libFuzzer supplies main, so the targets' own files are libraries, not top-level code.
+let fuzzTarget: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
+let package = Package(
+    name: "koe-fuzz",
+    dependencies: [
+        .package(name: "koe", path: "../.."),
+    ],
+    targets: [
+        // The raw PCM reader fed through a pipe in fuzzed pieces, and the writer, against a reference decoder.
+        .executableTarget(name: "FuzzRawPCM", dependencies: [.product(name: "KoeIO", package: "koe")],
+                          swiftSettings: fuzzTarget),
+        // EQ band and graphic EQ specs: parse, print, parse again, build the filters, run them.
+        .executableTarget(name: "FuzzEqualizerSpec", dependencies: [.product(name: "KoeStages", package: "koe")],
+                          swiftSettings: fuzzTarget),
+        // `koe convert` command lines run through the built binary (its path in KOE_BINARY).
+        .executableTarget(name: "FuzzConvertArguments", swiftSettings: fuzzTarget),
+    ]
+)
