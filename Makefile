@@ -11,7 +11,7 @@ RELEASE_KOE  := .build/release/koe
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench clean
+.PHONY: demo test build release deps test-deps conformance bench bench-convert clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -35,6 +35,12 @@ conformance: deps test-deps release
 
 bench: deps test-deps
 	$(PYTHON) bench/bench.py
+
+# The convert bars: chunking/pipe equivalence, live pipe latency, memory, voice quality (installs its own tools).
+bench-convert: deps test-deps release
+	@status=0; for script in equivalence latency memory quality; do \
+		$(PYTHON) bench/$$script.py --koe $(RELEASE_KOE) || status=1; \
+	done; exit $$status
 
 build: deps
 	$(SWIFT) build

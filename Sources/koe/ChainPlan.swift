@@ -1,3 +1,4 @@
+import KoeIO
 import KoeStages
 import KoeWorld
 
@@ -46,5 +47,35 @@ final class ChainPlan {
         if let equalizer = try Equalizer.make(bands: bands, sampleRate: sampleRate) { stages.append(equalizer) }
         if let gain = try Gain.make(decibels: gain) { stages.append(gain) }
         return stages
+    }
+}
+
+extension ChainPlan {
+    /// The chain the voice, equalizer and analysis options ask for; the vocoder only if the voice changes
+    /// (or `--vocoder` forces it).
+    convenience init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+        let settings = try voice.settings()
+        self.init(
+            voice: voice.forceVocoder || !settings.isIdentity ? settings : nil,
+            bands: try equalizer.bands(preset: voice.selectedPreset), gain: equalizer.gain ?? 0,
+            analysis: analysis.streamingOptions)
+    }
+}
+
+extension ChainPlan {
+    /// For changes around the median F0, reads a file input once first for each channel's median, so they use
+    /// the recording's own median from its first frame; a stream keeps the running median.
+    func surveyMedians(of source: AudioSource) throws {
+        guard let voice, voice.needsMedian, voice.referenceMedian == nil, case .file(let input) = source else { return }
+        let file = try AudioFile(reading: input.path)
+        var surveys = (0..<file.channels).map { _ in
+            F0Survey(sampleRate: file.sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
+        }
+        while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
+            for channel in surveys.indices {
+                surveys[channel].add(stride(from: channel, to: chunk.count, by: file.channels).map { chunk[$0] })
+            }
+        }
+        referenceMedians = surveys.indices.map { surveys[$0].finish() }
     }
 }

@@ -20,6 +20,23 @@ struct Conversion {
         self.chunkFrames = chunkFrames
     }
 
+    /// Frames read and processed at a time unless told otherwise.
+    static let defaultChunkFrames = 4096
+
+    /// Converts all of `source` through the stages `chain` plans. The sink is opened by `openSink` only once the
+    /// chain is known to fit the input, so a refused input leaves no output behind; it is complete on return.
+    static func convert(
+        _ source: AudioSource, through chain: ChainPlan, threads: Int, chunkFrames: Int, progress: ProgressBar?,
+        openingSink openSink: (AudioSource) throws -> AudioSink
+    ) throws -> ConversionStatistics {
+        try chain.check(sampleRate: source.sampleRate)
+        try chain.surveyMedians(of: source)
+        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
+        var conversion = Conversion(source: source, pipeline: pipeline, sink: try openSink(source), chunkFrames: chunkFrames)
+        try conversion.run(progress: progress)
+        return conversion.statistics(voice: chain.voiceStages.first)
+    }
+
     mutating func run(progress: ProgressBar?) throws {
         let start = DispatchTime.now()
         while let chunk = try source.read(maxFrames: chunkFrames) {

@@ -68,7 +68,13 @@ enum AudioSink {
         if path == "-" {
             return .standardOutput(RawPCMWriter(format: try raw.outputFormat(sampleRate: source.sampleRate, channels: source.channels)))
         }
-        return .file(try FileSink(path: path, sampleRate: source.sampleRate, channels: source.channels, preferred: source.sampleEncoding))
+        return try file(path, like: source)
+    }
+
+    /// An audio file in the format `path`'s extension names, with the source's rate, channels and (where the
+    /// format holds it) sample encoding.
+    static func file(_ path: String, like source: AudioSource) throws -> AudioSink {
+        .file(try FileSink(path: path, sampleRate: source.sampleRate, channels: source.channels, preferred: source.sampleEncoding))
     }
 
     func write(_ interleaved: [Double]) throws {

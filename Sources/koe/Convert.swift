@@ -33,7 +33,7 @@ struct Convert: ParsableCommand {
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
-    var chunkSize = 4096
+    var chunkSize = Conversion.defaultChunkFrames
 
     func validate() throws {
         guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
@@ -58,41 +58,15 @@ struct Convert: ParsableCommand {
         return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
     }
 
-    /// A first pass over the input file for each channel's median F0, so changes around the median use the
-    /// recording's own median from its first frame; a stream has only the running median.
-    private func surveyMedians(channels: Int, sampleRate: Int) throws -> [Double?] {
-        let file = try AudioFile(reading: input)
-        var surveys = (0..<channels).map { _ in
-            F0Survey(sampleRate: sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
-        }
-        while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
-            for channel in 0..<channels {
-                surveys[channel].add(stride(from: channel, to: chunk.count, by: channels).map { chunk[$0] })
-            }
-        }
-        return surveys.indices.map { surveys[$0].finish() }
-    }
-
     func run() throws {
         let source = try AudioSource.open(input, raw: raw)
-        let voiceSettings = try voice.settings()
-        let bands = try equalizer.bands(preset: voice.selectedPreset)
-        let chain = ChainPlan(
-            voice: voice.forceVocoder || !voiceSettings.isIdentity ? voiceSettings : nil,
-            bands: bands, gain: equalizer.gain ?? 0, analysis: analysis.streamingOptions)
-        try chain.check(sampleRate: source.sampleRate)
-        if let voice = chain.voice, voice.needsMedian, voice.referenceMedian == nil, input != "-" {
-            chain.referenceMedians = try surveyMedians(channels: source.channels, sampleRate: source.sampleRate)
-        }
-        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
-        let sink = try AudioSink.open(output, raw: raw, like: source)
-
+        let chain = try ChainPlan(voice: voice, equalizer: equalizer, analysis: analysis)
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
-        var conversion = Conversion(source: source, pipeline: pipeline, sink: sink, chunkFrames: chunkSize)
-        try conversion.run(progress: progress)
+        let stats = try Conversion.convert(source, through: chain, threads: threads, chunkFrames: chunkSize, progress: progress) {
+            try AudioSink.open(output, raw: raw, like: $0)
+        }
         progress?.finish()
 
-        let stats = conversion.statistics(voice: chain.voiceStages.first)
         if stats.clippedSamples > 0 {
             Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
         }

@@ -8,7 +8,8 @@ struct VoiceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("F0 ratio (> 0): 2 is an octave up.", valueName: "ratio"))
     var pitch: Double?
 
-    @Option(help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
+    /// Parsed unconditionally so that a negative shift (`--semitones -4`) is taken as the value, not as a flag.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
     var semitones: Double?
 
     @Option(name: .customLong("pitch-median"), help: ArgumentHelp(
@@ -79,11 +80,12 @@ struct EqualizerOptions: ParsableArguments {
         valueName: "type:freq[:gain-db[:q]]"))
     var bandSpecs: [String] = []
 
-    @Option(name: .customLong("geq"), help: ArgumentHelp(
+    /// Gains and the gain may be negative: taken as values even when they start with a minus sign.
+    @Option(name: .customLong("geq"), parsing: .unconditional, help: ArgumentHelp(
         "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"))
     var graphic: String?
 
-    @Option(help: ArgumentHelp("Output gain in dB.", valueName: "db"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Output gain in dB.", valueName: "db"))
     var gain: Double?
 
     func validate() throws {

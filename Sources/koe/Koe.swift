@@ -11,7 +11,7 @@ struct Koe: ParsableCommand {
         abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
         version: version,
-        subcommands: [Convert.self, Analyze.self, Synth.self, Presets.self],
+        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Presets.self],
         defaultSubcommand: Convert.self
     )
 
@@ -26,13 +26,19 @@ struct Koe: ParsableCommand {
         } catch IOError.brokenPipe {
             // The reader of our output went away: nothing is left to say to anyone.
             Glibc.exit(0)
+        } catch let status as ExitCode {
+            // A command that has said what it had to say and chose its exit status (batch: some inputs failed).
+            Glibc.exit(status.rawValue)
         } catch {
             let status = exitCode(for: error)
             if status.isSuccess { exit(withError: error) }
             Report.error(message(for: error))
-            Glibc.exit(status.rawValue)
+            Glibc.exit(status == .validationFailure ? usageStatus : status.rawValue)
         }
     }
+
+    /// The exit status of a usage error, as most Unix tools have it.
+    static let usageStatus: Int32 = 2
 }
 
 /// Messages for the person at the shell, on stderr, one line each.
@@ -45,13 +51,18 @@ enum Report {
         write("koe: warning: " + oneLine(message))
     }
 
+    /// A line for the person at the shell that is neither an error nor a warning, such as a summary.
+    static func note(_ message: String) {
+        write("koe: " + oneLine(message))
+    }
+
     /// One JSON object on one line, for scripts reading stderr.
     static func json(_ object: String) {
         write(object)
     }
 
     /// The first line of `message`: argument-parser appends help lines to some of its messages.
-    private static func oneLine(_ message: String) -> String {
+    static func oneLine(_ message: String) -> String {
         let line = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? "failed"
         return line.hasPrefix("Error: ") ? String(line.dropFirst("Error: ".count)) : line
     }
