@@ -103,29 +103,39 @@ private final class EnvelopeEstimator {
     private let sampleRate: Int
     private let fftSize: Int
     private let q1: Double
+    /// Transforms the windowed waveform; its input beyond the window stays zero.
     private let forward: ForwardRealFFT
+    /// Transforms the log spectrum into the cepstrum.
+    private let toCepstrum: ForwardRealFFT
     private let inverse: InverseRealFFT
     private let smoothing: SpectralSmoothing
     private let window: UnsafeMutableBufferPointer<Double>
-    /// The sines of the cepstral lifter.
-    private let scratch: UnsafeMutableBufferPointer<Double>
+    /// The power spectrum of the current frame.
+    private let power: UnsafeMutableBufferPointer<Double>
+    /// The sines of the cepstral lifter, then the lifter.
+    private let lifter: UnsafeMutableBufferPointer<Double>
     private let noise: NoiseStream
+    /// Samples of `forward.waveform` the last window wrote.
+    private var writtenLength = 0
 
     init(sampleRate: Int, fftSize: Int, q1: Double) {
         self.sampleRate = sampleRate
         self.fftSize = fftSize
         self.q1 = q1
         forward = ForwardRealFFT(size: fftSize)
+        toCepstrum = ForwardRealFFT(size: fftSize)
         inverse = InverseRealFFT(size: fftSize)
         smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
         window = .allocate(capacity: fftSize)
-        scratch = .allocate(capacity: fftSize)
+        power = .allocate(capacity: fftSize / 2 + 1)
+        lifter = .allocate(capacity: fftSize / 2 + 1)
         noise = NoiseStream(maximumTake: fftSize + 1)
     }
 
     deinit {
         window.deallocate()
-        scratch.deallocate()
+        power.deallocate()
+        lifter.deallocate()
     }
 
     /// Samples in the window of a frame analysed at `f0`.
@@ -146,7 +156,6 @@ private final class EnvelopeEstimator {
     func envelope(of x: UnsafeBufferPointer<Double>, f0: Double, time: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
         windowWaveform(x, f0: f0, time: time)
         powerSpectrum()
-        let power = UnsafeMutableBufferPointer(rebasing: forward.waveform[0...(fftSize / 2)])
         smoothing.correctDC(power, f0: f0)
         smoothing.smooth(power, width: f0 * 2.0 / 3.0)
         addInfinitesimalNoise(power)
@@ -175,9 +184,10 @@ private final class EnvelopeEstimator {
         for i in 0..<length {
             waveform[i] -= window[i] * dcLevel
         }
-        for i in length..<fftSize {
+        for i in length..<max(length, writtenLength) {
             waveform[i] = 0
         }
+        writtenLength = length
     }
 
     /// Hann window of `2 * halfLength + 1` samples, scaled to unit energy. It is symmetric, so each
@@ -200,11 +210,9 @@ private final class EnvelopeEstimator {
         }
     }
 
-    /// The power spectrum, written over the first `fftSize / 2 + 1` waveform samples.
     private func powerSpectrum() {
         forward.execute()
-        let spectrum = forward.spectrum
-        let power = forward.waveform
+        let (spectrum, power) = (forward.spectrum, power)
         for bin in 0...(fftSize / 2) {
             power[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
         }
@@ -222,29 +230,30 @@ private final class EnvelopeEstimator {
     /// then back to a power spectrum.
     private func smoothInCepstrumWithRecovery(f0: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
         let half = fftSize / 2
-        let logSpectrum = forward.waveform
+        let (logSpectrum, power) = (toCepstrum.waveform, power)
         for bin in 0...half {
-            logSpectrum[bin] = log(logSpectrum[bin])
+            logSpectrum[bin] = log(power[bin])
         }
         for bin in 1..<half {
             logSpectrum[fftSize - bin] = logSpectrum[bin]
         }
-        forward.execute()
+        toCepstrum.execute()
 
         // Lifters at quefrency q = k / fs: sin(π f0 q) / (π f0 q), and 1 − 2 q1 + 2 q1 cos(2π f0 q),
-        // whose cosine is 1 − 2 sin²(π f0 q).
+        // whose cosine is 1 − 2 sin²(π f0 q); both with the inverse FFT's 1 / fftSize.
         let step = Double.pi * f0 / Double(sampleRate)
-        let sines = UnsafeMutableBufferPointer(rebasing: scratch[0...half])
-        Trigonometry.sines(step: step, into: sines)
-        let cepstrum = forward.spectrum
-        let lifted = inverse.spectrum
+        let lifter = lifter
+        Trigonometry.sines(step: step, into: lifter)
         let scale = 1.0 / Double(fftSize)
-        lifted[0] = Complex(cepstrum[0].real * scale, 0)
+        let q1 = q1
+        lifter[0] = scale
         for quefrencyBin in 1...half {
-            let sine = sines[quefrencyBin]
-            let smoothing = sine / (step * Double(quefrencyBin))
-            let recovery = 1.0 - 4.0 * q1 * sine * sine
-            lifted[quefrencyBin] = Complex(cepstrum[quefrencyBin].real * smoothing * recovery * scale, 0)
+            let sine = lifter[quefrencyBin]
+            lifter[quefrencyBin] = sine / (step * Double(quefrencyBin)) * (1.0 - 4.0 * q1 * sine * sine) * scale
+        }
+        let (cepstrum, lifted) = (toCepstrum.spectrum, inverse.spectrum)
+        for quefrencyBin in 0...half {
+            lifted[quefrencyBin] = Complex(cepstrum[quefrencyBin].real * lifter[quefrencyBin], 0)
         }
         inverse.execute()
 
