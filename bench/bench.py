@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Stage-by-stage timing of koe's WORLD against pyworld on real speech.
 
-Usage: python3 bench/bench.py [--pairs 5] [--seconds 60] [--rates 48000,16000]
+Usage: python3 bench/bench.py [--pairs 5] [--seconds 60] [--rates 48000,16000] [--threads 1]
 
 Builds bench/ in release (`swift build -c release --package-path bench`), makes at least
 --seconds of speech at each rate (the corpus clips in ../shared/corpus, resampled with sox
@@ -11,7 +11,11 @@ one `koe-bench` process that times its stages in process after reading the signa
 pyworld run is timed in this process on the already loaded signal, so neither side pays
 for start-up or file reading. Both sides run the same chain: DIO, StoneMask on DIO's F0,
 Harvest, then CheapTrick, D4C and synthesis on Harvest's F0. The table shows the median
-of each stage: koe seconds, pyworld seconds and pyworld / koe (above 1: koe is faster).
+of each stage: koe seconds, pyworld seconds and pyworld / koe (above 1: koe is faster), by the
+wall clock and by CPU time (the process's, all threads). On a machine shared with other work
+the wall clock also counts time spent waiting for a core; CPU time does not, so its ratio is
+the steadier of the two. --threads shares CheapTrick's and D4C's frames among that many
+threads (the results are the same for any count).
 """
 
 import argparse
@@ -74,18 +78,22 @@ def make_speech(clips, rate, seconds, workdir):
     return np.ascontiguousarray(signal), raw
 
 
-def run_koe(binary, raw, rate):
-    result = subprocess.run([str(binary), str(raw), str(rate)], check=True, capture_output=True, text=True)
-    return json.loads(result.stdout)["stages"]
+def run_koe(binary, raw, rate, threads):
+    """Wall-clock and CPU seconds per stage of one koe-bench process."""
+    command = [str(binary), str(raw), str(rate), str(threads)]
+    report = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+    return report["stages"], report["cpu"]
 
 
 def run_pyworld(signal, rate):
-    timings = {}
+    """Wall-clock and CPU seconds per stage of pyworld, in this process on the loaded signal."""
+    wall, cpu = {}, {}
 
     def timed(name, body):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         result = body()
-        timings[name] = time.perf_counter() - start
+        wall[name] = time.perf_counter() - start
+        cpu[name] = time.process_time() - start_cpu
         return result
 
     f0, time_axis = timed("dio", lambda: pyworld.dio(signal, rate, frame_period=FRAME_PERIOD))
@@ -94,29 +102,39 @@ def run_pyworld(signal, rate):
     spectrogram = timed("cheaptrick", lambda: pyworld.cheaptrick(signal, f0, time_axis, rate))
     aperiodicity = timed("d4c", lambda: pyworld.d4c(signal, f0, time_axis, rate))
     timed("synthesis", lambda: pyworld.synthesize(f0, spectrogram, aperiodicity, rate, FRAME_PERIOD))
-    return timings
+    return wall, cpu
 
 
-def bench_rate(binary, signal, raw, rate, pairs):
+def median_row(name, koe_runs, pyworld_runs, pick):
+    """(name, koe wall, pyworld wall, koe CPU, pyworld CPU), each the median over runs of `pick(timings)`."""
+    def median(runs, kind):
+        return statistics.median(pick(run[kind]) for run in runs)
+    return (name, median(koe_runs, 0), median(pyworld_runs, 0), median(koe_runs, 1), median(pyworld_runs, 1))
+
+
+def bench_rate(binary, signal, raw, rate, pairs, threads):
     koe_runs, pyworld_runs = [], []
     for pair in range(pairs):
-        koe_runs.append(run_koe(binary, raw, rate))
+        koe_runs.append(run_koe(binary, raw, rate, threads))
         pyworld_runs.append(run_pyworld(signal, rate))
-        print(f"  {rate} Hz pair {pair + 1}/{pairs}: koe {sum(koe_runs[-1].values()):.2f} s, "
-              f"pyworld {sum(pyworld_runs[-1].values()):.2f} s", file=sys.stderr, flush=True)
-    rows = [(stage, statistics.median(run[stage] for run in koe_runs),
-             statistics.median(run[stage] for run in pyworld_runs)) for stage in STAGES]
-    rows.append(("all stages", statistics.median(sum(run.values()) for run in koe_runs),
-                 statistics.median(sum(run.values()) for run in pyworld_runs)))
+        print(f"  {rate} Hz pair {pair + 1}/{pairs}: koe {sum(koe_runs[-1][0].values()):.2f} s, "
+              f"pyworld {sum(pyworld_runs[-1][0].values()):.2f} s", file=sys.stderr, flush=True)
+    rows = [median_row(stage, koe_runs, pyworld_runs, lambda timings, stage=stage: timings[stage]) for stage in STAGES]
+    rows.append(median_row("all stages", koe_runs, pyworld_runs, lambda timings: sum(timings.values())))
     return rows
 
 
-def print_table(rate, seconds, pairs, rows):
-    print(f"\n{rate} Hz, {seconds:.1f} s of speech, median of {pairs} alternating pairs")
-    print(f"{'stage':<12} {'koe s':>9} {'pyworld s':>10} {'ratio':>7}")
-    for stage, koe_seconds, pyworld_seconds in rows:
-        ratio = pyworld_seconds / koe_seconds if koe_seconds > 0 else float("inf")
-        print(f"{stage:<12} {koe_seconds:9.3f} {pyworld_seconds:10.3f} {ratio:7.2f}")
+def print_table(rate, seconds, pairs, threads, rows):
+    print(f"\n{rate} Hz, {seconds:.1f} s of speech, median of {pairs} alternating pairs, "
+          f"koe CheapTrick/D4C on {threads} thread{'s' if threads > 1 else ''}")
+    print(f"{'stage':<12} {'koe s':>9} {'pyworld s':>10} {'ratio':>7} {'koe cpu s':>10} {'pyworld cpu s':>14} {'ratio':>7}")
+
+    def ratio(reference, value):
+        return reference / value if value > 0 else float("inf")
+
+    for stage, koe_wall, pyworld_wall, koe_cpu, pyworld_cpu in rows:
+        print(f"{stage:<12} {koe_wall:9.3f} {pyworld_wall:10.3f} {ratio(pyworld_wall, koe_wall):7.2f} "
+              f"{koe_cpu:10.3f} {pyworld_cpu:14.3f} {ratio(pyworld_cpu, koe_cpu):7.2f}")
 
 
 def parse_arguments():
@@ -128,6 +146,8 @@ def parse_arguments():
     parser.add_argument("--corpus", type=Path, default=REPOSITORY.parent / "shared" / "corpus",
                         help="folder of real speech wavs (default: ../shared/corpus beside the repository)")
     parser.add_argument("--koe-bench", type=Path, help="use this koe-bench binary instead of building one")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for koe's CheapTrick and D4C (default 1, as the per-stage bars are measured)")
     return parser.parse_args()
 
 
@@ -139,8 +159,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="koe-bench-") as scratch:
         for rate in arguments.rates:
             signal, raw = make_speech(clips, rate, arguments.seconds, Path(scratch))
-            rows = bench_rate(binary, signal, raw, rate, arguments.pairs)
-            print_table(rate, len(signal) / rate, arguments.pairs, rows)
+            rows = bench_rate(binary, signal, raw, rate, arguments.pairs, arguments.threads)
+            print_table(rate, len(signal) / rate, arguments.pairs, arguments.threads, rows)
             sys.stdout.flush()
 
 

@@ -14,9 +14,15 @@ public struct Complex: Equatable, Sendable {
     public static let zero = Complex(0, 0)
 }
 
-/// FFTW's planner is not thread-safe; every plan is made under this lock.
-/// Executing a plan on its own buffers is safe from any thread.
+/// FFTW's planner is not thread-safe, and destroying a plan touches the planner's shared tables too:
+/// every plan is made and destroyed under this lock. Executing a plan on its own buffers is safe from any thread.
 private let plannerLock = NSLock()
+
+private func destroyPlan(_ plan: fftw_plan) {
+    plannerLock.lock()
+    defer { plannerLock.unlock() }
+    fftw_destroy_plan(plan)
+}
 
 private func makePlan(_ body: () -> fftw_plan?) -> fftw_plan {
     plannerLock.lock()
@@ -46,7 +52,8 @@ private func fftwPointer(_ buffer: UnsafeMutableBufferPointer<Complex>) -> Unsaf
 }
 
 /// Real-to-complex transform of `size` samples into `size / 2 + 1` bins, unnormalised (FFTW's convention).
-/// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`.
+/// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`. `execute()` leaves
+/// `waveform` as it was, so samples that stay zero from frame to frame need writing only once.
 public final class ForwardRealFFT {
     public let size: Int
     public let waveform: UnsafeMutableBufferPointer<Double>
@@ -68,7 +75,7 @@ public final class ForwardRealFFT {
     }
 
     deinit {
-        fftw_destroy_plan(plan)
+        destroyPlan(plan)
         fftw_free(waveform.baseAddress)
         fftw_free(spectrum.baseAddress)
     }
@@ -97,7 +104,7 @@ public final class InverseRealFFT {
     }
 
     deinit {
-        fftw_destroy_plan(plan)
+        destroyPlan(plan)
         fftw_free(waveform.baseAddress)
         fftw_free(spectrum.baseAddress)
     }
@@ -130,7 +137,7 @@ public final class ComplexFFT {
     }
 
     deinit {
-        fftw_destroy_plan(plan)
+        destroyPlan(plan)
         fftw_free(input.baseAddress)
         fftw_free(output.baseAddress)
     }

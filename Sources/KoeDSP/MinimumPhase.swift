@@ -7,15 +7,15 @@ public final class MinimumPhase {
     /// Input: natural-log amplitude for bins `0 ... size / 2`; the upper half is mirrored by `execute()`.
     public let logSpectrum: UnsafeMutableBufferPointer<Double>
     /// Output: the minimum-phase spectrum for bins `0 ... size / 2`.
-    public var spectrum: UnsafeMutableBufferPointer<Complex> { toSpectrum.output }
+    public var spectrum: UnsafeMutableBufferPointer<Complex> { toSpectrum.spectrum }
 
     private let toCepstrum: ForwardRealFFT
-    private let toSpectrum: ComplexFFT
+    private let toSpectrum: ForwardRealFFT
 
     public init(size: Int) {
         self.size = size
         toCepstrum = ForwardRealFFT(size: size)
-        toSpectrum = ComplexFFT(size: size, direction: .forward)
+        toSpectrum = ForwardRealFFT(size: size)
         logSpectrum = toCepstrum.waveform
     }
 
@@ -30,29 +30,22 @@ public final class MinimumPhase {
         exponentiate()
     }
 
-    /// The forward real FFT of a symmetric sequence gives the cepstrum up to the sign of the imaginary part;
-    /// doubling positive quefrencies and zeroing negative ones makes it causal.
+    /// The log spectrum is real and even, so its cepstrum is real (the imaginary parts FFTW returns are
+    /// rounding); doubling positive quefrencies and zeroing negative ones makes it causal. Negative
+    /// quefrencies stay zero from the start, since the forward transform keeps its input.
     private func foldCepstrum() {
         let half = size / 2
         let cepstrum = toCepstrum.spectrum
-        let folded = toSpectrum.input
-        folded[0] = Complex(cepstrum[0].real, -cepstrum[0].imag)
+        let folded = toSpectrum.waveform
+        folded[0] = cepstrum[0].real
         for i in 1..<max(half, 1) {
-            folded[i] = Complex(cepstrum[i].real * 2, -cepstrum[i].imag * 2)
+            folded[i] = cepstrum[i].real * 2
         }
-        folded[half] = Complex(cepstrum[half].real, -cepstrum[half].imag)
-        for i in (half + 1)..<size {
-            folded[i] = .zero
-        }
+        folded[half] = cepstrum[half].real
     }
 
     private func exponentiate() {
-        let output = toSpectrum.output
-        let scale = 1.0 / Double(size)
-        for i in 0...(size / 2) {
-            let magnitude = exp(output[i].real * scale)
-            let phase = output[i].imag * scale
-            output[i] = Complex(magnitude * cos(phase), magnitude * sin(phase))
-        }
+        let bins = UnsafeMutableBufferPointer(rebasing: toSpectrum.spectrum[0...(size / 2)])
+        VectorMath.exponentiate(bins, scale: 1.0 / Double(size))
     }
 }

@@ -72,11 +72,17 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Gains a band may have: beyond ±60 dB a filter only amplifies rounding noise, and far beyond, its
+    /// amplitude 10^(dB/40) overflows to infinity.
+    public static let gainRange = -60.0...60.0
+
     private func validate(quoting spec: String) throws(StageError) {
         guard frequency > 0, frequency.isFinite else {
             throw StageError("EQ band '\(spec)': frequency must be greater than 0 Hz")
         }
-        guard gainDB.isFinite else { throw StageError("EQ band '\(spec)': gain must be a finite number of dB") }
+        guard EqualizerBand.gainRange.contains(gainDB) else {
+            throw StageError("EQ band '\(spec)': gain must be between \(Int(EqualizerBand.gainRange.lowerBound)) and \(Int(EqualizerBand.gainRange.upperBound)) dB")
+        }
         if let q, !(q > 0 && q.isFinite) {
             throw StageError("EQ band '\(spec)': Q must be greater than 0")
         }
@@ -136,7 +142,9 @@ public struct GraphicEqualizer: Equatable, Sendable {
             let expected = Self.frequencies.count
             throw StageError("graphic EQ needs \(expected) gains in dB (31.25 Hz … 16 kHz), got \(gains.count)")
         }
-        guard gains.allSatisfy(\.isFinite) else { throw StageError("graphic EQ gains must be finite numbers of dB") }
+        guard gains.allSatisfy(EqualizerBand.gainRange.contains) else {
+            throw StageError("graphic EQ gains must be between \(Int(EqualizerBand.gainRange.lowerBound)) and \(Int(EqualizerBand.gainRange.upperBound)) dB")
+        }
         self.gains = gains
     }
 

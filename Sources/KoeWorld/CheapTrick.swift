@@ -21,6 +21,8 @@ public struct CheapTrick: Sendable {
     public let sampleRate: Int
     public let options: Options
     public let fftSize: Int
+    /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
+    private let workspaces: WorkspacePool<EnvelopeEstimator>
 
     public init(sampleRate: Int, options: Options = Options()) {
         let fftSize = options.fftSize ?? CheapTrick.fftSize(sampleRate: sampleRate, f0Floor: options.f0Floor)
@@ -30,6 +32,8 @@ public struct CheapTrick: Sendable {
         self.sampleRate = sampleRate
         self.options = options
         self.fftSize = fftSize
+        let q1 = options.q1
+        workspaces = WorkspacePool { EnvelopeEstimator(sampleRate: sampleRate, fftSize: fftSize, q1: q1) }
     }
 
     /// WORLD's FFT size (pyworld's `get_cheaptrick_fft_size`): the power of two above three periods of `f0Floor` plus one sample.
@@ -45,21 +49,46 @@ public struct CheapTrick: Sendable {
     /// The F0 WORLD analyses unvoiced frames (and frames below the floor) with.
     static let defaultF0 = 500.0
 
-    /// One power spectrum of `fftSize / 2 + 1` bins a frame.
-    public func estimate(_ signal: [Double], contour: F0Contour) -> Matrix {
-        let estimator = EnvelopeEstimator(sampleRate: sampleRate, fftSize: fftSize, q1: options.q1)
-        let f0Floor = CheapTrick.f0Floor(sampleRate: sampleRate, fftSize: fftSize)
+    /// One power spectrum of `fftSize / 2 + 1` bins a frame. Frames are shared among up to `threads`
+    /// threads; the result is the same for any number.
+    public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
+        let analysedF0 = analysedF0s(contour)
+        let noiseStarts = noiseOffsets(analysedF0)
         var spectrogram = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1)
+        let columns = spectrogram.columns
         signal.withUnsafeBufferPointer { x in
-            for frame in 0..<contour.frameCount {
-                let f0 = contour.f0[frame]
-                let analysedF0 = f0 > f0Floor ? min(f0, estimator.highestF0) : CheapTrick.defaultF0
-                spectrogram.withMutableRow(frame) { row in
-                    estimator.envelope(of: x, f0: analysedF0, time: contour.time[frame], into: row)
+            spectrogram.storage.withUnsafeMutableBufferPointer { output in
+                Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 16) { frames in
+                    workspaces.withWorkspace { estimator in
+                        estimator.startNoise(skipping: noiseStarts[frames.lowerBound])
+                        for frame in frames {
+                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
+                            estimator.envelope(of: x, f0: analysedF0[frame], time: contour.time[frame], into: row)
+                        }
+                    }
                 }
             }
         }
         return spectrogram
+    }
+
+    /// The F0 each frame is analysed with: WORLD's default below the floor (and for unvoiced frames), capped above.
+    private func analysedF0s(_ contour: F0Contour) -> [Double] {
+        let f0Floor = CheapTrick.f0Floor(sampleRate: sampleRate, fftSize: fftSize)
+        let highestF0 = SpectralSmoothing.highestF0(fftSize: fftSize, sampleRate: sampleRate)
+        return contour.f0.map { f0 in f0 > f0Floor ? min(f0, highestF0) : CheapTrick.defaultF0 }
+    }
+
+    /// How many noise values are drawn before each frame, so any run of frames can start its noise where a
+    /// single pass over all frames would have it.
+    private func noiseOffsets(_ analysedF0: [Double]) -> [Int] {
+        var offsets = [Int](repeating: 0, count: analysedF0.count)
+        var drawn = 0
+        for frame in analysedF0.indices {
+            offsets[frame] = drawn
+            drawn += EnvelopeEstimator.noiseCount(sampleRate: sampleRate, fftSize: fftSize, f0: analysedF0[frame])
+        }
+        return offsets
     }
 }
 
@@ -69,37 +98,64 @@ func fftSizeHolding(periods: Double, of f0: Double, sampleRate: Int) -> Int {
     return 1 << (1 + Int(log(periods * Double(sampleRate) / f0 + 1) / log2))
 }
 
-/// FFTs, scratch buffers and the safeguard noise for one `estimate` call, reused by every frame.
+/// FFTs, scratch buffers and the safeguard noise for one thread's frames, reused by every frame and call.
 private final class EnvelopeEstimator {
     private let sampleRate: Int
     private let fftSize: Int
     private let q1: Double
+    /// Transforms the windowed waveform; its input beyond the window stays zero.
     private let forward: ForwardRealFFT
+    /// Transforms the log spectrum into the cepstrum.
+    private let toCepstrum: ForwardRealFFT
     private let inverse: InverseRealFFT
     private let smoothing: SpectralSmoothing
     private let window: UnsafeMutableBufferPointer<Double>
-    private var noise = Randn()
+    /// The power spectrum of the current frame.
+    private let power: UnsafeMutableBufferPointer<Double>
+    /// The sines of the cepstral lifter, then the lifter.
+    private let lifter: UnsafeMutableBufferPointer<Double>
+    private let noise: NoiseStream
+    /// Samples of `forward.waveform` the last window wrote.
+    private var writtenLength = 0
 
     init(sampleRate: Int, fftSize: Int, q1: Double) {
         self.sampleRate = sampleRate
         self.fftSize = fftSize
         self.q1 = q1
         forward = ForwardRealFFT(size: fftSize)
+        toCepstrum = ForwardRealFFT(size: fftSize)
         inverse = InverseRealFFT(size: fftSize)
         smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
         window = .allocate(capacity: fftSize)
+        power = .allocate(capacity: fftSize / 2 + 1)
+        lifter = .allocate(capacity: fftSize / 2 + 1)
+        noise = NoiseStream(maximumTake: fftSize + 1)
     }
 
     deinit {
         window.deallocate()
+        power.deallocate()
+        lifter.deallocate()
     }
 
-    var highestF0: Double { smoothing.highestF0 }
+    /// Samples in the window of a frame analysed at `f0`.
+    static func windowLength(sampleRate: Int, f0: Double) -> Int {
+        2 * Matlab.round(1.5 * Double(sampleRate) / f0) + 1
+    }
+
+    /// Noise values one frame draws: one per windowed sample, then one per bin.
+    static func noiseCount(sampleRate: Int, fftSize: Int, f0: Double) -> Int {
+        windowLength(sampleRate: sampleRate, f0: f0) + fftSize / 2 + 1
+    }
+
+    /// Restarts the noise sequence at WORLD's seed, `count` draws in.
+    func startNoise(skipping count: Int) {
+        noise.restart(skipping: count)
+    }
 
     func envelope(of x: UnsafeBufferPointer<Double>, f0: Double, time: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
         windowWaveform(x, f0: f0, time: time)
-        powerSpectrum(f0: f0)
-        let power = UnsafeMutableBufferPointer(rebasing: forward.waveform[0...(fftSize / 2)])
+        powerSpectrum()
         smoothing.correctDC(power, f0: f0)
         smoothing.smooth(power, width: f0 * 2.0 / 3.0)
         addInfinitesimalNoise(power)
@@ -112,59 +168,61 @@ private final class EnvelopeEstimator {
         let halfLength = Matlab.round(1.5 * Double(sampleRate) / f0)
         let length = 2 * halfLength + 1
         designWindow(halfLength: halfLength, f0: f0)
+        let safeguard = noise.take(length)
         let origin = Matlab.round(time * Double(sampleRate) + 0.001)
         let waveform = forward.waveform
+        UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
         var waveformSum = 0.0
         var windowSum = 0.0
         for i in 0..<length {
-            let index = min(x.count - 1, max(0, origin + i - halfLength))
-            waveform[i] = x[index] * window[i] + noise.next() * 1e-12
-        }
-        for i in 0..<length {
-            waveformSum += waveform[i]
+            let value = waveform[i] * window[i] + safeguard[i] * 1e-12
+            waveform[i] = value
+            waveformSum += value
             windowSum += window[i]
         }
         let dcLevel = waveformSum / windowSum
         for i in 0..<length {
             waveform[i] -= window[i] * dcLevel
         }
-        for i in length..<fftSize {
+        for i in length..<max(length, writtenLength) {
             waveform[i] = 0
         }
+        writtenLength = length
     }
 
     /// Hann window of `2 * halfLength + 1` samples, scaled to unit energy. It is symmetric, so each
     /// cosine is computed once for both halves.
     private func designWindow(halfLength: Int, f0: Double) {
-        for offset in 0...halfLength {
-            let position = Double(offset) / 1.5 / Double(sampleRate)
-            let value = 0.5 * cos(Double.pi * position * f0) + 0.5
-            window[halfLength + offset] = value
-            window[halfLength - offset] = value
-        }
+        let rightHalf = UnsafeMutableBufferPointer(rebasing: window[halfLength...(2 * halfLength)])
+        Trigonometry.cosines(step: Double.pi * f0 / 1.5 / Double(sampleRate), into: rightHalf)
         var energy = 0.0
-        for i in 0...(2 * halfLength) {
-            energy += window[i] * window[i]
+        for offset in 0...halfLength {
+            let value = 0.5 * rightHalf[offset] + 0.5
+            rightHalf[offset] = value
+            energy += value * value
         }
-        let norm = energy.squareRoot()
-        for i in 0...(2 * halfLength) {
-            window[i] /= norm
+        energy = 2 * energy - rightHalf[0] * rightHalf[0]
+        let scale = 1 / energy.squareRoot()
+        for offset in 0...halfLength {
+            let value = rightHalf[offset] * scale
+            rightHalf[offset] = value
+            window[halfLength - offset] = value
         }
     }
 
-    /// The power spectrum, written over the first `fftSize / 2 + 1` waveform samples.
-    private func powerSpectrum(f0: Double) {
+    private func powerSpectrum() {
         forward.execute()
-        let spectrum = forward.spectrum
+        let (spectrum, power) = (forward.spectrum, power)
         for bin in 0...(fftSize / 2) {
-            forward.waveform[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
+            power[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
         }
     }
 
     /// Keeps every bin strictly positive so its logarithm exists.
     private func addInfinitesimalNoise(_ power: UnsafeMutableBufferPointer<Double>) {
+        let safeguard = noise.take(power.count)
         for bin in power.indices {
-            power[bin] += abs(noise.next()) * Double.ulpOfOne
+            power[bin] += abs(safeguard[bin]) * Double.ulpOfOne
         }
     }
 
@@ -172,22 +230,30 @@ private final class EnvelopeEstimator {
     /// then back to a power spectrum.
     private func smoothInCepstrumWithRecovery(f0: Double, into envelope: UnsafeMutableBufferPointer<Double>) {
         let half = fftSize / 2
-        let logSpectrum = forward.waveform
+        let (logSpectrum, power) = (toCepstrum.waveform, power)
         for bin in 0...half {
-            logSpectrum[bin] = log(logSpectrum[bin])
+            logSpectrum[bin] = log(power[bin])
         }
         for bin in 1..<half {
             logSpectrum[fftSize - bin] = logSpectrum[bin]
         }
-        forward.execute()
+        toCepstrum.execute()
 
-        let cepstrum = forward.spectrum
-        inverse.spectrum[0] = Complex(cepstrum[0].real * 1.0 * ((1.0 - 2.0 * q1) + 2.0 * q1) / Double(fftSize), 0)
+        // Lifters at quefrency q = k / fs: sin(π f0 q) / (π f0 q), and 1 − 2 q1 + 2 q1 cos(2π f0 q),
+        // whose cosine is 1 − 2 sin²(π f0 q); both with the inverse FFT's 1 / fftSize.
+        let step = Double.pi * f0 / Double(sampleRate)
+        let lifter = lifter
+        Trigonometry.sines(step: step, into: lifter)
+        let scale = 1.0 / Double(fftSize)
+        let q1 = q1
+        lifter[0] = scale
         for quefrencyBin in 1...half {
-            let quefrency = Double(quefrencyBin) / Double(sampleRate)
-            let smoothing = sin(Double.pi * f0 * quefrency) / (Double.pi * f0 * quefrency)
-            let recovery = (1.0 - 2.0 * q1) + 2.0 * q1 * cos(2.0 * Double.pi * quefrency * f0)
-            inverse.spectrum[quefrencyBin] = Complex(cepstrum[quefrencyBin].real * smoothing * recovery / Double(fftSize), 0)
+            let sine = lifter[quefrencyBin]
+            lifter[quefrencyBin] = sine / (step * Double(quefrencyBin)) * (1.0 - 4.0 * q1 * sine * sine) * scale
+        }
+        let (cepstrum, lifted) = (toCepstrum.spectrum, inverse.spectrum)
+        for quefrencyBin in 0...half {
+            lifted[quefrencyBin] = Complex(cepstrum[quefrencyBin].real * lifter[quefrencyBin], 0)
         }
         inverse.execute()
 

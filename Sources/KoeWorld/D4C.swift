@@ -17,30 +17,62 @@ public struct D4C: Sendable {
     /// The size of the FFT the result is laid out for (CheapTrick's), giving `fftSize / 2 + 1` bins a frame.
     public let fftSize: Int
     public let options: Options
+    /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
+    private let workspaces: WorkspacePool<AperiodicityEstimator>
 
     public init(sampleRate: Int, fftSize: Int, options: Options = Options()) {
         precondition(fftSize >= 2 && fftSize % 2 == 0, "D4C's FFT size must be even")
         self.sampleRate = sampleRate
         self.fftSize = fftSize
         self.options = options
+        workspaces = WorkspacePool { AperiodicityEstimator(sampleRate: sampleRate, outputFFTSize: fftSize) }
     }
 
-    /// Linear aperiodicity in (0, 1] for each frame and bin.
-    public func estimate(_ signal: [Double], contour: F0Contour) -> Matrix {
+    /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`
+    /// threads; the result is the same for any number.
+    public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
         var aperiodicity = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
-        var noise = Randn()
-        let periodicity = LoveTrain(sampleRate: sampleRate)
-        let bands = BandAperiodicity(sampleRate: sampleRate, outputFFTSize: fftSize)
+        let columns = aperiodicity.columns
+        let plan = NoisePlan(sampleRate: sampleRate, fftSize: fftSize, contour: contour)
         signal.withUnsafeBufferPointer { x in
-            let scores = periodicity.scores(x, contour: contour, noise: &noise)
-            for frame in 0..<contour.frameCount where D4C.isVoiced(contour.f0[frame]) && scores[frame] > options.threshold {
-                let f0 = min(max(D4C.f0Floor, contour.f0[frame]), bands.highestF0)
-                aperiodicity.withMutableRow(frame) { row in
-                    bands.estimate(x, f0: f0, time: contour.time[frame], noise: &noise, into: row)
+            let scores = periodicityScores(x, contour: contour, plan: plan, threads: threads)
+            let analysed = plan.voicedFrames.filter { scores[$0] > options.threshold }
+            let bandNoise = plan.bandNoiseOffsets(analysed)
+            aperiodicity.storage.withUnsafeMutableBufferPointer { output in
+                Parallel.forEachRange(analysed.count, threads: threads, minimumLength: 8) { range in
+                    workspaces.withWorkspace { estimator in
+                        estimator.startNoise(skipping: bandNoise[range.lowerBound])
+                        for frame in analysed[range] {
+                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
+                            estimator.bands.estimate(
+                                x, f0: plan.bandF0[frame], time: contour.time[frame], noise: estimator.noise, into: row)
+                        }
+                    }
                 }
             }
         }
         return aperiodicity
+    }
+
+    /// The love-train score of every voiced frame (0 for the others).
+    private func periodicityScores(
+        _ x: UnsafeBufferPointer<Double>, contour: F0Contour, plan: NoisePlan, threads: Int
+    ) -> [Double] {
+        var scores = [Double](repeating: 0, count: contour.frameCount)
+        guard LoveTrain.bandFits(sampleRate: sampleRate) else { return scores }
+        let voiced = plan.voicedFrames
+        scores.withUnsafeMutableBufferPointer { scores in
+            Parallel.forEachRange(voiced.count, threads: threads, minimumLength: 16) { range in
+                workspaces.withWorkspace { estimator in
+                    estimator.startNoise(skipping: plan.scoreNoiseOffsets[range.lowerBound])
+                    for frame in voiced[range] {
+                        scores[frame] = estimator.loveTrain.score(
+                            x, f0: plan.scoreF0[frame], time: contour.time[frame], noise: estimator.noise)
+                    }
+                }
+            }
+        }
+        return scores
     }
 
     /// WORLD marks unvoiced frames with an F0 of exactly 0; NaN cannot be analysed either.
@@ -54,31 +86,103 @@ public struct D4C: Sendable {
     static let safeguardNoise = 1e-6
 }
 
+/// Which frames D4C analyses, at which F0, and where each frame's safeguard noise starts in WORLD's single
+/// sequence: first the love-train windows of all voiced frames, then three windows for each frame scored
+/// periodic. Knowing this up front lets any run of frames start its noise where a single pass would.
+private struct NoisePlan {
+    let voicedFrames: [Int]
+    /// F0 of each frame for the love train, and for the band analysis.
+    let scoreF0: [Double]
+    let bandF0: [Double]
+    /// Draws before each voiced frame's love-train window (indexed like `voicedFrames`), and in all.
+    let scoreNoiseOffsets: [Int]
+    let scoreNoiseTotal: Int
+    private let sampleRate: Int
+
+    init(sampleRate: Int, fftSize: Int, contour: F0Contour) {
+        self.sampleRate = sampleRate
+        let voiced = contour.f0.indices.filter { D4C.isVoiced(contour.f0[$0]) }
+        let scoreF0 = contour.f0.map { max($0, LoveTrain.f0Floor) }
+        let highestF0 = SpectralSmoothing.highestF0(
+            fftSize: BandAperiodicity.fftSize(sampleRate: sampleRate), sampleRate: sampleRate)
+        bandF0 = contour.f0.map { min(max(D4C.f0Floor, $0), highestF0) }
+        let drawsPerFrame = LoveTrain.bandFits(sampleRate: sampleRate)
+            ? voiced.map { windowLength(sampleRate: sampleRate, f0: scoreF0[$0], periods: LoveTrain.periods) }
+            : voiced.map { _ in 0 }
+        (scoreNoiseOffsets, scoreNoiseTotal) = prefixSums(drawsPerFrame)
+        voicedFrames = voiced
+        self.scoreF0 = scoreF0
+    }
+
+    /// Draws before each of `frames`' band analyses, counting from the start of the sequence.
+    func bandNoiseOffsets(_ frames: [Int]) -> [Int] {
+        let draws = frames.map { 3 * windowLength(sampleRate: sampleRate, f0: bandF0[$0], periods: BandAperiodicity.periods) }
+        return prefixSums(draws).offsets.map { scoreNoiseTotal + $0 }
+    }
+}
+
+/// Running totals before each element, and the grand total.
+private func prefixSums(_ values: [Int]) -> (offsets: [Int], total: Int) {
+    var offsets = [Int](repeating: 0, count: values.count)
+    var total = 0
+    for index in values.indices {
+        offsets[index] = total
+        total += values[index]
+    }
+    return (offsets, total)
+}
+
+/// The love train and band analysis of one thread, with the noise sequence they share.
+private final class AperiodicityEstimator {
+    let loveTrain: LoveTrain
+    let bands: BandAperiodicity
+    let noise: NoiseStream
+
+    init(sampleRate: Int, outputFFTSize: Int) {
+        loveTrain = LoveTrain(sampleRate: sampleRate)
+        bands = BandAperiodicity(sampleRate: sampleRate, outputFFTSize: outputFFTSize)
+        // A window never outgrows the FFT it is analysed with.
+        noise = NoiseStream(maximumTake: max(loveTrain.fftSize, BandAperiodicity.fftSize(sampleRate: sampleRate)))
+    }
+
+    /// Restarts the noise sequence at WORLD's seed, `count` draws in.
+    func startNoise(skipping count: Int) {
+        noise.restart(skipping: count)
+    }
+}
+
 /// The two F0-adaptive windows D4C uses.
 private enum WindowShape {
     case hann, blackman
 }
 
-/// Samples around `time` under an F0-adaptive window `lengthInPeriods` periods long, plus safeguard
-/// noise, with the window-shaped DC removed; written to the start of `waveform`. Samples outside the
-/// signal repeat its end points. `window` is scratch. Returns the number of samples written.
+/// Samples in a window `periods` periods of `f0` long, as WORLD rounds it (always odd).
+private func windowLength(sampleRate: Int, f0: Double, periods: Double) -> Int {
+    2 * Matlab.round(periods * Double(sampleRate) / f0 / 2.0) + 1
+}
+
+
+
+/// Samples around `time` under an F0-adaptive window `periods` periods long, plus safeguard noise, with
+/// the window-shaped DC removed; written to the start of `waveform`. Samples outside the signal repeat its
+/// end points. Returns the number of samples written.
 private func windowWaveform(
     _ x: UnsafeBufferPointer<Double>, sampleRate: Int, f0: Double, time: Double,
-    shape: WindowShape, lengthInPeriods: Double, window: UnsafeMutableBufferPointer<Double>,
-    noise: inout Randn, into waveform: UnsafeMutableBufferPointer<Double>
+    shape: WindowShape, periods: Double, window: UnsafeMutableBufferPointer<Double>,
+    noise: NoiseStream, into waveform: UnsafeMutableBufferPointer<Double>
 ) -> Int {
-    let halfLength = Matlab.round(lengthInPeriods * Double(sampleRate) / f0 / 2.0)
-    let length = 2 * halfLength + 1
-    designWindow(shape, halfLength: halfLength, sampleRate: sampleRate, f0: f0, lengthInPeriods: lengthInPeriods, into: window)
+    let length = windowLength(sampleRate: sampleRate, f0: f0, periods: periods)
+    let halfLength = length / 2
+    designWindow(shape, halfLength: halfLength, step: 2.0 * Double.pi * f0 / (periods * Double(sampleRate)), into: window)
+    let safeguard = noise.take(length)
     let origin = Matlab.round(time * Double(sampleRate) + 0.001)
-    for i in 0..<length {
-        let index = min(x.count - 1, max(0, origin + i - halfLength))
-        waveform[i] = x[index] * window[i] + noise.next() * D4C.safeguardNoise
-    }
+    UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
     var waveformSum = 0.0
     var windowSum = 0.0
     for i in 0..<length {
-        waveformSum += waveform[i]
+        let value = waveform[i] * window[i] + safeguard[i] * D4C.safeguardNoise
+        waveform[i] = value
+        waveformSum += value
         windowSum += window[i]
     }
     let dcLevel = waveformSum / windowSum
@@ -88,22 +192,21 @@ private func windowWaveform(
     return length
 }
 
-/// A symmetric window, so each value is computed once for both halves.
-private func designWindow(
-    _ shape: WindowShape, halfLength: Int, sampleRate: Int, f0: Double, lengthInPeriods: Double,
-    into window: UnsafeMutableBufferPointer<Double>
-) {
+/// A symmetric window whose phase advances by `step` a sample from its centre; each value is computed
+/// once for both halves.
+private func designWindow(_ shape: WindowShape, halfLength: Int, step: Double, into window: UnsafeMutableBufferPointer<Double>) {
+    let rightHalf = UnsafeMutableBufferPointer(rebasing: window[halfLength...(2 * halfLength)])
+    Trigonometry.cosines(step: step, into: rightHalf)
     for offset in 0...halfLength {
-        let position = (2.0 * Double(offset) / lengthInPeriods) / Double(sampleRate)
-        let phase = Double.pi * position * f0
+        let cosine = rightHalf[offset]
         let value: Double
         switch shape {
         case .hann:
-            value = 0.5 * cos(phase) + 0.5
+            value = 0.5 * cosine + 0.5
         case .blackman:
-            value = 0.42 + 0.5 * cos(phase) + 0.08 * cos(phase * 2)
+            value = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)
         }
-        window[halfLength + offset] = value
+        rightHalf[offset] = value
         window[halfLength - offset] = value
     }
 }
@@ -112,66 +215,70 @@ private func designWindow(
 /// 3-period Blackman window. Voiced speech concentrates there; noise does not.
 private final class LoveTrain {
     private let sampleRate: Int
-    private let fftSize: Int
+    let fftSize: Int
     private let forward: ForwardRealFFT
     private let window: UnsafeMutableBufferPointer<Double>
-    private let cumulativePower: UnsafeMutableBufferPointer<Double>
     private let lowBound: Int
     private let splitBound: Int
     private let highBound: Int
+    /// Samples of `forward.waveform` written by the last frame; the rest are zero.
+    private var writtenLength = 0
 
-    /// The lowest F0 the window is sized for.
-    private static let f0Floor = 40.0
+    /// The lowest F0 the window is sized for; lower F0 is analysed as this.
+    static let f0Floor = 40.0
+    static let periods = 3.0
 
     init(sampleRate: Int) {
         self.sampleRate = sampleRate
-        fftSize = fftSizeHolding(periods: 3, of: LoveTrain.f0Floor, sampleRate: sampleRate)
+        fftSize = LoveTrain.fftSize(sampleRate: sampleRate)
         forward = ForwardRealFFT(size: fftSize)
         window = .allocate(capacity: fftSize)
-        cumulativePower = .allocate(capacity: fftSize / 2 + 1)
-        lowBound = Int((100.0 * Double(fftSize) / Double(sampleRate)).rounded(.up))
-        splitBound = Int((4000.0 * Double(fftSize) / Double(sampleRate)).rounded(.up))
-        highBound = Int((7900.0 * Double(fftSize) / Double(sampleRate)).rounded(.up))
+        (lowBound, splitBound, highBound) = LoveTrain.bounds(sampleRate: sampleRate, fftSize: fftSize)
     }
 
     deinit {
         window.deallocate()
-        cumulativePower.deallocate()
+    }
+
+    private static func fftSize(sampleRate: Int) -> Int {
+        fftSizeHolding(periods: periods, of: f0Floor, sampleRate: sampleRate)
+    }
+
+    /// Bins at or above 100 Hz, 4 kHz and 7.9 kHz.
+    private static func bounds(sampleRate: Int, fftSize: Int) -> (low: Int, split: Int, high: Int) {
+        func bin(_ frequency: Double) -> Int {
+            Int((frequency * Double(fftSize) / Double(sampleRate)).rounded(.up))
+        }
+        return (bin(100), bin(4000), bin(7900))
     }
 
     /// Below 15.8 kHz the 7900 Hz bound lies past Nyquist. WORLD then sums memory it never wrote, and in
-    /// practice (pyworld) scores all frames, or all but the first voiced one, as unvoiced; here all.
-    private var bandFits: Bool { highBound <= fftSize / 2 }
-
-    /// One score a frame; 0 for unvoiced frames.
-    func scores(_ x: UnsafeBufferPointer<Double>, contour: F0Contour, noise: inout Randn) -> [Double] {
-        var scores = [Double](repeating: 0, count: contour.frameCount)
-        guard bandFits else { return scores }
-        for frame in 0..<contour.frameCount where D4C.isVoiced(contour.f0[frame]) {
-            scores[frame] = score(x, f0: max(contour.f0[frame], LoveTrain.f0Floor), time: contour.time[frame], noise: &noise)
-        }
-        return scores
+    /// practice (pyworld) scores all frames, or all but the first voiced one, as unvoiced; here all, and no
+    /// noise is drawn for them.
+    static func bandFits(sampleRate: Int) -> Bool {
+        let fftSize = fftSize(sampleRate: sampleRate)
+        return bounds(sampleRate: sampleRate, fftSize: fftSize).high <= fftSize / 2
     }
 
-    private func score(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn) -> Double {
+    /// The score of one voiced frame, `f0` at least `f0Floor`.
+    func score(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream) -> Double {
+        let waveform = forward.waveform
         let length = windowWaveform(
-            x, sampleRate: sampleRate, f0: f0, time: time, shape: .blackman, lengthInPeriods: 3.0,
-            window: window, noise: &noise, into: forward.waveform)
-        for i in length..<fftSize {
-            forward.waveform[i] = 0
+            x, sampleRate: sampleRate, f0: f0, time: time, shape: .blackman, periods: LoveTrain.periods,
+            window: window, noise: noise, into: waveform)
+        for i in length..<max(length, writtenLength) {
+            waveform[i] = 0
         }
+        writtenLength = length
         forward.execute()
-        for bin in 0...lowBound {
-            cumulativePower[bin] = 0
-        }
         let spectrum = forward.spectrum
-        for bin in (lowBound + 1)...(fftSize / 2) {
-            cumulativePower[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
+        var belowSplit = 0.0
+        var total = 0.0
+        for bin in (lowBound + 1)...highBound {
+            total += spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
+            if bin == splitBound { belowSplit = total }
         }
-        for bin in lowBound...highBound {
-            cumulativePower[bin] += cumulativePower[bin - 1]
-        }
-        return cumulativePower[splitBound] / cumulativePower[highBound]
+        return belowSplit / total
     }
 }
 
@@ -181,8 +288,12 @@ private final class BandAperiodicity {
     private let fftSize: Int
     private let outputFFTSize: Int
     private let forward: ForwardRealFFT
+    /// Transforms the windowed group delay of one band; its input beyond the band window stays zero.
+    private let bandFFT: ForwardRealFFT
     private let smoothing: SpectralSmoothing
     private let window: UnsafeMutableBufferPointer<Double>
+    /// Samples of `forward.waveform` written by the last window; the rest are zero.
+    private var writtenLength = 0
     private let savedSpectrum: UnsafeMutableBufferPointer<Complex>
     private let staticCentroid: UnsafeMutableBufferPointer<Double>
     private let smoothedPower: UnsafeMutableBufferPointer<Double>
@@ -198,12 +309,18 @@ private final class BandAperiodicity {
 
     private static let bandSpacing = 3000.0
     private static let upperLimit = 15000.0
+    static let periods = 4.0
+
+    static func fftSize(sampleRate: Int) -> Int {
+        fftSizeHolding(periods: periods, of: D4C.f0Floor, sampleRate: sampleRate)
+    }
 
     init(sampleRate: Int, outputFFTSize: Int) {
         self.sampleRate = sampleRate
         self.outputFFTSize = outputFFTSize
-        fftSize = fftSizeHolding(periods: 4, of: D4C.f0Floor, sampleRate: sampleRate)
+        fftSize = BandAperiodicity.fftSize(sampleRate: sampleRate)
         forward = ForwardRealFFT(size: fftSize)
+        bandFFT = ForwardRealFFT(size: fftSize)
         smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
         let binCount = fftSize / 2 + 1
         window = .allocate(capacity: fftSize)
@@ -232,42 +349,51 @@ private final class BandAperiodicity {
         bandPower.deallocate()
     }
 
-    var highestF0: Double { smoothing.highestF0 }
-
     func estimate(
-        _ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn,
+        _ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream,
         into aperiodicity: UnsafeMutableBufferPointer<Double>
     ) {
-        computeStaticCentroid(x, f0: f0, time: time, noise: &noise)
-        computeSmoothedPower(x, f0: f0, time: time, noise: &noise)
+        computeStaticCentroid(x, f0: f0, time: time, noise: noise)
+        computeSmoothedPower(x, f0: f0, time: time, noise: noise)
         computeStaticGroupDelay(f0: f0)
         computeCoarseAperiodicity(f0: f0)
         interpolate(into: aperiodicity)
     }
 
+    /// A 4-period window of the signal into `forward.waveform`, zero beyond it; returns its length.
+    private func window(
+        _ x: UnsafeBufferPointer<Double>, shape: WindowShape, f0: Double, time: Double, noise: NoiseStream
+    ) -> Int {
+        let waveform = forward.waveform
+        let length = windowWaveform(
+            x, sampleRate: sampleRate, f0: f0, time: time, shape: shape, periods: BandAperiodicity.periods,
+            window: window, noise: noise, into: waveform)
+        for i in length..<max(length, writtenLength) {
+            waveform[i] = 0
+        }
+        writtenLength = length
+        return length
+    }
+
     /// Sum of the energy centroids half a period apart, which cancels their oscillation with time.
-    private func computeStaticCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn) {
+    private func computeStaticCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream) {
         let binCount = fftSize / 2 + 1
-        addCentroid(x, f0: f0, time: time - 0.25 / f0, noise: &noise, replacing: true)
-        addCentroid(x, f0: f0, time: time + 0.25 / f0, noise: &noise, replacing: false)
+        addCentroid(x, f0: f0, time: time - 0.25 / f0, noise: noise, replacing: true)
+        addCentroid(x, f0: f0, time: time + 0.25 / f0, noise: noise, replacing: false)
         smoothing.correctDC(UnsafeMutableBufferPointer(rebasing: staticCentroid[0..<binCount]), f0: f0)
     }
 
     /// Energy centroid along time (Cohen): Re{X · conj(FFT(t·x))} of a 4-period Blackman frame of unit energy.
-    private func addCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn, replacing: Bool) {
+    private func addCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream, replacing: Bool) {
         let waveform = forward.waveform
-        let length = windowWaveform(
-            x, sampleRate: sampleRate, f0: f0, time: time, shape: .blackman, lengthInPeriods: 4.0,
-            window: window, noise: &noise, into: waveform)
-        for i in length..<fftSize {
-            waveform[i] = 0
-        }
+        let length = window(x, shape: .blackman, f0: f0, time: time, noise: noise)
         var energy = 0.0
         for i in 0..<length {
             energy += waveform[i] * waveform[i]
         }
+        let norm = energy.squareRoot()
         for i in 0..<length {
-            waveform[i] /= energy.squareRoot()
+            waveform[i] /= norm
         }
         forward.execute()
         let spectrum = forward.spectrum
@@ -285,14 +411,8 @@ private final class BandAperiodicity {
     }
 
     /// Power spectrum of a 4-period Hann frame, DC-corrected and smoothed over F0.
-    private func computeSmoothedPower(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: inout Randn) {
-        let waveform = forward.waveform
-        let length = windowWaveform(
-            x, sampleRate: sampleRate, f0: f0, time: time, shape: .hann, lengthInPeriods: 4.0,
-            window: window, noise: &noise, into: waveform)
-        for i in length..<fftSize {
-            waveform[i] = 0
-        }
+    private func computeSmoothedPower(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream) {
+        _ = window(x, shape: .hann, f0: f0, time: time, noise: noise)
         forward.execute()
         let spectrum = forward.spectrum
         for bin in 0...(fftSize / 2) {
@@ -324,17 +444,14 @@ private final class BandAperiodicity {
         let half = fftSize / 2
         let windowHalfLength = bandWindow.count / 2
         let strongBins = Matlab.round(Double(fftSize) * 8.0 / Double(bandWindow.count))
-        let waveform = forward.waveform
-        for i in bandWindow.count..<fftSize {
-            waveform[i] = 0
-        }
-        let spectrum = forward.spectrum
+        let waveform = bandFFT.waveform
+        let spectrum = bandFFT.spectrum
         for band in 0..<bandCount {
             let center = Int(BandAperiodicity.bandSpacing * Double(band + 1) * Double(fftSize) / Double(sampleRate))
             for i in 0..<bandWindow.count {
                 waveform[i] = groupDelay[center - windowHalfLength + i] * bandWindow[i]
             }
-            forward.execute()
+            bandFFT.execute()
             for bin in 0...half {
                 bandPower[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
             }

@@ -5,7 +5,11 @@ import Foundation
 /// The signal is low-passed at a ladder of cut-off frequencies. In each band the spacing of four event
 /// types (rising and falling zero crossings, peaks, dips) gives an F0 candidate per frame, scored by how much
 /// the four disagree; the steadiest candidate wins, and four passes over the contour remove jumps and
-/// extend voiced runs into their edges. Numbers follow WORLD's `Dio` step for step.
+/// extend voiced runs into their edges. Numbers follow WORLD's `Dio` step for step, except that the bands are
+/// filtered block by block (overlap-save) rather than with one FFT of the whole signal: the same taps, equal
+/// up to rounding.
+///
+/// `StreamingDio` runs the same bands, events, candidates and contour passes on a signal that arrives in pieces.
 public struct Dio: Sendable {
     public struct Options: Sendable, Equatable {
         /// Time between frame centres, in milliseconds (WORLD: 5 ms).
@@ -36,124 +40,375 @@ public struct Dio: Sendable {
         let frameCount = F0Contour.frameCount(
             samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
         let time = F0Contour.timeAxis(frameCount: frameCount, framePeriod: options.framePeriod)
-        let layout = DioLayout(signalLength: signal.count, sampleRate: sampleRate, options: options)
-
-        let forward = ForwardRealFFT(size: layout.fftSize)
-        let spectrum = lowCutSpectrum(of: signal, layout: layout, fft: forward)
-        let bank = candidateBank(spectrum: spectrum, layout: layout, time: time, fft: forward)
-        let best = bank.bestContour()
-        let f0 = ContourFixer(bank: bank, options: options).fixed(best)
+        let (samples, rate) = analysedSignal(signal)
+        let ladder = Ladder(rate: rate, options: options)
+        let events = bandEvents(of: samples, ladder: ladder, rate: rate)
+        var candidates = [Double](repeating: 0, count: frameCount * ladder.bandCount)
+        var scores = candidates
+        for band in 0..<ladder.bandCount {
+            let scorer = CandidateScorer(boundary: ladder.boundaries[band], options: options)
+            let snapshot = events[band].snapshot()
+            var cursor = EventCursor()
+            for frame in 0..<frameCount {
+                let scored = scorer.score(events[band].eventFrequencies(at: time[frame], in: snapshot, cursor: &cursor))
+                candidates[frame * ladder.bandCount + band] = scored.candidate
+                scores[frame * ladder.bandCount + band] = scored.score
+            }
+        }
+        var repair = ContourRepair(bands: ladder.bandCount, options: options)
+        var f0: [Double] = []
+        f0.reserveCapacity(frameCount)
+        candidates.withUnsafeBufferPointer { candidates in
+            scores.withUnsafeBufferPointer { scores in
+                repair.settle(candidates: candidates, scores: scores, frameCount: frameCount, into: &f0)
+            }
+        }
         return F0Contour(time: time, f0: f0)
     }
 
-    private func candidateBank(
-        spectrum: [Complex], layout: DioLayout, time: [Double], fft: ForwardRealFFT
-    ) -> CandidateBank {
-        var bank = CandidateBank(bands: layout.boundaries.count, frames: time.count)
-        let analyzer = BandAnalyzer(
-            layout: layout, spectrum: spectrum, options: options, frames: time.count, forward: fft)
-        for (band, boundary) in layout.boundaries.enumerated() {
-            analyzer.candidates(boundary: boundary, time: time, band: band, into: &bank)
+    /// The signal DIO analyses, and its rate: decimated by `speed` (signals too short for WORLD's decimation
+    /// stay at full rate), one sample longer (WORLD leaves that sample zero at full rate and, when decimating,
+    /// takes whatever its decimation wrote there), minus its mean.
+    private func analysedSignal(_ signal: [Double]) -> (samples: [Double], rate: Double) {
+        let ratio = signal.count > 2 * Matlab.decimationPadding ? min(max(options.speed, 1), 12) : 1
+        let length = 1 + signal.count / ratio
+        var samples = ratio == 1 ? signal + [0] : Matlab.decimate(signal, factor: ratio, count: length)
+        var mean = 0.0
+        for i in 0..<length {
+            mean += samples[i]
         }
-        return bank
+        mean /= Double(length)
+        for i in 0..<length {
+            samples[i] -= mean
+        }
+        return (samples, Double(sampleRate) / Double(ratio))
     }
-}
 
-/// Sizes derived once from the signal length, rate and options.
-private struct DioLayout {
-    /// Upper edge of each low-pass band, in Hz.
-    let boundaries: [Double]
-    let decimationRatio: Int
-    let decimatedLength: Int
-    let decimatedRate: Double
-    let fftSize: Int
-    /// Half length, in decimated samples, of the taps that remove everything below `lowCutFrequency`.
-    let lowCutHalfLength: Int
-
-    /// DIO's DC-removal cut-off, in Hz (WORLD's `kCutOff`).
-    static let lowCutFrequency = 50.0
-
-    init(signalLength: Int, sampleRate: Int, options: Dio.Options) {
-        let octaves = log(options.f0Ceil / options.f0Floor) / log(2.0)
-        let bandCount = max(1, 1 + Int(octaves * options.channelsInOctave))
-        boundaries = (0..<bandCount).map { band in
-            options.f0Floor * pow(2.0, Double(band + 1) / options.channelsInOctave)
+    /// Each band's events over the whole signal, filtered in blocks as long as is efficient.
+    private func bandEvents(of samples: [Double], ladder: Ladder, rate: Double) -> [BandEvents] {
+        var events = Array(repeating: BandEvents(rate: rate), count: ladder.bandCount)
+        let quirk = NyquistQuirk(samples: samples, ladder: ladder)
+        var filters = BandFilterBank(ladder: ladder, blockLength: BandFilterBank.efficientBlockLength(for: ladder))
+        let deliver = { (band: Int, first: Int, values: UnsafeMutableBufferPointer<Double>) in
+            quirk.apply(band: band, first: first, to: values)
+            events[band].append(contentsOf: UnsafeBufferPointer(values))
         }
-        // WORLD's decimation reflects `padding + 1` samples at each end; shorter signals stay at full rate.
-        let ratio = min(max(options.speed, 1), 12)
-        decimationRatio = signalLength > 2 * Matlab.decimationPadding ? ratio : 1
-        decimatedLength = 1 + signalLength / decimationRatio
-        decimatedRate = Double(sampleRate) / Double(decimationRatio)
-        lowCutHalfLength = Matlab.round(decimatedRate / Self.lowCutFrequency)
-        let widestBandTaps = 4 * Int(1.0 + decimatedRate / boundaries[0] / 2.0)
-        fftSize = Matlab.suitableFFTSize(decimatedLength + lowCutHalfLength * 2 + 1 + widestBandTaps)
+        filters.append(samples, deliver: deliver) { _ in }
+        filters.flush(through: samples.count - 1, deliver: deliver)
+        return events
     }
 }
 
 extension Dio {
-    /// Spectrum of the decimated, mean-removed signal after a zero-phase high-pass at 50 Hz.
-    fileprivate func lowCutSpectrum(of signal: [Double], layout: DioLayout, fft: ForwardRealFFT) -> [Complex] {
-        let waveform = fft.waveform
-        loadDecimatedSignal(signal, layout: layout, into: waveform)
-        removeMean(waveform, count: layout.decimatedLength)
-        fft.execute()
-        var spectrum = Array(fft.spectrum)
+    /// The bands DIO filters at one (decimated) rate, and its filters' lengths.
+    struct Ladder {
+        /// Upper edge of each low-pass band, in Hz.
+        let boundaries: [Double]
+        /// Per band, a quarter of the Nuttall low-pass length, in samples.
+        let halfAverageLengths: [Int]
+        /// Half length, in samples, of the taps that remove everything below `lowCutFrequency`.
+        let lowCutHalfLength: Int
 
-        designLowCutFilter(taps: layout.lowCutHalfLength * 2 + 1, into: waveform)
-        fft.execute()
-        for bin in spectrum.indices {
-            spectrum[bin] = multiply(spectrum[bin], fft.spectrum[bin])
+        /// The (decimated) sample rate, in Hz.
+        let rate: Double
+
+        /// DIO's DC-removal cut-off, in Hz (WORLD's `kCutOff`).
+        static let lowCutFrequency = 50.0
+
+        init(rate: Double, options: Options) {
+            self.rate = rate
+            let octaves = log(options.f0Ceil / options.f0Floor) / log(2.0)
+            let bandCount = max(1, 1 + Int(octaves * options.channelsInOctave))
+            boundaries = (0..<bandCount).map { band in
+                options.f0Floor * pow(2.0, Double(band + 1) / options.channelsInOctave)
+            }
+            halfAverageLengths = boundaries.map { Matlab.round(rate / $0 / 2.0) }
+            lowCutHalfLength = Matlab.round(rate / Self.lowCutFrequency)
         }
-        return spectrum
+
+        var bandCount: Int { boundaries.count }
+
+        /// Per band, input samples past a filtered sample that it depends on: the low-cut's half length plus
+        /// half the Nuttall window. The lowest band reaches furthest.
+        var reaches: [Int] { halfAverageLengths.map { 2 * $0 + lowCutHalfLength } }
+
+        /// The zero-phase high-pass: a raised-cosine low-pass of `2 * lowCutHalfLength + 1` taps, negated and
+        /// normalised, plus a unit impulse at its centre (index `lowCutHalfLength`).
+        func lowCutTaps() -> [Double] {
+            let count = lowCutHalfLength * 2 + 1
+            var taps = (1...count).map { i in 0.5 - 0.5 * cos(Double(i) * 2.0 * Double.pi / Double(count + 1)) }
+            var sum = 0.0
+            for tap in taps {
+                sum += tap
+            }
+            for i in taps.indices {
+                taps[i] = -taps[i] / sum
+            }
+            taps[lowCutHalfLength] += 1.0
+            return taps
+        }
+    }
+}
+
+// MARK: Band filtering, shared with StreamingDio
+
+extension Dio {
+    /// DIO's band signals by overlap-save: the input in fixed blocks of `blockLength` samples, one forward FFT a
+    /// block, then per band a product with the spectrum of its taps and one inverse FFT. A band's taps are the
+    /// 50 Hz low-cut convolved with its Nuttall window, advanced by half the window as WORLD compensates it, so
+    /// the result is WORLD's linear convolution of the zero-extended signal. Block boundaries depend only on
+    /// sample indices, never on how the input was chunked.
+    struct BandFilterBank {
+        let blockLength: Int
+        let fftSize: Int
+        private let reaches: [Int]
+        private let kernels: [[Complex]]
+        private let forward: ForwardRealFFT
+        private let inverse: InverseRealFFT
+        /// Input from absolute index `historyStart`; the next block ends before `nextBlockEnd`.
+        private var history: [Double] = []
+        private var historyStart = 0
+        private var nextBlockEnd: Int
+        private(set) var received = 0
+
+        /// Input samples held for blocks still to come.
+        var heldSampleCount: Int { history.count }
+
+        typealias Delivery = (_ band: Int, _ first: Int, _ samples: UnsafeMutableBufferPointer<Double>) -> Void
+
+        init(ladder: Ladder, blockLength: Int) {
+            self.blockLength = blockLength
+            reaches = ladder.reaches
+            fftSize = Matlab.suitableFFTSize(Self.kernelLength(of: ladder) + blockLength)
+            forward = ForwardRealFFT(size: fftSize)
+            inverse = InverseRealFFT(size: fftSize)
+            kernels = Self.kernelSpectra(ladder: ladder, forward: forward)
+            nextBlockEnd = blockLength
+        }
+
+        /// Taps of the lowest band, the longest.
+        private static func kernelLength(of ladder: Ladder) -> Int {
+            4 * ladder.halfAverageLengths[0] + 2 * ladder.lowCutHalfLength
+        }
+
+        /// A block length that keeps the FFTs about four times the taps: cheapest per sample, for whole signals.
+        static func efficientBlockLength(for ladder: Ladder) -> Int {
+            let taps = kernelLength(of: ladder)
+            return Matlab.suitableFFTSize(4 * taps) - taps - 1
+        }
+
+        /// Spectra of each band's taps, scaled to undo the unnormalised inverse FFT.
+        private static func kernelSpectra(ladder: Ladder, forward: ForwardRealFFT) -> [[Complex]] {
+            loadCircularly(ladder.lowCutTaps(), centre: ladder.lowCutHalfLength, into: forward.waveform)
+            forward.execute()
+            let lowCutSpectrum = Array(forward.spectrum)
+            let scale = 1.0 / Double(forward.size)
+            return ladder.halfAverageLengths.map { halfAverageLength in
+                loadCircularly(
+                    Window.nuttall(length: 4 * halfAverageLength), centre: 2 * halfAverageLength, into: forward.waveform)
+                forward.execute()
+                return lowCutSpectrum.indices.map { bin in
+                    let product = multiply(lowCutSpectrum[bin], forward.spectrum[bin])
+                    return Complex(product.real * scale, product.imag * scale)
+                }
+            }
+        }
+
+        /// Appends input and filters every block it completes. `deliver(band, first, samples)` receives each
+        /// band's filtered samples in order, from index 0, `first` being the index of the first; `afterBlock(last)`
+        /// runs once a block is done, with the index of its last input sample.
+        mutating func append(
+            _ samples: [Double], deliver: Delivery, afterBlock: (Int) -> Void
+        ) {
+            history.append(contentsOf: samples)
+            received += samples.count
+            while nextBlockEnd <= received {
+                filterBlock(through: Int.max, deliver: deliver)
+                afterBlock(nextBlockEnd - blockLength - 1)
+            }
+        }
+
+        /// The input has ended: filters zeros past it until every band has delivered its samples up to index
+        /// `last`, and none after.
+        mutating func flush(through last: Int, deliver: Delivery) {
+            while nextBlockEnd - blockLength - 1 - reaches[0] < last {
+                let missing = nextBlockEnd - (historyStart + history.count)
+                if missing > 0 {
+                    history.append(contentsOf: repeatElement(0, count: missing))
+                }
+                filterBlock(through: last, deliver: deliver)
+            }
+        }
+
+        /// Filters the block ending before `nextBlockEnd`. A band's output sample depends on input up to its
+        /// reach past it, so the block yields each band's `blockLength` samples ending that reach before the
+        /// block's last input sample (none before index 0 or after `through`).
+        private mutating func filterBlock(through lastWanted: Int, deliver: Delivery) {
+            let last = nextBlockEnd - 1
+            let first = last - fftSize + 1
+            loadInput(from: first)
+            forward.execute()
+            for band in kernels.indices {
+                kernels[band].withUnsafeBufferPointer { kernel in
+                    let spectrum = forward.spectrum
+                    let product = inverse.spectrum
+                    for bin in kernel.indices {
+                        product[bin] = multiply(spectrum[bin], kernel[bin])
+                    }
+                }
+                inverse.execute()
+                let lastOutput = min(last - reaches[band], lastWanted)
+                let firstOutput = max(0, last - reaches[band] - blockLength + 1)
+                if firstOutput <= lastOutput {
+                    let values = inverse.waveform[(firstOutput - first)...(lastOutput - first)]
+                    deliver(band, firstOutput, UnsafeMutableBufferPointer(rebasing: values))
+                }
+            }
+            nextBlockEnd += blockLength
+            dropConsumedInput()
+        }
+
+        /// The FFT input: `fftSize` samples from absolute index `first`, zero before the signal.
+        private func loadInput(from first: Int) {
+            let waveform = forward.waveform
+            let available = max(0, historyStart - first)
+            for i in 0..<min(available, fftSize) {
+                waveform[i] = 0
+            }
+            history.withUnsafeBufferPointer { history in
+                for i in available..<fftSize {
+                    waveform[i] = history[first + i - historyStart]
+                }
+            }
+        }
+
+        private mutating func dropConsumedInput() {
+            let removable = min(nextBlockEnd - fftSize - historyStart, history.count)
+            guard removable > 0, removable >= history.count / 2 else { return }
+            history.removeFirst(removable)
+            historyStart += removable
+        }
+    }
+}
+
+/// WORLD filters each band by multiplying whole-signal spectra, and writes each product to the mirrored bin too;
+/// for the top two bins that lands inside the half spectrum, so the Nyquist bin becomes the signal's Nyquist
+/// value times the product one bin below, and that bin takes the same value. The band filters are small there
+/// at full rate but not after decimation, and on signals without events (DC, silence) that difference alone
+/// decides the crossings. This adds it to the overlap-save result: the inverse transform of the two changed bins,
+/// `(-1)^n (a + 2 Re(b e^(-2 pi i n / N)))` at WORLD's convolution index n, for WORLD's FFT size N.
+private struct NyquistQuirk {
+    /// WORLD's FFT size for the signal.
+    let fftSize: Int
+    /// Per band, the changes at Nyquist (its real part, which is all an inverse real FFT reads) and one bin below.
+    private let nyquistChanges: [Double]
+    private let belowChanges: [Complex]
+    /// Per band, WORLD's index of filtered sample 0 in its convolution (half the Nuttall window).
+    private let delays: [Int]
+    private let rotation: Rotation
+
+    init(samples: [Double], ladder: Dio.Ladder) {
+        let length = samples.count
+        let widestBandTaps = 4 * Int(1.0 + ladder.rate / ladder.boundaries[0] / 2.0)
+        fftSize = Matlab.suitableFFTSize(length + ladder.lowCutHalfLength * 2 + 1 + widestBandTaps)
+        rotation = Rotation(period: fftSize)
+        let lowCut = ladder.lowCutTaps()
+        let lowCutCentre = ladder.lowCutHalfLength
+        let signalNyquist = Self.transform(samples, offset: 0, atNyquistOf: fftSize, rotation: rotation)
+        let lowCutNyquist = Self.transform(lowCut, offset: -lowCutCentre, atNyquistOf: fftSize, rotation: rotation)
+        let lowCutNyquistValue = signalNyquist.nyquist.real * lowCutNyquist.nyquist.real
+        let lowCutBelow = multiply(signalNyquist.below, lowCutNyquist.below)
+        var nyquistChanges: [Double] = []
+        var belowChanges: [Complex] = []
+        for halfAverageLength in ladder.halfAverageLengths {
+            let window = Self.transform(
+                Window.nuttall(length: 4 * halfAverageLength), offset: 0, atNyquistOf: fftSize, rotation: rotation)
+            let trueBelow = multiply(lowCutBelow, window.below)
+            let trueNyquist = lowCutNyquistValue * window.nyquist.real
+            let written = Complex(lowCutNyquistValue * trueBelow.real, lowCutNyquistValue * trueBelow.imag)
+            nyquistChanges.append(written.real - trueNyquist)
+            belowChanges.append(Complex(written.real - trueBelow.real, written.imag - trueBelow.imag))
+        }
+        self.nyquistChanges = nyquistChanges
+        self.belowChanges = belowChanges
+        delays = ladder.halfAverageLengths.map { 2 * $0 }
     }
 
-    /// The analysed length is one sample longer than the (decimated) signal; WORLD leaves that sample
-    /// zero at full rate and, when decimating, takes whatever its decimation wrote there.
-    private func loadDecimatedSignal(_ signal: [Double], layout: DioLayout, into waveform: UnsafeMutableBufferPointer<Double>) {
-        let samples = layout.decimationRatio == 1
-            ? signal
-            : Matlab.decimate(signal, factor: layout.decimationRatio, count: layout.decimatedLength)
-        for i in 0..<waveform.count {
-            waveform[i] = i < samples.count && i < layout.decimatedLength ? samples[i] : 0
+    /// The real DFT of `values` (value k at index k + offset) at bins N/2 and N/2 - 1 of an N-point transform.
+    private static func transform(
+        _ values: [Double], offset: Int, atNyquistOf size: Int, rotation: Rotation
+    ) -> (nyquist: Complex, below: Complex) {
+        var nyquist = 0.0
+        var below = Complex.zero
+        for (k, value) in values.enumerated() {
+            let index = k + offset
+            let sign = index & 1 == 0 ? 1.0 : -1.0
+            // e^(-2 pi i (N/2 - 1) n / N) = (-1)^n e^(2 pi i n / N)
+            let turn = rotation.unit(at: index)
+            nyquist += sign * value
+            below.real += sign * value * turn.real
+            below.imag += sign * value * turn.imag
         }
+        return (Complex(nyquist, 0), below)
     }
 
-    private func removeMean(_ waveform: UnsafeMutableBufferPointer<Double>, count: Int) {
-        var mean = 0.0
-        for i in 0..<count {
-            mean += waveform[i]
-        }
-        mean /= Double(count)
-        for i in 0..<count {
-            waveform[i] -= mean
+    /// Adds the changed bins' contribution, scaled as the overlap-save output is, to `values`, filtered samples
+    /// of `band` from index `first` on. The rotation advances by one step a sample: over a block its rounding
+    /// drifts by far less than the contribution's own size.
+    func apply(band: Int, first: Int, to values: UnsafeMutableBufferPointer<Double>) {
+        let a = nyquistChanges[band]
+        let b = belowChanges[band]
+        let scale = 1.0 / Double(fftSize)
+        let n = first + delays[band]
+        var sign = n & 1 == 0 ? scale : -scale
+        var turn = rotation.unit(at: n)
+        let step = rotation.unit(at: 1)
+        for i in values.indices {
+            // b e^(-2 pi i n / N) takes the conjugate turn.
+            let real = b.real * turn.real + b.imag * turn.imag
+            values[i] += sign * (a + 2 * real)
+            sign = -sign
+            turn = multiply(turn, step)
         }
     }
+}
 
-    /// A raised-cosine low-pass of `taps` taps, negated and centred on sample 0 (wrapping around),
-    /// plus a unit impulse: all-pass minus low-pass, i.e. a zero-phase high-pass.
-    private func designLowCutFilter(taps: Int, into filter: UnsafeMutableBufferPointer<Double>) {
-        let size = filter.count
-        let half = (taps - 1) / 2
-        for i in 1...taps {
-            filter[i - 1] = 0.5 - 0.5 * cos(Double(i) * 2.0 * Double.pi / Double(taps + 1))
-        }
-        for i in taps..<size {
-            filter[i] = 0
-        }
-        var sum = 0.0
-        for i in 0..<taps {
-            sum += filter[i]
-        }
-        for i in 0..<taps {
-            filter[i] = -filter[i] / sum
-        }
-        for i in 0..<half {
-            filter[size - half + i] = filter[i]
-        }
-        for i in 0..<taps {
-            filter[i] = filter[i + half]
-        }
-        filter[0] += 1.0
+/// e^(2 pi i n / period) for any integer n, from two small tables: accurate to rounding and cheap per call.
+private struct Rotation {
+    let period: Int
+    private let coarse: [Complex]
+    private let fine: [Complex]
+    private let fineCount: Int
+
+    init(period: Int) {
+        self.period = period
+        let fineCount = max(1, Int(Double(period).squareRoot()))
+        self.fineCount = fineCount
+        fine = (0..<fineCount).map { Rotation.exact($0, period: period) }
+        coarse = (0...(period / fineCount)).map { Rotation.exact($0 * fineCount, period: period) }
+    }
+
+    private static func exact(_ n: Int, period: Int) -> Complex {
+        let angle = 2.0 * Double.pi * Double(n) / Double(period)
+        return Complex(cos(angle), sin(angle))
+    }
+
+    func unit(at n: Int) -> Complex {
+        let wrapped = ((n % period) + period) % period
+        let high = coarse[wrapped / fineCount]
+        let low = fine[wrapped % fineCount]
+        return multiply(high, low)
+    }
+}
+
+/// Writes `taps` so that tap `centre` lands on index 0 and the taps before it wrap to the end of `buffer`,
+/// the rest of which is zero.
+private func loadCircularly(_ taps: [Double], centre: Int, into buffer: UnsafeMutableBufferPointer<Double>) {
+    for i in 0..<buffer.count {
+        buffer[i] = 0
+    }
+    for (i, tap) in taps.enumerated() {
+        buffer[(i - centre + buffer.count) % buffer.count] = tap
     }
 }
 
@@ -162,203 +417,196 @@ private func multiply(_ a: Complex, _ b: Complex) -> Complex {
     Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
 }
 
-/// F0 candidates and their scores (lower is better), one row a band, one column a frame.
-private struct CandidateBank {
-    var candidates: Matrix
-    var scores: Matrix
+// MARK: Events and candidates, shared with StreamingDio
 
-    init(bands: Int, frames: Int) {
-        candidates = Matrix(rows: bands, columns: frames)
-        scores = Matrix(rows: bands, columns: frames)
-    }
-
-    var bands: Int { candidates.rows }
-    var frames: Int { candidates.columns }
-
-    /// Per frame, the candidate of the band with the lowest score (the first band on ties).
-    func bestContour() -> [Double] {
-        (0..<frames).map { frame in
-            var bestScore = scores[0, frame]
-            var best = candidates[0, frame]
-            for band in 1..<bands where bestScore > scores[band, frame] {
-                bestScore = scores[band, frame]
-                best = candidates[band, frame]
-            }
-            return best
-        }
-    }
-
-    /// The candidate nearest `reference` across all bands at `frame`.
-    func nearestCandidate(to reference: Double, frame: Int) -> Double {
-        var best = candidates[0, frame]
-        var smallestError = abs(reference - best)
-        for band in 1..<bands {
-            let error = abs(reference - candidates[band, frame])
-            if error < smallestError {
-                smallestError = error
-                best = candidates[band, frame]
-            }
-        }
-        return best
-    }
-}
-
-/// Intervals between successive events of one kind, with where each interval sits in time.
-private struct EventIntervals {
-    var locations: [Double]
-    var frequencies: [Double]
-    var count = 0
-
-    init(capacity: Int) {
-        locations = [Double](repeating: 0, count: capacity)
-        frequencies = [Double](repeating: 0, count: capacity)
-    }
-
-    /// Records the positive-to-non-positive zero crossings of `signal[0..<length]`, located to a fraction
-    /// of a sample by linear interpolation; each gap between crossings becomes a frequency at its midpoint.
-    mutating func collectFallingCrossings(of signal: [Double], length: Int, rate: Double) {
-        count = 0
-        var previousEdge = 0.0
-        var edgeCount = 0
-        for i in 0..<max(length - 1, 0) where 0.0 < signal[i] && signal[i + 1] <= 0.0 {
-            let edge = Double(i + 1) - signal[i] / (signal[i + 1] - signal[i])
-            if edgeCount > 0 {
-                frequencies[count] = rate / (edge - previousEdge)
-                locations[count] = (previousEdge + edge) / 2.0 / rate
-                count += 1
-            }
-            previousEdge = edge
-            edgeCount += 1
-        }
-    }
-
-    /// The interval frequencies linearly interpolated (and extrapolated) at `time`.
-    func interpolate(at time: [Double], into output: UnsafeMutableBufferPointer<Double>) {
-        locations.withUnsafeBufferPointer { x in
-            frequencies.withUnsafeBufferPointer { y in
-                time.withUnsafeBufferPointer { xi in
-                    Matlab.interp1(
-                        x: UnsafeBufferPointer(rebasing: x[0..<count]),
-                        y: UnsafeBufferPointer(rebasing: y[0..<count]),
-                        at: xi, into: output)
-                }
-            }
-        }
-    }
-}
-
-/// Filters the low-cut spectrum band by band and turns each band's events into F0 candidates.
-/// FFTs and workspaces are made once and reused for every band.
-private final class BandAnalyzer {
-    private let layout: DioLayout
-    private let spectrum: [Complex]
-    private let options: Dio.Options
-    private let forward: ForwardRealFFT
-    private let inverse: InverseRealFFT
-    private var filtered: [Double]
-    /// Falling crossings, rising crossings, peaks, dips.
-    private var events: [EventIntervals]
-    private var interpolated: Matrix
-
+extension Dio {
     /// Score given to frames without a candidate (WORLD's `kMaximumValue`).
-    private static let missingScore = 100_000.0
+    static let missingScore = 100_000.0
     /// Keeps divisions by a zero candidate finite (WORLD's `kMySafeGuardMinimum`).
     static let safeGuard = 1e-12
 
-    init(layout: DioLayout, spectrum: [Complex], options: Dio.Options, frames: Int, forward: ForwardRealFFT) {
-        self.layout = layout
-        self.spectrum = spectrum
-        self.options = options
-        self.forward = forward
-        inverse = InverseRealFFT(size: layout.fftSize)
-        filtered = [Double](repeating: 0, count: layout.decimatedLength)
-        events = Array(repeating: EventIntervals(capacity: layout.decimatedLength), count: 4)
-        interpolated = Matrix(rows: 4, columns: frames)
-    }
+    /// Intervals between successive events of one kind, each as a frequency at its midpoint in time,
+    /// gathered as the filtered signal arrives. Intervals no later frame needs can be dropped.
+    struct EventSeries {
+        private var locations: [Double] = []
+        private var frequencies: [Double] = []
+        /// Index of the filtered sample whose arrival revealed each interval (non-decreasing).
+        private var revealedAt: [Int] = []
+        /// Intervals dropped from the front; the indices used outside are absolute.
+        private var dropped = 0
+        private var lastEdge = 0.0
+        private var hasEdge = false
 
-    func candidates(boundary: Double, time: [Double], band: Int, into bank: inout CandidateBank) {
-        let halfAverageLength = Matlab.round(layout.decimatedRate / boundary / 2.0)
-        lowPass(halfAverageLength: halfAverageLength)
-        collectEvents()
-        guard events.allSatisfy({ $0.count > 2 }) else {
-            for frame in 0..<time.count {
-                bank.candidates[band, frame] = 0
-                bank.scores[band, frame] = Self.missingScore / Self.safeGuard
+        /// Intervals seen so far.
+        var count: Int { dropped + locations.count }
+
+        /// Intervals held in memory.
+        var heldCount: Int { locations.count }
+
+        mutating func addEdge(_ edge: Double, revealedAt index: Int, rate: Double) {
+            if hasEdge {
+                frequencies.append(rate / (edge - lastEdge))
+                locations.append((lastEdge + edge) / 2.0 / rate)
+                revealedAt.append(index)
             }
-            return
+            lastEdge = edge
+            hasEdge = true
         }
-        interpolateEvents(at: time)
-        scoreCandidates(boundary: boundary, band: band, into: &bank)
+
+        /// How many intervals filtered samples up to `horizon` revealed.
+        func count(revealedBy horizon: Int) -> Int {
+            var low = 0
+            var high = revealedAt.count
+            while low < high {
+                let middle = (low + high) / 2
+                if revealedAt[middle] <= horizon {
+                    low = middle + 1
+                } else {
+                    high = middle
+                }
+            }
+            return dropped + low
+        }
+
+        /// The frequencies of the first `available` intervals linearly interpolated at `time` as WORLD's
+        /// `interp1` does: from the first interval after `time` and the one before it, extrapolating from the
+        /// first or last two. Like WORLD, nil (no candidate) unless there are three intervals.
+        /// `cursor` is where the search starts; it moves to where the next, later time's search can start.
+        func value(at time: Double, available: Int, cursor: inout Int) -> Double? {
+            guard available > 2 else { return nil }
+            var segment = max(cursor, 1)
+            while segment < available - 1 && locations[segment - dropped] <= time {
+                segment += 1
+            }
+            cursor = segment
+            let previous = segment - 1 - dropped
+            let s = (time - locations[previous]) / (locations[previous + 1] - locations[previous])
+            return frequencies[previous] + s * (frequencies[previous + 1] - frequencies[previous])
+        }
+
+        /// Forgets the intervals before `cursor`'s segment, which no time at or after the cursor's can use.
+        mutating func dropIntervals(before cursor: Int) {
+            let removable = min(cursor - 1, count - 2) - dropped
+            guard removable >= 256, removable * 2 >= locations.count else { return }
+            locations.removeFirst(removable)
+            frequencies.removeFirst(removable)
+            revealedAt.removeFirst(removable)
+            dropped += removable
+        }
     }
 
-    /// Convolves the signal with a Nuttall window of `4 * halfAverageLength` taps and compensates its delay.
-    private func lowPass(halfAverageLength: Int) {
-        let taps = halfAverageLength * 4
-        let window = Window.nuttall(length: taps)
-        let waveform = forward.waveform
-        for i in 0..<waveform.count {
-            waveform[i] = i < taps ? window[i] : 0
-        }
-        forward.execute()
-        multiplySpectra()
-        inverse.execute()
-        let delay = halfAverageLength * 2
-        for i in 0..<filtered.count {
-            filtered[i] = inverse.waveform[i + delay]
-        }
+    /// Where each of a band's four event searches stands.
+    struct EventCursor {
+        var positions = (1, 1, 1, 1)
     }
 
-    /// Bin-wise product of signal and filter spectra. WORLD writes each product also to the mirrored
-    /// bin `size - i - 1`; for the top two bins that lands inside the half spectrum, so the Nyquist bin
-    /// becomes the signal's Nyquist value times the product one bin below, and that bin takes the same
-    /// value. The filter is negligible there, but the quirk is kept so results match WORLD's.
-    private func multiplySpectra() {
-        let half = layout.fftSize / 2
-        let filter = forward.spectrum
-        let product = inverse.spectrum
-        for bin in 0..<half {
-            product[bin] = multiply(spectrum[bin], filter[bin])
-        }
-        product[half] = multiply(spectrum[half], product[half - 1])
-        product[half - 1] = product[half]
-    }
+    /// The four event series of one band, fed one filtered sample at a time: falling and rising zero
+    /// crossings, then those of the negated first difference (WORLD's peaks) and of the difference (dips).
+    /// Each crossing is located to a fraction of a sample by linear interpolation, with WORLD's arithmetic.
+    struct BandEvents {
+        let rate: Double
+        private var falling = EventSeries()
+        private var rising = EventSeries()
+        private var peaks = EventSeries()
+        private var dips = EventSeries()
+        private var previous = 0.0
+        private var previousDifference = 0.0
+        private var index = 0
 
-    /// Falling and rising zero crossings of the filtered signal, then those of its (negated) first
-    /// difference, which fall at peaks and dips.
-    private func collectEvents() {
-        let length = filtered.count
-        let rate = layout.decimatedRate
-        events[0].collectFallingCrossings(of: filtered, length: length, rate: rate)
-        for i in 0..<length {
-            filtered[i] = -filtered[i]
+        init(rate: Double) {
+            self.rate = rate
         }
-        events[1].collectFallingCrossings(of: filtered, length: length, rate: rate)
-        for i in 0..<max(length - 1, 0) {
-            filtered[i] = filtered[i] - filtered[i + 1]
-        }
-        events[2].collectFallingCrossings(of: filtered, length: length - 1, rate: rate)
-        for i in 0..<max(length - 1, 0) {
-            filtered[i] = -filtered[i]
-        }
-        events[3].collectFallingCrossings(of: filtered, length: length - 1, rate: rate)
-    }
 
-    private func interpolateEvents(at time: [Double]) {
-        for kind in 0..<4 {
-            interpolated.withMutableRow(kind) { row in
-                events[kind].interpolate(at: time, into: row)
+        mutating func append(contentsOf samples: UnsafeBufferPointer<Double>) {
+            for sample in samples {
+                append(sample)
             }
         }
+
+        @inline(__always)
+        mutating func append(_ sample: Double) {
+            if index >= 1 {
+                let a = previous
+                let b = sample
+                if 0.0 < a && b <= 0.0 {
+                    falling.addEdge(Double(index) - a / (b - a), revealedAt: index, rate: rate)
+                }
+                let negatedA = -a
+                let negatedB = -b
+                if 0.0 < negatedA && negatedB <= 0.0 {
+                    rising.addEdge(Double(index) - negatedA / (negatedB - negatedA), revealedAt: index, rate: rate)
+                }
+                let difference = negatedA - negatedB
+                if index >= 2 {
+                    let c = previousDifference
+                    let d = difference
+                    if 0.0 < c && d <= 0.0 {
+                        peaks.addEdge(Double(index - 1) - c / (d - c), revealedAt: index, rate: rate)
+                    }
+                    let negatedC = -c
+                    let negatedD = -d
+                    if 0.0 < negatedC && negatedD <= 0.0 {
+                        dips.addEdge(Double(index - 1) - negatedC / (negatedD - negatedC), revealedAt: index, rate: rate)
+                    }
+                }
+                previousDifference = difference
+            }
+            previous = sample
+            index += 1
+        }
+
+        /// The events seen so far, or those revealed by filtered sample `horizon`: a band as whole-signal DIO
+        /// would see it if the signal ended there.
+        func snapshot(revealedBy horizon: Int? = nil) -> EventSnapshot {
+            guard let horizon else {
+                return EventSnapshot(available: (falling.count, rising.count, peaks.count, dips.count))
+            }
+            return EventSnapshot(available: (
+                falling.count(revealedBy: horizon), rising.count(revealedBy: horizon),
+                peaks.count(revealedBy: horizon), dips.count(revealedBy: horizon)))
+        }
+
+        /// The four event frequencies at `time` from the intervals in `snapshot`, or nil if a kind has too few.
+        func eventFrequencies(
+            at time: Double, in snapshot: EventSnapshot, cursor: inout EventCursor
+        ) -> (Double, Double, Double, Double)? {
+            let available = snapshot.available
+            guard let a = falling.value(at: time, available: available.0, cursor: &cursor.positions.0),
+                  let b = rising.value(at: time, available: available.1, cursor: &cursor.positions.1),
+                  let c = peaks.value(at: time, available: available.2, cursor: &cursor.positions.2),
+                  let d = dips.value(at: time, available: available.3, cursor: &cursor.positions.3)
+            else { return nil }
+            return (a, b, c, d)
+        }
+
+        /// Intervals held in memory, all kinds together.
+        var heldIntervalCount: Int { falling.heldCount + rising.heldCount + peaks.heldCount + dips.heldCount }
+
+        mutating func dropIntervals(before cursor: EventCursor) {
+            falling.dropIntervals(before: cursor.positions.0)
+            rising.dropIntervals(before: cursor.positions.1)
+            peaks.dropIntervals(before: cursor.positions.2)
+            dips.dropIntervals(before: cursor.positions.3)
+        }
     }
 
-    /// The candidate is the mean of the four event frequencies, its score their sample standard deviation
-    /// relative to the candidate; candidates outside the band or the search range are dropped.
-    private func scoreCandidates(boundary: Double, band: Int, into bank: inout CandidateBank) {
-        for frame in 0..<interpolated.columns {
-            let a = interpolated[0, frame]
-            let b = interpolated[1, frame]
-            let c = interpolated[2, frame]
-            let d = interpolated[3, frame]
+    /// How many intervals of each kind a band offers (see `BandEvents.snapshot`).
+    struct EventSnapshot {
+        let available: (Int, Int, Int, Int)
+    }
+
+    /// Turns one band's four event frequencies into a candidate and its score.
+    struct CandidateScorer {
+        let boundary: Double
+        let options: Options
+
+        /// The candidate is the mean of the four event frequencies, its score their sample standard deviation
+        /// relative to the candidate (lower is better); candidates outside the band or the search range, or
+        /// without events, are dropped.
+        func score(_ events: (Double, Double, Double, Double)?) -> (candidate: Double, score: Double) {
+            guard let (a, b, c, d) = events else {
+                return (0, Dio.missingScore / Dio.safeGuard)
+            }
             var candidate = (a + b + c + d) / 4.0
             let squares = (a - candidate) * (a - candidate) + (b - candidate) * (b - candidate)
                 + (c - candidate) * (c - candidate) + (d - candidate) * (d - candidate)
@@ -366,117 +614,230 @@ private final class BandAnalyzer {
             if candidate > boundary || candidate < boundary / 2.0
                 || candidate > options.f0Ceil || candidate < options.f0Floor {
                 candidate = 0
-                score = Self.missingScore
+                score = Dio.missingScore
             }
-            bank.candidates[band, frame] = candidate
-            bank.scores[band, frame] = score / (candidate + Self.safeGuard)
+            return (candidate, score / (candidate + Dio.safeGuard))
         }
     }
 }
 
-/// DIO's four post-processing passes over the best contour.
-private struct ContourFixer {
-    let bank: CandidateBank
-    let options: Dio.Options
+// MARK: Contour repair, shared with StreamingDio
 
-    /// Shortest voiced run kept, in frames: about one period of the F0 floor on each side, odd.
-    private var voiceRangeMinimum: Int {
-        Int(0.5 + 1000.0 / options.framePeriod / options.f0Floor) * 2 + 1
-    }
+extension Dio {
+    /// DIO's four passes over the best contour:
+    /// 1. frames near either end, and frames whose F0 jumps by more than the allowed range, become unvoiced;
+    /// 2. a frame stays voiced only if its whole neighbourhood of `voiceRangeMinimum` frames is voiced;
+    /// 3. each voiced run continues forwards while some band offers a candidate close to the linear
+    ///    extrapolation of its last two frames;
+    /// 4. the same backwards from the start of each run, latest run first.
+    ///
+    /// Frames are settled in order. Given every frame's candidates and the frame count, `settle` settles all of
+    /// them exactly as WORLD does. A stream instead settles one frame at a time from a window of frames after
+    /// it: the earlier frames stay as they were settled, step 2 counts the frames past the window as voiced (so
+    /// runs starting near its end count), and runs starting after the window cannot reach back into it (in
+    /// WORLD they can, arbitrarily far).
+    struct ContourRepair {
+        let bands: Int
+        let allowedRange: Double
+        /// Shortest voiced run kept, in frames: about one period of the F0 floor on each side, odd.
+        let voiceRangeMinimum: Int
+        /// Frames of neighbourhood on either side in step 2.
+        let halfRange: Int
+        /// Settled frames the steps read behind the first unsettled one.
+        private let history: Int
 
-    func fixed(_ best: [Double]) -> [Double] {
-        let frames = best.count
-        guard frames > voiceRangeMinimum else {
-            return [Double](repeating: 0, count: frames)
+        /// Frames settled so far.
+        private(set) var settledCount = 0
+        /// Per frame from `settledCount - history` to the end of the window: the best candidate and the
+        /// contour after steps 1, 2 and 3, and whether step 3 set the frame by extension.
+        private var best: [Double]
+        private var jumpFree: [Double]
+        private var runsKept: [Double]
+        private var extendedForward: [Double]
+        private var extending: [Bool]
+        private var candidates: UnsafeBufferPointer<Double> = UnsafeBufferPointer(start: nil, count: 0)
+        private var onsets: [Int] = []
+        /// The window's final contour, from its first frame.
+        private var contour: [Double] = []
+
+        init(bands: Int, options: Options) {
+            self.bands = bands
+            allowedRange = options.allowedRange
+            voiceRangeMinimum = Int(0.5 + 1000.0 / options.framePeriod / options.f0Floor) * 2 + 1
+            halfRange = (voiceRangeMinimum - 1) / 2
+            history = max(halfRange, 2)
+            best = [Double](repeating: 0, count: history)
+            jumpFree = best
+            runsKept = best
+            extendedForward = best
+            extending = [Bool](repeating: false, count: history)
         }
-        let stepped = removeJumps(best)
-        let trimmed = removeShortRuns(stepped)
-        let (onsets, offsets) = voicedBoundaries(trimmed)
-        let extended = extendForward(trimmed, from: offsets)
-        return extendBackward(extended, from: onsets)
-    }
 
-    /// Step 1: frames near either end become unvoiced, as does any frame whose F0 jumps by more than
-    /// the allowed range from the previous frame.
-    private func removeJumps(_ best: [Double]) -> [Double] {
-        let frames = best.count
-        let margin = voiceRangeMinimum
-        var base = best
-        for i in 0..<margin {
-            base[i] = 0
-            base[frames - 1 - i] = 0
+        /// Settles frames from `settledCount` on, given `candidates` and `scores` (frame by frame, `bands`
+        /// values each) of the frames from there to the end of the window. With `frameCount` the window reaches
+        /// the last frame of the signal and every frame is settled; without, only the first.
+        mutating func settle(
+            candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>, frameCount: Int?,
+            into final: inout [Double]
+        ) {
+            let start = settledCount
+            let end = start + candidates.count / bands
+            precondition(frameCount.map { $0 == end } ?? (end > start), "the window must hold the frame to settle")
+            self.candidates = candidates
+            defer { self.candidates = UnsafeBufferPointer(start: nil, count: 0) }
+            if let frameCount, frameCount <= voiceRangeMinimum {
+                final.append(contentsOf: repeatElement(0, count: end - start))
+                settledCount = end
+                return
+            }
+            resizeWindow(to: end - start)
+            for frame in start..<end {
+                best[slot(frame)] = bestCandidate(frame, scores: scores)
+            }
+            for frame in start..<end {
+                jumpFree[slot(frame)] = removingJump(at: frame, frameCount: frameCount)
+            }
+            for frame in start..<end {
+                runsKept[slot(frame)] = keepingLongRuns(at: frame, frameCount: frameCount, windowEnd: end)
+                extendForward(at: frame)
+            }
+            let settled = frameCount == nil ? start + 1 : end
+            extendBackward(from: start, to: end)
+            final.append(contentsOf: contour[0..<(settled - start)])
+            keepHistory(settling: settled - start)
+            settledCount = settled
         }
-        var result = [Double](repeating: 0, count: frames)
-        for i in margin..<frames {
-            let change = abs((base[i] - base[i - 1]) / (BandAnalyzer.safeGuard + base[i]))
-            result[i] = change < options.allowedRange ? base[i] : 0
-        }
-        return result
-    }
 
-    /// Step 2: a frame stays voiced only if its whole neighbourhood of `voiceRangeMinimum` frames is voiced.
-    private func removeShortRuns(_ f0: [Double]) -> [Double] {
-        let center = (voiceRangeMinimum - 1) / 2
-        var result = f0
-        for i in center..<(f0.count - center) {
-            for j in -center...center where f0[i + j] == 0 {
-                result[i] = 0
-                break
+        // MARK: Window storage
+
+        private func slot(_ frame: Int) -> Int {
+            frame - settledCount + history
+        }
+
+        private mutating func resizeWindow(to frames: Int) {
+            let size = history + frames
+            if best.count < size {
+                let more = size - best.count
+                best.append(contentsOf: repeatElement(0, count: more))
+                jumpFree.append(contentsOf: repeatElement(0, count: more))
+                runsKept.append(contentsOf: repeatElement(0, count: more))
+                extendedForward.append(contentsOf: repeatElement(0, count: more))
+                extending.append(contentsOf: repeatElement(false, count: more))
             }
         }
-        return result
-    }
 
-    /// First frame of each voiced run, and last frame of each.
-    private func voicedBoundaries(_ f0: [Double]) -> (onsets: [Int], offsets: [Int]) {
-        var onsets: [Int] = []
-        var offsets: [Int] = []
-        for i in 1..<f0.count {
-            if f0[i] == 0 && f0[i - 1] != 0 {
-                offsets.append(i - 1)
-            } else if f0[i - 1] == 0 && f0[i] != 0 {
-                onsets.append(i)
+        /// Moves the last `history` settled frames to the front, where the next window reads them.
+        private mutating func keepHistory(settling count: Int) {
+            for i in 0..<history {
+                best[i] = best[i + count]
+                jumpFree[i] = jumpFree[i + count]
+                runsKept[i] = runsKept[i + count]
+                extendedForward[i] = extendedForward[i + count]
+                extending[i] = extending[i + count]
             }
         }
-        return (onsets, offsets)
-    }
 
-    /// Step 3: continue each voiced run forwards while some band offers a candidate close to the
-    /// linear extrapolation of the last two frames.
-    private func extendForward(_ f0: [Double], from offsets: [Int]) -> [Double] {
-        var result = f0
-        for (k, offset) in offsets.enumerated() {
-            let limit = k == offsets.count - 1 ? result.count - 1 : offsets[k + 1]
-            var j = offset
-            while j < limit {
-                result[j + 1] = continuation(current: result[j], previous: result[j - 1], frame: j + 1)
-                if result[j + 1] == 0 { break }
-                j += 1
+        // MARK: Steps
+
+        /// Per frame, the candidate of the band with the lowest score (the first band on ties).
+        private func bestCandidate(_ frame: Int, scores: UnsafeBufferPointer<Double>) -> Double {
+            let row = (frame - settledCount) * bands
+            var bestScore = scores[row]
+            var bestValue = candidates[row]
+            for band in 1..<bands where bestScore > scores[row + band] {
+                bestScore = scores[row + band]
+                bestValue = candidates[row + band]
+            }
+            return bestValue
+        }
+
+        /// Step 1 input: the best contour with the margins at both ends unvoiced.
+        private func base(_ frame: Int, frameCount: Int?) -> Double {
+            if frame < voiceRangeMinimum { return 0 }
+            if let frameCount, frame >= frameCount - voiceRangeMinimum { return 0 }
+            return best[slot(frame)]
+        }
+
+        private func removingJump(at frame: Int, frameCount: Int?) -> Double {
+            guard frame >= voiceRangeMinimum else { return 0 }
+            let current = base(frame, frameCount: frameCount)
+            let change = abs((current - base(frame - 1, frameCount: frameCount)) / (Dio.safeGuard + current))
+            return change < allowedRange ? current : 0
+        }
+
+        private func keepingLongRuns(at frame: Int, frameCount: Int?, windowEnd: Int) -> Double {
+            let value = jumpFree[slot(frame)]
+            if frame < halfRange { return value }
+            if let frameCount, frame >= frameCount - halfRange { return value }
+            let lastKnown = min(frame + halfRange, windowEnd - 1)
+            for neighbour in (frame - halfRange)...lastKnown where jumpFree[slot(neighbour)] == 0 {
+                return 0
+            }
+            return value
+        }
+
+        /// Step 3 at one frame: a run that ended on the previous frame (or an extension still going) continues
+        /// into this one if a candidate fits, and stops for good at the first frame where none does. In WORLD
+        /// each extension stops at the end of the next run, where that run's own extension takes over.
+        private mutating func extendForward(at frame: Int) {
+            let index = slot(frame)
+            guard frame >= 1 else {
+                extendedForward[index] = runsKept[index]
+                extending[index] = false
+                return
+            }
+            let runEnded = runsKept[index - 1] != 0 && runsKept[index] == 0
+            if runEnded || extending[index - 1] {
+                let value = continuation(
+                    current: extendedForward[index - 1], previous: extendedForward[index - 2], frame: frame)
+                extendedForward[index] = value
+                extending[index] = value != 0
+            } else {
+                extendedForward[index] = runsKept[index]
+                extending[index] = false
             }
         }
-        return result
-    }
 
-    /// Step 4: the same, backwards from the start of each voiced run.
-    private func extendBackward(_ f0: [Double], from onsets: [Int]) -> [Double] {
-        var result = f0
-        for k in stride(from: onsets.count - 1, through: 0, by: -1) {
-            let limit = k == 0 ? 1 : onsets[k - 1]
-            var j = onsets[k]
-            while j > limit {
-                result[j - 1] = continuation(current: result[j], previous: result[j + 1], frame: j - 1)
-                if result[j - 1] == 0 { break }
-                j -= 1
+        /// Step 4 over frames `start..<end`: every run starting inside them, latest first, extends backwards
+        /// until a frame without a fitting candidate, the start of the previous run, or `start`.
+        private mutating func extendBackward(from start: Int, to end: Int) {
+            contour.removeAll(keepingCapacity: true)
+            contour.append(contentsOf: extendedForward[slot(start)..<slot(end)])
+            onsets.removeAll(keepingCapacity: true)
+            let first = max(start, 1)
+            if first < end - 1 {
+                for frame in first..<(end - 1) where runsKept[slot(frame - 1)] == 0 && runsKept[slot(frame)] != 0 {
+                    onsets.append(frame)
+                }
+            }
+            for (k, onset) in onsets.enumerated().reversed() {
+                let limit = k == 0 ? first : onsets[k - 1]
+                var frame = onset
+                while frame > limit {
+                    let value = continuation(
+                        current: contour[frame - start], previous: contour[frame + 1 - start], frame: frame - 1)
+                    contour[frame - 1 - start] = value
+                    if value == 0 { break }
+                    frame -= 1
+                }
             }
         }
-        return result
-    }
 
-    /// The candidate at `frame` nearest the extrapolation from `previous` through `current`,
-    /// or 0 when even that one is further away than the allowed range.
-    private func continuation(current: Double, previous: Double, frame: Int) -> Double {
-        let reference = (current * 3.0 - previous) / 2.0
-        let best = bank.nearestCandidate(to: reference, frame: frame)
-        return abs(1.0 - best / reference) > options.allowedRange ? 0 : best
+        /// The candidate at `frame` nearest the extrapolation from `previous` through `current`,
+        /// or 0 when even that one is further away than the allowed range.
+        private func continuation(current: Double, previous: Double, frame: Int) -> Double {
+            let reference = (current * 3.0 - previous) / 2.0
+            let row = (frame - settledCount) * bands
+            var nearest = candidates[row]
+            var smallestError = abs(reference - nearest)
+            for band in 1..<bands {
+                let error = abs(reference - candidates[row + band])
+                if error < smallestError {
+                    smallestError = error
+                    nearest = candidates[row + band]
+                }
+            }
+            return abs(1.0 - nearest / reference) > allowedRange ? 0 : nearest
+        }
     }
 }

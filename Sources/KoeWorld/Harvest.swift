@@ -152,6 +152,8 @@ private final class ZeroCrossingSearch {
     private let filterFFT: ForwardRealFFT
     private let inverseFFT: InverseRealFFT
     private var filtered: [Double]
+    /// Length of the filter last written to `filterFFT`; the rest of its input is zero.
+    private var filterTaps = 0
     private var events: [EventIntervals]
     private var interpolated: [[Double]]
 
@@ -197,13 +199,14 @@ private final class ZeroCrossingSearch {
     private func bandPass(around band: Double) {
         let half = Matlab.round(sampleRate / band * 2.0)
         let window = Window.nuttall(length: 2 * half + 1)
-        let size = filterFFT.size
         for i in -half...half {
             filterFFT.waveform[i + half] = window[i + half] * cos(2 * Double.pi * band * Double(i) / sampleRate)
         }
-        for i in (2 * half + 1)..<size {
+        // The forward transform keeps its input, so only the taps of a longer previous filter need clearing.
+        for i in (2 * half + 1)..<max(2 * half + 1, filterTaps) {
             filterFFT.waveform[i] = 0
         }
+        filterTaps = 2 * half + 1
         filterFFT.execute()
         multiplySpectra()
         inverseFFT.execute()
@@ -285,20 +288,23 @@ private struct EventIntervals {
     /// Falling zero crossings located to a fraction of a sample (at WORLD's one-based positions);
     /// each pair of neighbours gives one interval.
     mutating func find(in signal: UnsafeBufferPointer<Double>, length: Int, sampleRate: Double) {
-        count = 0
-        var previousEdge = 0.0
-        var edgeCount = 0
-        for i in 0..<(length - 1) where 0.0 < signal[i] && signal[i + 1] <= 0.0 {
-            let edge = i + 1
-            let fineEdge = Double(edge) - signal[edge - 1] / (signal[edge] - signal[edge - 1])
-            if edgeCount > 0 {
-                rates[count] = sampleRate / (fineEdge - previousEdge)
-                locations[count] = (previousEdge + fineEdge) / 2.0 / sampleRate
-                count += 1
+        var found = 0
+        locations.withUnsafeMutableBufferPointer { locations in
+            rates.withUnsafeMutableBufferPointer { rates in
+                var previousEdge = -1.0
+                for i in 0..<(length - 1) where 0.0 < signal[i] && signal[i + 1] <= 0.0 {
+                    let edge = i + 1
+                    let fineEdge = Double(edge) - signal[edge - 1] / (signal[edge] - signal[edge - 1])
+                    if previousEdge >= 0 {
+                        rates[found] = sampleRate / (fineEdge - previousEdge)
+                        locations[found] = (previousEdge + fineEdge) / 2.0 / sampleRate
+                        found += 1
+                    }
+                    previousEdge = fineEdge
+                }
             }
-            previousEdge = fineEdge
-            edgeCount += 1
         }
+        count = found
     }
 
     func interpolate(at times: UnsafeBufferPointer<Double>, into output: inout [Double]) {
@@ -419,18 +425,16 @@ private func removeUnreliableCandidates(_ candidates: inout Matrix, scores: inou
 /// Re-estimates each candidate from the instantaneous frequencies of its first harmonics, measured with a
 /// Blackman window three periods long and its derivative; scores it by how well the harmonics agree.
 private final class InstantaneousFrequencyRefiner {
-    private struct SpectrumPair {
-        let main: ForwardRealFFT
-        let derivative: ForwardRealFFT
-    }
-
     private let signal: [Double]
     private let sampleRate: Double
     private let f0Floor: Double
     private let f0Ceil: Double
-    private var transforms: [Int: SpectrumPair] = [:]
+    private let twiddles = SingleBinDFT()
     private var mainWindow: UnsafeMutableBufferPointer<Double>
     private var derivativeWindow: UnsafeMutableBufferPointer<Double>
+    private var windowedSamples: UnsafeMutableBufferPointer<Double>
+    /// The signal under the main window and under its derivative, side by side, sample by sample.
+    private var windowedPairs: UnsafeMutableBufferPointer<SIMD2<Double>>
 
     init(signal: DecimatedSignal, f0Floor: Double, f0Ceil: Double) {
         self.signal = signal.samples
@@ -440,11 +444,15 @@ private final class InstantaneousFrequencyRefiner {
         let longest = 2 * Int(1.5 * sampleRate / f0Floor + 1.0) + 1
         mainWindow = .allocate(capacity: longest)
         derivativeWindow = .allocate(capacity: longest)
+        windowedSamples = .allocate(capacity: longest)
+        windowedPairs = .allocate(capacity: longest)
     }
 
     deinit {
         mainWindow.deallocate()
         derivativeWindow.deallocate()
+        windowedSamples.deallocate()
+        windowedPairs.deallocate()
     }
 
     /// Refines every candidate in place (0 where it fails) and returns their scores.
@@ -468,8 +476,8 @@ private final class InstantaneousFrequencyRefiner {
         ensureWindowCapacity(length)
         let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
         makeWindows(length: length, firstIndex: firstIndex, position: position)
-        let pair = spectra(length: length, firstIndex: firstIndex, fftSize: fftSize)
-        let (refined, score) = harmonicEstimate(pair, f0: f0)
+        applyWindows(length: length, firstIndex: firstIndex)
+        let (refined, score) = harmonicEstimate(length: length, fftSize: fftSize, f0: f0)
         if refined < f0Floor || refined > f0Ceil || score < Tuning.minimumScore {
             return (0, 0)
         }
@@ -480,17 +488,25 @@ private final class InstantaneousFrequencyRefiner {
         guard length > mainWindow.count else { return }
         mainWindow.deallocate()
         derivativeWindow.deallocate()
+        windowedSamples.deallocate()
+        windowedPairs.deallocate()
         mainWindow = .allocate(capacity: length)
         derivativeWindow = .allocate(capacity: length)
+        windowedSamples = .allocate(capacity: length)
+        windowedPairs = .allocate(capacity: length)
     }
 
     /// Blackman window centred on `position` over samples `firstIndex ..< firstIndex + length` (one-based),
     /// and its central-difference derivative (negated, as WORLD takes it).
     private func makeWindows(length: Int, firstIndex: Int, position: Double) {
+        // Phase 2π t / duration at t = (firstIndex + i - 1) / fs - position, with duration = length / fs.
         let duration = Double(length) / sampleRate
+        let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
+        let window = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
+        Trigonometry.cosines(start: 2.0 * Double.pi * firstTime / duration, step: 2.0 * Double.pi / Double(length), into: window)
         for i in 0..<length {
-            let t = (Double(firstIndex + i) - 1.0) / sampleRate - position
-            mainWindow[i] = 0.42 + 0.5 * cos(2.0 * Double.pi * t / duration) + 0.08 * cos(4.0 * Double.pi * t / duration)
+            let cosine = window[i]
+            window[i] = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)
         }
         derivativeWindow[0] = -mainWindow[1] / 2.0
         for i in 1..<(length - 1) {
@@ -499,49 +515,34 @@ private final class InstantaneousFrequencyRefiner {
         derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
     }
 
-    /// Spectra of the signal under both windows; samples beyond the ends repeat the end samples.
-    private func spectra(length: Int, firstIndex: Int, fftSize: Int) -> SpectrumPair {
-        let pair = spectrumPair(size: fftSize)
-        let last = signal.count - 1
+    /// The signal under both windows, as pairs; samples beyond the ends repeat the end samples.
+    private func applyWindows(length: Int, firstIndex: Int) {
         signal.withUnsafeBufferPointer { x in
+            let samples = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
+            samples.copyClamped(from: x, first: firstIndex - 1)
             for i in 0..<length {
-                let sample = x[max(0, min(last, firstIndex + i - 1))]
-                pair.main.waveform[i] = sample * mainWindow[i]
-                pair.derivative.waveform[i] = sample * derivativeWindow[i]
+                windowedPairs[i] = SIMD2(mainWindow[i], derivativeWindow[i]) * samples[i]
             }
         }
-        for i in length..<fftSize {
-            pair.main.waveform[i] = 0
-            pair.derivative.waveform[i] = 0
-        }
-        pair.main.execute()
-        pair.derivative.execute()
-        return pair
-    }
-
-    private func spectrumPair(size: Int) -> SpectrumPair {
-        if let pair = transforms[size] { return pair }
-        let pair = SpectrumPair(main: ForwardRealFFT(size: size), derivative: ForwardRealFFT(size: size))
-        transforms[size] = pair
-        return pair
     }
 
     /// Amplitude-weighted mean of the harmonics' instantaneous frequencies divided by their numbers, and a
-    /// score that is the inverse of their mean relative disagreement with `f0`.
-    private func harmonicEstimate(_ pair: SpectrumPair, f0: Double) -> (f0: Double, score: Double) {
-        let fftSize = Double(pair.main.size)
+    /// score that is the inverse of their mean relative disagreement with `f0`. Only the harmonics' bins of the
+    /// windowed signals' `fftSize`-point spectra are needed, so they are summed directly.
+    private func harmonicEstimate(length: Int, fftSize: Int, f0: Double) -> (f0: Double, score: Double) {
+        let size = Double(fftSize)
         let harmonics = min(Int(sampleRate / 2.0 / f0), Tuning.maximumHarmonics)
         var numerator = 0.0
         var denominator = 0.0
         var disagreement = 0.0
         for harmonic in 0..<harmonics {
             let number = Double(harmonic) + 1.0
-            let bin = Matlab.round(f0 * fftSize / sampleRate * number)
-            let main = pair.main.spectrum[bin]
-            let derivative = pair.derivative.spectrum[bin]
+            let bin = Matlab.round(f0 * size / sampleRate * number)
+            let (main, derivative) = twiddles.bins(
+                bin, size: fftSize, of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]))
             let power = main.real * main.real + main.imag * main.imag
             let phaseRate = main.real * derivative.imag - main.imag * derivative.real
-            let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / fftSize + phaseRate / power * sampleRate / 2.0 / Double.pi
+            let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / size + phaseRate / power * sampleRate / 2.0 / Double.pi
             let amplitude = power.squareRoot()
             numerator += amplitude * frequency
             denominator += amplitude * number
@@ -550,6 +551,41 @@ private final class InstantaneousFrequencyRefiner {
         let refined = numerator / (denominator + Tuning.safeGuard)
         let score = 1.0 / (disagreement / Double(harmonics) + Tuning.safeGuard)
         return (refined, score)
+    }
+}
+
+/// Single bins of forward DFTs (FFTW's sign and scale) of zero-padded power-of-two sizes, from one table
+/// of `exp(-2πi m / size)` for the largest size seen.
+private final class SingleBinDFT {
+    private var size = 0
+    private var cosines: [Double] = []
+    private var sines: [Double] = []
+
+    /// Bin `bin` of the `size`-point DFTs of both halves of `pairs` (at most `size` of them).
+    func bins(_ bin: Int, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>) -> (Complex, Complex) {
+        precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size)
+        if size > self.size { makeTable(size: size) }
+        let mask = self.size - 1
+        let stride = ((bin % size + size) % size) * (self.size / size)
+        return cosines.withUnsafeBufferPointer { cosines in
+            sines.withUnsafeBufferPointer { sines in
+                var real = SIMD2<Double>(repeating: 0)
+                var negatedImag = SIMD2<Double>(repeating: 0)
+                var index = 0
+                for n in 0..<pairs.count {
+                    real += pairs[n] * cosines[index]
+                    negatedImag += pairs[n] * sines[index]
+                    index = (index + stride) & mask
+                }
+                return (Complex(real[0], -negatedImag[0]), Complex(real[1], -negatedImag[1]))
+            }
+        }
+    }
+
+    private func makeTable(size: Int) {
+        self.size = size
+        cosines = (0..<size).map { cos(2.0 * Double.pi * Double($0) / Double(size)) }
+        sines = (0..<size).map { sin(2.0 * Double.pi * Double($0) / Double(size)) }
     }
 }
 

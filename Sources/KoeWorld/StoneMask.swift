@@ -14,12 +14,125 @@ public struct StoneMask: Sendable {
     }
 
     public func refine(_ signal: [Double], contour: F0Contour) -> F0Contour {
-        let refiner = InstantaneousFrequencyRefiner(signal: signal, sampleRate: sampleRate, contour: contour)
+        let refiner = Refiner(sampleRate: sampleRate)
         var f0 = contour.f0
-        for frame in f0.indices {
-            f0[frame] = refiner.refined(f0[frame], at: contour.time[frame])
+        signal.withUnsafeBufferPointer { samples in
+            let view = SignalView(samples: samples, start: 0, length: samples.count)
+            for frame in f0.indices {
+                f0[frame] = refiner.refined(f0[frame], at: contour.time[frame], in: view)
+            }
         }
         return F0Contour(time: contour.time, f0: f0)
+    }
+
+    /// Samples past a frame's centre that refining an F0 above `lowestF0` reads (at most).
+    static func reach(sampleRate: Int, lowestF0: Double) -> Int {
+        RefinementWindow(f0: max(lowestF0, f0Floor), sampleRate: sampleRate).halfLength + 2
+    }
+
+    /// Refines one frame at a time, reading only the samples around it; keeps one pair of FFTs per size and
+    /// window workspaces across frames and calls, so a frame allocates nothing once they have grown.
+    final class Refiner {
+        private let sampleRate: Int
+        private var transforms: [Int: (main: ForwardRealFFT, derivative: ForwardRealFFT)] = [:]
+        private var sampleIndex: [Int] = []
+        private var mainWindow: [Double] = []
+        private var derivativeWindow: [Double] = []
+
+        /// Largest relative correction accepted; beyond it the initial F0 is kept.
+        private static let maximumCorrection = 0.2
+
+        init(sampleRate: Int) {
+            self.sampleRate = sampleRate
+        }
+
+        /// WORLD refines F0 above 40 Hz and up to a twelfth of the sample rate; anything else is unvoiced.
+        private func isRefinable(_ f0: Double) -> Bool {
+            f0 > StoneMask.f0Floor && f0 <= Double(sampleRate) / 12.0
+        }
+
+        /// The refined F0 of the frame centred at `time` (seconds from the signal's start), whose initial F0 is
+        /// `initialF0`. `signal` must hold every sample within `StoneMask.reach` of the centre that lies inside
+        /// the signal.
+        func refined(_ initialF0: Double, at time: Double, in signal: SignalView) -> Double {
+            guard isRefinable(initialF0) else { return 0 }
+            let window = RefinementWindow(f0: initialF0, sampleRate: sampleRate)
+            prepareWindows(window, position: time)
+            let (main, derivative) = windowedSpectra(window, signal: signal, fft: transforms(size: window.fftSize))
+            let spectra = HarmonicSpectra(main: main, derivative: derivative, fftSize: window.fftSize, sampleRate: sampleRate)
+            let estimate = spectra.tentativeF0(initialF0)
+            return abs(estimate - initialF0) > initialF0 * Self.maximumCorrection ? initialF0 : estimate
+        }
+
+        private func transforms(size: Int) -> (main: ForwardRealFFT, derivative: ForwardRealFFT) {
+            if let pair = transforms[size] { return pair }
+            let pair = (ForwardRealFFT(size: size), ForwardRealFFT(size: size))
+            transforms[size] = pair
+            return pair
+        }
+
+        /// Sample positions of the window around `position`, the Blackman window evaluated there, and its
+        /// central-difference derivative.
+        private func prepareWindows(_ window: RefinementWindow, position: Double) {
+            let length = window.length
+            if sampleIndex.count < length {
+                sampleIndex = [Int](repeating: 0, count: length)
+                mainWindow = [Double](repeating: 0, count: length)
+                derivativeWindow = [Double](repeating: 0, count: length)
+            }
+            let rate = Double(sampleRate)
+            for i in 0..<length {
+                let offset = Double(i - window.halfLength) / rate
+                sampleIndex[i] = Matlab.round((position + offset) * rate)
+            }
+            // Indices are 1-based as in the MATLAB original: index k reads sample k - 1, whose time this is.
+            // The Blackman window's second cosine is the first's double angle: cos 2x = 2 cos^2 x - 1.
+            for i in 0..<length {
+                let t = (Double(sampleIndex[i]) - 1.0) / rate - position
+                let c = cos(2.0 * Double.pi * t / window.durationInSeconds)
+                mainWindow[i] = 0.42 + 0.5 * c + 0.08 * (2.0 * c * c - 1.0)
+            }
+            derivativeWindow[0] = -mainWindow[1] / 2.0
+            for i in 1..<(length - 1) {
+                derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
+            }
+            derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
+        }
+
+        /// Spectra of the signal under the window and under its derivative; samples outside the signal
+        /// repeat its first or last sample.
+        private func windowedSpectra(
+            _ window: RefinementWindow, signal: SignalView, fft: (main: ForwardRealFFT, derivative: ForwardRealFFT)
+        ) -> (main: UnsafeMutableBufferPointer<Complex>, derivative: UnsafeMutableBufferPointer<Complex>) {
+            let main = fft.main.waveform
+            let derivative = fft.derivative.waveform
+            for i in 0..<window.length {
+                let sample = signal[clamping: sampleIndex[i] - 1]
+                main[i] = sample * mainWindow[i]
+                derivative[i] = sample * derivativeWindow[i]
+            }
+            for i in window.length..<window.fftSize {
+                main[i] = 0
+                derivative[i] = 0
+            }
+            fft.main.execute()
+            fft.derivative.execute()
+            return (fft.main.spectrum, fft.derivative.spectrum)
+        }
+    }
+}
+
+/// A stretch of a longer signal of `length` samples: `samples[i]` is its sample `start + i`.
+struct SignalView {
+    let samples: UnsafeBufferPointer<Double>
+    let start: Int
+    let length: Int
+
+    /// The signal's sample at `index`, or its first or last sample when `index` lies before or after it.
+    subscript(clamping index: Int) -> Double {
+        let clamped = min(max(index, 0), length - 1)
+        precondition(clamped >= start && clamped - start < samples.count, "sample \(clamped) is not in the view")
+        return samples[clamped - start]
     }
 }
 
@@ -37,96 +150,6 @@ private struct RefinementWindow {
     }
 
     var length: Int { 2 * halfLength + 1 }
-}
-
-/// Holds one pair of FFTs per size and window workspaces sized for the longest window the contour needs,
-/// so refining a frame allocates nothing.
-private final class InstantaneousFrequencyRefiner {
-    private let signal: [Double]
-    private let sampleRate: Int
-    private var transforms: [Int: (main: ForwardRealFFT, derivative: ForwardRealFFT)] = [:]
-    private var sampleIndex: [Int]
-    private var mainWindow: [Double]
-    private var derivativeWindow: [Double]
-
-    /// Largest relative correction accepted; beyond it the initial F0 is kept.
-    private static let maximumCorrection = 0.2
-
-    init(signal: [Double], sampleRate: Int, contour: F0Contour) {
-        self.signal = signal
-        self.sampleRate = sampleRate
-        var longest = 0
-        for f0 in contour.f0 where Self.isRefinable(f0, sampleRate: sampleRate) {
-            let window = RefinementWindow(f0: f0, sampleRate: sampleRate)
-            longest = max(longest, window.length)
-            if transforms[window.fftSize] == nil {
-                transforms[window.fftSize] = (ForwardRealFFT(size: window.fftSize), ForwardRealFFT(size: window.fftSize))
-            }
-        }
-        sampleIndex = [Int](repeating: 0, count: longest)
-        mainWindow = [Double](repeating: 0, count: longest)
-        derivativeWindow = [Double](repeating: 0, count: longest)
-    }
-
-    /// WORLD refines F0 above 40 Hz and up to a twelfth of the sample rate; anything else is unvoiced.
-    private static func isRefinable(_ f0: Double, sampleRate: Int) -> Bool {
-        f0 > StoneMask.f0Floor && f0 <= Double(sampleRate) / 12.0
-    }
-
-    func refined(_ initialF0: Double, at position: Double) -> Double {
-        guard Self.isRefinable(initialF0, sampleRate: sampleRate) else { return 0 }
-        let window = RefinementWindow(f0: initialF0, sampleRate: sampleRate)
-        guard let fft = transforms[window.fftSize] else { return 0 }
-        prepareWindows(window, position: position)
-        let (main, derivative) = windowedSpectra(window, fft: fft)
-        let spectra = HarmonicSpectra(main: main, derivative: derivative, fftSize: window.fftSize, sampleRate: sampleRate)
-        let estimate = spectra.tentativeF0(initialF0)
-        return abs(estimate - initialF0) > initialF0 * Self.maximumCorrection ? initialF0 : estimate
-    }
-
-    /// Sample positions of the window around `position`, the Blackman window evaluated there, and its
-    /// central-difference derivative.
-    private func prepareWindows(_ window: RefinementWindow, position: Double) {
-        let rate = Double(sampleRate)
-        let length = window.length
-        for i in 0..<length {
-            let offset = Double(i - window.halfLength) / rate
-            sampleIndex[i] = Matlab.round((position + offset) * rate)
-        }
-        // Indices are 1-based as in the MATLAB original: index k reads sample k - 1, whose time this is.
-        for i in 0..<length {
-            let t = (Double(sampleIndex[i]) - 1.0) / rate - position
-            mainWindow[i] = 0.42 + 0.5 * cos(2.0 * Double.pi * t / window.durationInSeconds)
-                + 0.08 * cos(4.0 * Double.pi * t / window.durationInSeconds)
-        }
-        derivativeWindow[0] = -mainWindow[1] / 2.0
-        for i in 1..<(length - 1) {
-            derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
-        }
-        derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
-    }
-
-    /// Spectra of the signal under the window and under its derivative; samples outside the signal
-    /// repeat its first or last sample.
-    private func windowedSpectra(
-        _ window: RefinementWindow, fft: (main: ForwardRealFFT, derivative: ForwardRealFFT)
-    ) -> (main: UnsafeMutableBufferPointer<Complex>, derivative: UnsafeMutableBufferPointer<Complex>) {
-        let last = signal.count - 1
-        let main = fft.main.waveform
-        let derivative = fft.derivative.waveform
-        for i in 0..<window.length {
-            let sample = signal[min(max(sampleIndex[i] - 1, 0), last)]
-            main[i] = sample * mainWindow[i]
-            derivative[i] = sample * derivativeWindow[i]
-        }
-        for i in window.length..<window.fftSize {
-            main[i] = 0
-            derivative[i] = 0
-        }
-        fft.main.execute()
-        fft.derivative.execute()
-        return (fft.main.spectrum, fft.derivative.spectrum)
-    }
 }
 
 /// Power and instantaneous-frequency numerator read from the two spectra, bin by bin as needed.

@@ -2,11 +2,16 @@ import Foundation
 
 /// WORLD analysis of a signal that arrives in pieces.
 ///
-/// Frames are analysed in fixed blocks of `blockFrames`, each from a segment that reaches `lookBehindFrames`
-/// before the block and `lookAheadFrames` past it, so F0 tracking and the spectral windows see the
-/// neighbourhood they would in the whole signal. Looking behind costs no latency, only work; DIO's contour
-/// repair needs about 100 ms of it to agree with whole-signal analysis. Block boundaries are fixed on the frame grid, never by how the input was
-/// chunked: any chunking of the same signal gives identical frames. Memory holds one segment of samples.
+/// With DIO, F0 comes from `StreamingDio`, each frame's once, a fixed look-ahead after its centre; StoneMask
+/// refines it from the samples around the frame, and CheapTrick and D4C analyse the frames each DIO block settles,
+/// from the samples their windows reach. Every sample is filtered and every frame analysed once, and the latency
+/// is DIO's look-ahead plus one DIO block.
+///
+/// Harvest's tracking has no streaming form, so with Harvest each block of `blockFrames` frames is estimated from
+/// a segment reaching `lookBehindFrames` before it and `lookAheadFrames` past it.
+///
+/// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
+/// samples that pending frames still reach.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
@@ -21,14 +26,18 @@ public final class StreamingAnalyzer {
         public var f0Floor = 71.0
         /// Highest F0 searched, in Hz (WORLD: 800 Hz).
         public var f0Ceil = 800.0
-        /// Frames estimated together (nil: 50 ms for DIO, 250 ms for Harvest). Smaller blocks lower the
-        /// latency and raise the cost: each block analyses its context again.
+        /// DIO: milliseconds of input past a frame's centre before its F0 is settled (nil: `StreamingDio`'s
+        /// default, and never less than the widest spectral window). Longer agrees with whole-signal DIO on more
+        /// frames; the latency grows by as much.
+        public var lookAhead: Double?
+        /// Harvest: frames estimated together (nil: 250 ms). Smaller blocks lower the latency and raise the cost:
+        /// each block analyses its context again.
         public var blockFrames: Int?
-        /// Frames of context after a block (nil: 50 ms for DIO, 150 ms for Harvest, and never less than the
-        /// widest spectral window, D4C's 2 / 47 Hz plus a quarter period). Adds to the latency.
+        /// Harvest: frames of context after a block (nil: 150 ms, and never less than the widest spectral window).
+        /// Adds to the latency.
         public var lookAheadFrames: Int?
-        /// Frames of context before a block (nil: 100 ms for DIO, 300 ms for Harvest, and never less than
-        /// the look-ahead). Adds to the work, not the latency.
+        /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
+        /// the work, not the latency.
         public var lookBehindFrames: Int?
 
         public init() {}
@@ -45,45 +54,48 @@ public final class StreamingAnalyzer {
     public let sampleRate: Int
     public let options: Options
     public let fftSize: Int
-    public let blockFrames: Int
-    public let lookAheadFrames: Int
-    public let lookBehindFrames: Int
+    /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
+    public let latency: Int
 
-    private let samplesPerFrame: Double
+    private let frames: FrameGrid
     private let cheapTrick: CheapTrick
     private let d4c: D4C
+    /// Samples a spectral window can reach past its frame's centre.
+    private let spectralReach: Int
+    private var f0Source: F0Source
     private var retained: [Double] = []
     private var retainedStart = 0
     private var received = 0
     private var nextFrame = 0
 
-    /// Seconds of signal a spectral window can reach from its frame (D4C: 2 periods of 47 Hz, shifted by
-    /// a quarter period).
-    private static let spectralReach = 2.0 / 47.0 + 0.25 / 47.0
-
     public init(sampleRate: Int, options: Options = Options()) {
         self.sampleRate = sampleRate
         self.options = options
-        samplesPerFrame = options.framePeriod * Double(sampleRate) / 1000
-        let isDio = options.f0Method == .dio
-        let defaultBlock = Int((isDio ? 50 : 250) / options.framePeriod)
-        blockFrames = max(1, options.blockFrames ?? defaultBlock)
-        let spectralFrames = Int((StreamingAnalyzer.spectralReach * 1000 / options.framePeriod).rounded(.up)) + 1
-        let defaultAhead = Int(((isDio ? 50 : 150) / options.framePeriod).rounded(.up))
-        lookAheadFrames = max(spectralFrames, options.lookAheadFrames ?? defaultAhead)
-        let defaultBehind = Int(((isDio ? 100 : 300) / options.framePeriod).rounded(.up))
-        lookBehindFrames = max(lookAheadFrames, options.lookBehindFrames ?? defaultBehind)
+        frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
         cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
         fftSize = cheapTrick.fftSize
         d4c = D4C(sampleRate: sampleRate, fftSize: fftSize)
+        spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
+        switch options.f0Method {
+        case .dio:
+            let source = DioSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
+            latency = source.latency
+            f0Source = .dio(source)
+        case .harvest:
+            let source = HarvestSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
+            latency = source.latency
+            f0Source = .harvest(source)
+        }
     }
 
-    /// Input samples that must arrive after a sample before its frame is analysed.
-    public var latency: Int {
-        Int((Double(blockFrames - 1 + lookAheadFrames) * samplesPerFrame).rounded(.up)) + 1
+    /// Samples past a frame's centre that CheapTrick or D4C may read: D4C's 4-period windows at its 47 Hz floor,
+    /// shifted by a quarter period, or CheapTrick's 3-period window at the lowest F0 its FFT holds.
+    private static func spectralReach(sampleRate: Int, fftSize: Int) -> Int {
+        let d4cReach = Int((Double(sampleRate) * 2.25 / 47.0).rounded(.up))
+        return max(d4cReach, fftSize / 2) + 2
     }
 
-    /// Samples held for segments still to come; bounded by one segment plus the latest chunk.
+    /// Samples held for frames still to come; bounded by their windows' reach and the latest chunk.
     var retainedSampleCount: Int { retained.count }
 
     /// Takes the next samples; returns the blocks that became complete.
@@ -94,8 +106,11 @@ public final class StreamingAnalyzer {
         retained.append(contentsOf: samples)
         received += samples.count
         var blocks: [Block] = []
-        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= received {
-            blocks.append(analyzeBlock(frames: nextFrame..<(nextFrame + blockFrames), reachesEnd: false))
+        let groups = retained.withUnsafeBufferPointer { buffer in
+            f0Source.push(samples, signal: signalView(buffer, ended: false))
+        }
+        for group in groups {
+            blocks.append(analyze(group, signalEnd: nil))
         }
         discardSamplesNoLongerNeeded()
         return blocks
@@ -105,29 +120,210 @@ public final class StreamingAnalyzer {
     public func finish() throws -> [Block] {
         let minimum = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: options.f0Floor)
         guard received >= minimum else { throw WorldError.signalTooShort(samples: received, minimum: minimum) }
-        let total = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
-        var blocks: [Block] = []
-        while nextFrame < total {
-            let end = min(total, nextFrame + blockFrames)
-            let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= received
-            blocks.append(analyzeBlock(frames: nextFrame..<end, reachesEnd: reachesEnd))
+        let frameCount = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
+        let groups = retained.withUnsafeBufferPointer { buffer in
+            f0Source.finish(frameCount: frameCount, signal: signalView(buffer, ended: true))
         }
-        return blocks
+        return groups.map { analyze($0, signalEnd: received) }
     }
 
-    // MARK: Segments
+    private func signalView(_ buffer: UnsafeBufferPointer<Double>, ended: Bool) -> SignalView {
+        SignalView(samples: buffer, start: retainedStart, length: ended ? received : Int.max)
+    }
 
-    private func sampleIndex(ofFrame frame: Int) -> Int {
+    /// CheapTrick and D4C over the samples the group's windows reach: up to the frames' reach past the last
+    /// frame (which has always arrived once its F0 is settled), or to the end of a finished stream.
+    private func analyze(_ group: F0Group, signalEnd: Int?) -> Block {
+        let lastFrame = group.firstFrame + group.f0.count - 1
+        let start = max(0, frames.centre(of: group.firstFrame) - spectralReach)
+        let end = signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1)
+        precondition(start >= retainedStart && end <= received, "a block's windows reach samples not held")
+        let segment = Array(retained[(start - retainedStart)..<(end - retainedStart)])
+        let time = (group.firstFrame...lastFrame).map { frames.time(of: $0, from: start) }
+        let contour = F0Contour(time: time, f0: group.f0)
+        nextFrame = lastFrame + 1
+        return Block(
+            firstFrame: group.firstFrame, f0: group.f0,
+            spectrogram: cheapTrick.estimate(segment, contour: contour),
+            aperiodicity: d4c.estimate(segment, contour: contour))
+    }
+
+    private func discardSamplesNoLongerNeeded() {
+        let keepFrom = min(
+            frames.centre(of: nextFrame) - spectralReach, f0Source.firstSampleNeeded)
+        let drop = min(keepFrom - retainedStart, retained.count)
+        guard drop > 0, drop >= retained.count / 2 else { return }
+        retained.removeFirst(drop)
+        retainedStart += drop
+    }
+}
+
+/// Frame centres in samples and seconds.
+private struct FrameGrid {
+    let sampleRate: Int
+    let samplesPerFrame: Double
+
+    init(sampleRate: Int, framePeriod: Double) {
+        self.sampleRate = sampleRate
+        samplesPerFrame = framePeriod * Double(sampleRate) / 1000
+    }
+
+    /// The sample nearest the frame's centre.
+    func centre(of frame: Int) -> Int {
         Int((Double(frame) * samplesPerFrame).rounded())
+    }
+
+    /// The frame's centre in seconds after sample `origin`.
+    func time(of frame: Int, from origin: Int) -> Double {
+        (Double(frame) * samplesPerFrame - Double(origin)) / Double(sampleRate)
+    }
+}
+
+/// Final F0 for consecutive frames, analysed spectrally together.
+private struct F0Group {
+    var firstFrame: Int
+    var f0: [Double]
+}
+
+private enum F0Source {
+    case dio(DioSource)
+    case harvest(HarvestSource)
+
+    func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
+        switch self {
+        case .dio(let source): source.push(samples, signal: signal)
+        case .harvest(let source): source.push(signal: signal)
+        }
+    }
+
+    func finish(frameCount: Int, signal: SignalView) -> [F0Group] {
+        switch self {
+        case .dio(let source): source.finish(signal: signal)
+        case .harvest(let source): source.finish(frameCount: frameCount, signal: signal)
+        }
+    }
+
+    /// The first sample the source may still read.
+    var firstSampleNeeded: Int {
+        switch self {
+        case .dio(let source): source.firstSampleNeeded
+        case .harvest(let source): source.firstSampleNeeded
+        }
+    }
+}
+
+/// F0 from `StreamingDio`, refined frame by frame by StoneMask; one group per DIO block that settles frames.
+private final class DioSource {
+    let latency: Int
+    private let frames: FrameGrid
+    private let dio: StreamingDio
+    private let refiner: StoneMask.Refiner
+    private let stoneMaskReach: Int
+    private var fed = 0
+    private var nextFrame = 0
+
+    init(sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
+        self.frames = frames
+        var dioOptions = StreamingDio.Options()
+        dioOptions.dio.framePeriod = options.framePeriod
+        dioOptions.dio.f0Floor = options.f0Floor
+        dioOptions.dio.f0Ceil = options.f0Ceil
+        stoneMaskReach = StoneMask.reach(sampleRate: sampleRate, lowestF0: options.f0Floor)
+        // Settling a frame must wait for every sample its StoneMask and spectral windows read.
+        let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)
+        dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
+        dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
+        refiner = StoneMask.Refiner(sampleRate: sampleRate)
+        latency = dio.latency
+    }
+
+    /// Feeds DIO one block at a time, so each group holds exactly the frames one block settled.
+    func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
+        var groups: [F0Group] = []
+        var offset = 0
+        while offset < samples.count {
+            let toBoundary = dio.blockLength - fed % dio.blockLength
+            let end = min(samples.count, offset + toBoundary)
+            let settled = dio.push(Array(samples[offset..<end]))
+            fed += end - offset
+            offset = end
+            if !settled.isEmpty {
+                groups.append(refined(settled, signal: signal))
+            }
+        }
+        return groups
+    }
+
+    func finish(signal: SignalView) -> [F0Group] {
+        let settled = dio.finish()
+        return settled.isEmpty ? [] : [refined(settled, signal: signal)]
+    }
+
+    private func refined(_ raw: [Double], signal: SignalView) -> F0Group {
+        let first = nextFrame
+        let f0 = raw.enumerated().map { offset, f0 in
+            refiner.refined(f0, at: frames.time(of: first + offset, from: 0), in: signal)
+        }
+        nextFrame += raw.count
+        return F0Group(firstFrame: first, f0: f0)
+    }
+
+    var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
+}
+
+/// Harvest on overlapping segments: each block of frames from a segment with context on both sides. Block
+/// boundaries are fixed on the frame grid, so chunking does not change them.
+private final class HarvestSource {
+    let latency: Int
+    private let sampleRate: Int
+    private let frames: FrameGrid
+    private let harvest: Harvest
+    private let blockFrames: Int
+    private let lookAheadFrames: Int
+    private let lookBehindFrames: Int
+    private var nextFrame = 0
+
+    init(sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
+        self.sampleRate = sampleRate
+        self.frames = frames
+        var harvestOptions = Harvest.Options()
+        harvestOptions.framePeriod = options.framePeriod
+        harvestOptions.f0Floor = options.f0Floor
+        harvestOptions.f0Ceil = options.f0Ceil
+        harvest = Harvest(sampleRate: sampleRate, options: harvestOptions)
+        let period = options.framePeriod
+        blockFrames = max(1, options.blockFrames ?? Int(250 / period))
+        let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
+        lookAheadFrames = max(spectralFrames, options.lookAheadFrames ?? Int((150 / period).rounded(.up)))
+        lookBehindFrames = max(lookAheadFrames, options.lookBehindFrames ?? Int((300 / period).rounded(.up)))
+        latency = Int((Double(blockFrames - 1 + lookAheadFrames) * frames.samplesPerFrame).rounded(.up)) + 1
+    }
+
+    func push(signal: SignalView) -> [F0Group] {
+        var groups: [F0Group] = []
+        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= signal.start + signal.samples.count {
+            groups.append(estimate(frames: nextFrame..<(nextFrame + blockFrames), signal: signal, reachesEnd: false))
+        }
+        return groups
+    }
+
+    func finish(frameCount: Int, signal: SignalView) -> [F0Group] {
+        var groups: [F0Group] = []
+        while nextFrame < frameCount {
+            let end = min(frameCount, nextFrame + blockFrames)
+            let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= signal.length
+            groups.append(estimate(frames: nextFrame..<end, signal: signal, reachesEnd: reachesEnd))
+        }
+        return groups
     }
 
     /// The sample after the last one a block's segment needs: its last frame plus the look-ahead. At the
     /// start of the stream, where nothing lies behind, the segment reaches as far ahead as it would have
-    /// reached behind, so DIO never sees a shorter segment than elsewhere.
+    /// reached behind, so Harvest never sees a shorter segment than elsewhere.
     private func sampleEnd(ofBlockEndingAt end: Int) -> Int {
         let start = segmentStartFrame(forBlockAt: end - blockFrames)
         let last = max(end - 1 + lookAheadFrames, start + blockFrames - 1 + lookAheadFrames + lookBehindFrames)
-        return Int((Double(last) * samplesPerFrame).rounded(.up)) + 1
+        return Int((Double(last) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
     /// The first frame of a block's segment. The last block looks further behind, as far as the first block
@@ -136,51 +332,22 @@ public final class StreamingAnalyzer {
         max(0, first - lookBehindFrames - (isLast ? lookAheadFrames : 0))
     }
 
-    private func discardSamplesNoLongerNeeded() {
-        let keepFrom = sampleIndex(ofFrame: segmentStartFrame(forBlockAt: nextFrame, isLast: true))
-        let drop = keepFrom - retainedStart
-        guard drop > 0 else { return }
-        retained.removeFirst(drop)
-        retainedStart = keepFrom
+    var firstSampleNeeded: Int {
+        frames.centre(of: segmentStartFrame(forBlockAt: nextFrame, isLast: true))
     }
 
-    // MARK: Analysis
-
-    /// Analyses one block from its segment; a block whose segment reaches the end of the stream takes the
+    /// Harvest over one block's segment; a block whose segment reaches the end of the stream takes the
     /// stream's last sample as its end and looks further behind.
-    private func analyzeBlock(frames: Range<Int>, reachesEnd: Bool) -> Block {
-        let firstSegmentFrame = segmentStartFrame(forBlockAt: frames.lowerBound, isLast: reachesEnd)
-        let start = sampleIndex(ofFrame: firstSegmentFrame)
-        let end = reachesEnd ? received : sampleEnd(ofBlockEndingAt: frames.upperBound)
-        let segment = Array(retained[(start - retainedStart)..<(end - retainedStart)])
-
-        let segmentF0 = estimateF0(segment)
-        let offset = frames.lowerBound - firstSegmentFrame
-        let f0 = (0..<frames.count).map { segmentF0.f0[min(offset + $0, segmentF0.frameCount - 1)] }
-        let time = frames.map { (Double($0) * samplesPerFrame - Double(start)) / Double(sampleRate) }
-        let contour = F0Contour(time: time, f0: f0)
-        nextFrame = frames.upperBound
-        return Block(
-            firstFrame: frames.lowerBound, f0: f0,
-            spectrogram: cheapTrick.estimate(segment, contour: contour),
-            aperiodicity: d4c.estimate(segment, contour: contour))
-    }
-
-    private func estimateF0(_ segment: [Double]) -> F0Contour {
-        switch options.f0Method {
-        case .dio:
-            var dioOptions = Dio.Options()
-            dioOptions.framePeriod = options.framePeriod
-            dioOptions.f0Floor = options.f0Floor
-            dioOptions.f0Ceil = options.f0Ceil
-            let raw = Dio(sampleRate: sampleRate, options: dioOptions).estimate(segment)
-            return StoneMask(sampleRate: sampleRate).refine(segment, contour: raw)
-        case .harvest:
-            var harvestOptions = Harvest.Options()
-            harvestOptions.framePeriod = options.framePeriod
-            harvestOptions.f0Floor = options.f0Floor
-            harvestOptions.f0Ceil = options.f0Ceil
-            return Harvest(sampleRate: sampleRate, options: harvestOptions).estimate(segment)
-        }
+    private func estimate(frames block: Range<Int>, signal: SignalView, reachesEnd: Bool) -> F0Group {
+        let firstSegmentFrame = segmentStartFrame(forBlockAt: block.lowerBound, isLast: reachesEnd)
+        let start = frames.centre(of: firstSegmentFrame)
+        let end = reachesEnd ? signal.length : sampleEnd(ofBlockEndingAt: block.upperBound)
+        let segment = Array(signal.samples[(start - signal.start)..<(end - signal.start)])
+        let contour = harvest.estimate(segment)
+        let offset = block.lowerBound - firstSegmentFrame
+        nextFrame = block.upperBound
+        return F0Group(
+            firstFrame: block.lowerBound,
+            f0: (0..<block.count).map { contour.f0[min(offset + $0, contour.frameCount - 1)] })
     }
 }

@@ -26,7 +26,7 @@ public final class StreamingSynthesizer {
     /// WORLD's lowest F0 the FFT size can render (integer division, as in WORLD); lower F0 counts as unvoiced.
     private let lowestF0: Double
     private var frames: FrameWindow
-    private var renderer: PulseRenderer
+    private let renderer: PulseRenderer
     private var overlapAdd: OverlapAddWindow
     private var timeBase = TimeBase()
     /// Found and interpolated, waiting for the next pulse to fix its noise length.
@@ -39,7 +39,7 @@ public final class StreamingSynthesizer {
 
     /// F0 that paces pulses through unvoiced stretches (WORLD's default F0).
     private static let unvoicedF0 = 500.0
-    private static let fullTurn = 2.0 * Double.pi
+    private static let fullTurn = PhaseWrap.turn
 
     public init(sampleRate: Int, framePeriod: Double, fftSize: Int) {
         precondition(sampleRate > 0, "sample rate must be positive")
@@ -135,10 +135,10 @@ public final class StreamingSynthesizer {
 
         if sample == 0 {
             timeBase.totalPhase = increment
-            timeBase.previousPhase = increment.truncatingRemainder(dividingBy: StreamingSynthesizer.fullTurn)
+            timeBase.previousPhase = PhaseWrap.remainder(increment)
         } else {
             timeBase.totalPhase += increment
-            let phase = timeBase.totalPhase.truncatingRemainder(dividingBy: StreamingSynthesizer.fullTurn)
+            let phase = PhaseWrap.remainder(timeBase.totalPhase)
             if abs(phase - timeBase.previousPhase) > Double.pi {
                 found(pulseBefore: sample, phase: phase)
             }
@@ -248,6 +248,32 @@ public final class StreamingSynthesizer {
     private var oldestFrameNeeded: Int {
         let nextPulse = uninterpolated?.index ?? max(0, timeBase.nextSample - 1)
         return min(timeBase.segment - 1, frames.count - 2, frame(before: sampleTime(nextPulse)))
+    }
+}
+
+/// The accumulated phase modulo 2π exactly as `fmod` (`truncatingRemainder`) gives it, without its cost in
+/// the per-sample loop. With `n` whole turns, `x - n * 2π` is exact when 2π is split into a 26-bit head and
+/// its tail: both products are exact for `n < 2²⁶`, the first difference is exact (the operands are within a
+/// factor of two), and the result is representable, so the second rounds to itself.
+enum PhaseWrap {
+    static let turn = 2.0 * Double.pi
+    private static let turnHead = Double(bitPattern: turn.bitPattern & ~((1 << 27) - 1))
+    private static let turnTail = turn - turnHead
+    private static let largestTurns = Double(1 << 26)
+
+    static func remainder(_ x: Double) -> Double {
+        if x >= 0 && x < turn { return x }
+        let turns = (x / turn).rounded(.down)
+        guard x > 0, turns < largestTurns else { return x.truncatingRemainder(dividingBy: turn) }
+        let remainder = (x - turns * turnHead) - turns * turnTail
+        // The quotient may round across a whole number; then the neighbouring count is the right one.
+        if remainder < 0 {
+            return (x - (turns - 1) * turnHead) - (turns - 1) * turnTail
+        }
+        if remainder >= turn {
+            return (x - (turns + 1) * turnHead) - (turns + 1) * turnTail
+        }
+        return remainder
     }
 }
 
@@ -372,16 +398,14 @@ private struct OverlapAddWindow {
     var capacity: Int { samples.count }
 
     /// Adds `response` with its first element at output index `offset`; indices before 0 fall off.
-    mutating func add(_ response: [Double], at offset: Int) {
+    mutating func add(_ response: UnsafeBufferPointer<Double>, at offset: Int) {
         let lower = max(0, -offset)
         precondition(offset + lower >= drained, "a drained sample cannot change")
         makeRoom(through: offset + response.count)
         let base = offset - start
         samples.withUnsafeMutableBufferPointer { samples in
-            response.withUnsafeBufferPointer { response in
-                for j in lower..<response.count {
-                    samples[base + j] += response[j]
-                }
+            for j in lower..<response.count {
+                samples[base + j] += response[j]
             }
         }
     }

@@ -77,21 +77,28 @@ struct FrameRows {
 /// Builds the response of one pulse; FFT plans and workspaces are made once and reused for every pulse.
 /// Parameters are interpolated when a pulse is found and the response rendered once the next pulse fixes
 /// its noise length. `Randn` is drawn pulse after pulse, so the noise depends only on the pulse sequence.
-struct PulseRenderer {
+final class PulseRenderer {
     private let fftSize: Int
     private let sampleRate: Int
     private let forward: ForwardRealFFT
     private let inverse: InverseRealFFT
     private let minimumPhase: MinimumPhase
-    private let dcRemover: [Double]
-    private var randn = Randn()
+    private let dcRemover: UnsafeMutableBufferPointer<Double>
+    private let noise: NoiseStream
 
-    private var envelope: [Double]
-    private var aperiodicRatio: [Double]
-    private var periodic: [Double]
-    private var aperiodic: [Double]
+    private let envelope: UnsafeMutableBufferPointer<Double>
+    private let aperiodicRatio: UnsafeMutableBufferPointer<Double>
+    private let periodic: UnsafeMutableBufferPointer<Double>
+    /// Whether the last pulse had no periodic part (`periodic` then holds nothing useful).
+    private var periodicIsSilent = true
+    private let aperiodic: UnsafeMutableBufferPointer<Double>
+    private let delayCosines: UnsafeMutableBufferPointer<Double>
+    /// Samples of `forward.waveform` the last noise filled; the rest are zero.
+    private var noiseWritten = 0
+    private let responseBuffer: UnsafeMutableBufferPointer<Double>
+
     /// The most recent pulse's response; its time zero is element `fftSize / 2`.
-    private(set) var response: [Double]
+    var response: UnsafeBufferPointer<Double> { UnsafeBufferPointer(responseBuffer) }
 
     /// Aperiodicity is kept inside WORLD's safe range before it is squared into a power ratio.
     private static let aperiodicityRange = 0.001...0.999_999_999_999
@@ -106,19 +113,28 @@ struct PulseRenderer {
         forward = ForwardRealFFT(size: fftSize)
         inverse = InverseRealFFT(size: fftSize)
         minimumPhase = MinimumPhase(size: fftSize)
-        dcRemover = PulseRenderer.makeDCRemover(fftSize: fftSize)
+        noise = NoiseStream(maximumTake: fftSize)
         let bins = fftSize / 2 + 1
-        envelope = [Double](repeating: 0, count: bins)
-        aperiodicRatio = [Double](repeating: 0, count: bins)
-        periodic = [Double](repeating: 0, count: fftSize)
-        aperiodic = [Double](repeating: 0, count: fftSize)
-        response = [Double](repeating: 0, count: fftSize)
+        dcRemover = .allocate(capacity: fftSize)
+        envelope = .allocate(capacity: bins)
+        aperiodicRatio = .allocate(capacity: bins)
+        periodic = .allocate(capacity: fftSize)
+        aperiodic = .allocate(capacity: fftSize)
+        delayCosines = .allocate(capacity: bins)
+        responseBuffer = .allocate(capacity: fftSize)
+        PulseRenderer.makeDCRemover(into: dcRemover)
+    }
+
+    deinit {
+        for buffer in [dcRemover, envelope, aperiodicRatio, periodic, aperiodic, delayCosines, responseBuffer] {
+            buffer.deallocate()
+        }
     }
 
     /// A raised-cosine pulse normalised to unit sum: subtracting it, scaled, cancels a response's DC.
-    private static func makeDCRemover(fftSize: Int) -> [Double] {
+    private static func makeDCRemover(into remover: UnsafeMutableBufferPointer<Double>) {
+        let fftSize = remover.count
         let half = fftSize / 2
-        var remover = [Double](repeating: 0, count: fftSize)
         var sum = 0.0
         for i in 0..<half {
             remover[i] = 0.5 - 0.5 * cos(2.0 * Double.pi * (Double(i) + 1.0) / (1.0 + Double(fftSize)))
@@ -128,18 +144,17 @@ struct PulseRenderer {
             remover[i] /= sum
             remover[fftSize - i - 1] = remover[i]
         }
-        return remover
     }
 
     /// Takes the envelope and aperiodicity at a pulse `weight` of the way from `earlier` to `later`;
     /// without `later` (a pulse on a frame, or past the last one) `earlier` is taken as it is.
-    mutating func interpolate(from earlier: FrameRows, to later: FrameRows?, weight: Double) {
+    func interpolate(from earlier: FrameRows, to later: FrameRows?, weight: Double) {
         interpolateEnvelope(from: earlier.spectrum, to: later?.spectrum, weight: weight)
         interpolateAperiodicRatio(from: earlier.aperiodicity, to: later?.aperiodicity, weight: weight)
     }
 
     /// The response of `pulse` from the parameters last interpolated, with `noiseLength` samples of noise.
-    mutating func render(_ pulse: ExcitationPulse, noiseLength: Int) {
+    func render(_ pulse: ExcitationPulse, noiseLength: Int) {
         renderPeriodic(pulse)
         renderAperiodic(pulse, noiseLength: noiseLength)
         mix(noiseLength: noiseLength)
@@ -147,9 +162,10 @@ struct PulseRenderer {
 
     // MARK: Parameters at the pulse time
 
-    private mutating func interpolateEnvelope(
+    private func interpolateEnvelope(
         from earlier: UnsafeBufferPointer<Double>, to later: UnsafeBufferPointer<Double>?, weight: Double
     ) {
+        let envelope = envelope
         if let later {
             for i in envelope.indices {
                 envelope[i] = (1.0 - weight) * abs(earlier[i]) + weight * abs(later[i])
@@ -160,10 +176,11 @@ struct PulseRenderer {
     }
 
     /// Interpolates the amplitude aperiodicity, then squares it into a ratio of powers.
-    private mutating func interpolateAperiodicRatio(
+    private func interpolateAperiodicRatio(
         from earlier: UnsafeBufferPointer<Double>, to later: UnsafeBufferPointer<Double>?, weight: Double
     ) {
         let range = PulseRenderer.aperiodicityRange
+        let aperiodicRatio = aperiodicRatio
         if let later {
             for i in aperiodicRatio.indices {
                 let ratio = (1.0 - weight) * earlier[i].clamped(to: range) + weight * later[i].clamped(to: range)
@@ -179,22 +196,22 @@ struct PulseRenderer {
 
     // MARK: Periodic part
 
-    private mutating func renderPeriodic(_ pulse: ExcitationPulse) {
-        guard pulse.isVoiced, aperiodicRatio[0] <= PulseRenderer.periodicDCRatioLimit else {
-            for i in 0..<fftSize { periodic[i] = 0 }
-            return
-        }
+    private func renderPeriodic(_ pulse: ExcitationPulse) {
+        periodicIsSilent = !pulse.isVoiced || aperiodicRatio[0] > PulseRenderer.periodicDCRatioLimit
+        guard !periodicIsSilent else { return }
+        let logSpectrum = minimumPhase.logSpectrum
+        let (envelope, aperiodicRatio) = (envelope, aperiodicRatio)
         for i in 0...(fftSize / 2) {
-            minimumPhase.logSpectrum[i] =
-                log(envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum) / 2.0
+            logSpectrum[i] = log(envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum) / 2.0
         }
         minimumPhase.execute()
+        let (source, spectrum) = (minimumPhase.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
-            inverse.spectrum[i] = minimumPhase.spectrum[i]
+            spectrum[i] = source[i]
         }
         delayInverseSpectrum(by: pulse.timeShift)
         inverse.execute()
-        PulseRenderer.centre(inverse.waveform, into: &periodic)
+        PulseRenderer.centre(inverse.waveform, into: periodic)
         removeDCFromPeriodic()
     }
 
@@ -202,11 +219,13 @@ struct PulseRenderer {
     /// The sine is taken as the non-negative root of 1 − cos², as WORLD does; the phase stays in [0, π].
     private func delayInverseSpectrum(by shift: Double) {
         let step = 2.0 * Double.pi * shift * Double(sampleRate) / Double(fftSize)
+        let (spectrum, cosines) = (inverse.spectrum, delayCosines)
+        Trigonometry.cosines(step: step, into: cosines)
         for i in 0...(fftSize / 2) {
-            let value = inverse.spectrum[i]
-            let cosine = cos(step * Double(i))
+            let value = spectrum[i]
+            let cosine = cosines[i]
             let sine = (1.0 - cosine * cosine).squareRoot()
-            inverse.spectrum[i] = Complex(
+            spectrum[i] = Complex(
                 value.real * cosine + value.imag * sine,
                 value.imag * cosine - value.real * sine)
         }
@@ -214,7 +233,8 @@ struct PulseRenderer {
 
     /// Cancels the response's DC with the raised-cosine remover. The first half (before the pulse) of a
     /// minimum-phase response is wrap-around only, so WORLD replaces it rather than correcting it.
-    private mutating func removeDCFromPeriodic() {
+    private func removeDCFromPeriodic() {
+        let (periodic, dcRemover) = (periodic, dcRemover)
         let half = fftSize / 2
         var dc = 0.0
         for i in half..<fftSize { dc += periodic[i] }
@@ -224,42 +244,52 @@ struct PulseRenderer {
 
     // MARK: Aperiodic part
 
-    private mutating func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
+    private func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
         fillNoiseSpectrum(length: noiseLength)
+        let logSpectrum = minimumPhase.logSpectrum
+        let (envelope, aperiodicRatio) = (envelope, aperiodicRatio)
         for i in 0...(fftSize / 2) {
             let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
             // Only an exactly silent bin is lifted, so its logarithm stays finite.
-            minimumPhase.logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
+            logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
         }
         minimumPhase.execute()
+        let (filters, noises, spectrum) = (minimumPhase.spectrum, forward.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
-            let filter = minimumPhase.spectrum[i]
-            let noise = forward.spectrum[i]
-            inverse.spectrum[i] = Complex(
+            let filter = filters[i]
+            let noise = noises[i]
+            spectrum[i] = Complex(
                 filter.real * noise.real - filter.imag * noise.imag,
                 filter.real * noise.imag + filter.imag * noise.real)
         }
         inverse.execute()
-        PulseRenderer.centre(inverse.waveform, into: &aperiodic)
+        PulseRenderer.centre(inverse.waveform, into: aperiodic)
     }
 
     /// `length` Gaussian samples made zero-mean, zero-padded, transformed. Pulses further apart than the
     /// FFT size (F0 near `sampleRate / fftSize`, at a voicing edge) draw and average all `length` samples,
     /// as WORLD does, but only the first `fftSize` fit the transform; WORLD writes the rest past its buffer.
-    private mutating func fillNoiseSpectrum(length: Int) {
+    private func fillNoiseSpectrum(length: Int) {
         let waveform = forward.waveform
         let kept = min(length, fftSize)
+        let drawn = noise.take(kept)
         var sum = 0.0
-        for i in 0..<length {
-            let value = randn.next()
-            if i < kept { waveform[i] = value }
-            sum += value
+        for i in 0..<kept {
+            waveform[i] = drawn[i]
+            sum += drawn[i]
+        }
+        var unkept = length - kept
+        while unkept > 0 {
+            let count = min(unkept, fftSize)
+            for value in noise.take(count) { sum += value }
+            unkept -= count
         }
         if length > 0 {
             let mean = sum / Double(length)
             for i in 0..<kept { waveform[i] -= mean }
         }
-        for i in kept..<fftSize { waveform[i] = 0 }
+        for i in kept..<max(kept, noiseWritten) { waveform[i] = 0 }
+        noiseWritten = kept
         forward.execute()
     }
 
@@ -267,16 +297,21 @@ struct PulseRenderer {
 
     /// Periodic energy is spread over one pulse, noise over `noiseLength` samples: scaling the periodic part
     /// by √noiseLength balances their power; dividing by the FFT size undoes FFTW's unnormalised inverse.
-    private mutating func mix(noiseLength: Int) {
-        let periodicGain = Double(noiseLength).squareRoot()
+    private func mix(noiseLength: Int) {
+        let (response, periodic, aperiodic) = (responseBuffer, periodic, aperiodic)
         let size = Double(fftSize)
+        if periodicIsSilent {
+            for i in 0..<fftSize { response[i] = aperiodic[i] / size }
+            return
+        }
+        let periodicGain = Double(noiseLength).squareRoot()
         for i in 0..<fftSize {
             response[i] = (periodic[i] * periodicGain + aperiodic[i]) / size
         }
     }
 
     /// Swaps the halves of a circular response so time zero lands in the middle.
-    private static func centre(_ waveform: UnsafeMutableBufferPointer<Double>, into destination: inout [Double]) {
+    private static func centre(_ waveform: UnsafeMutableBufferPointer<Double>, into destination: UnsafeMutableBufferPointer<Double>) {
         let half = waveform.count / 2
         for i in 0..<half {
             destination[i] = waveform[i + half]

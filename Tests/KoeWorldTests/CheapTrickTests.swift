@@ -86,4 +86,30 @@ import Testing
             #expect(abs(spectrogram[0, bin] / spectrogram[1, bin] - 1) < 1e-6)
         }
     }
+
+    /// Half silence (where only the safeguard noise shapes the spectrum), half vowel with a gliding F0.
+    private func silenceThenVowel(sampleRate: Int) -> (signal: [Double], contour: F0Contour) {
+        let vowel = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.5)
+        let signal = [Double](repeating: 0, count: vowel.count) + vowel
+        let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: 5)
+        let f0 = (0..<frameCount).map { $0 < frameCount / 2 ? 0 : 120 + Double($0 % 40) * 3 }
+        return (signal, F0Contour(f0: f0, framePeriod: 5))
+    }
+
+    @Test func anyThreadCountGivesTheSameSpectrogram() {
+        let (signal, contour) = silenceThenVowel(sampleRate: 8000)
+        let analysis = CheapTrick(sampleRate: 8000)
+        let single = analysis.estimate(signal, contour: contour)
+        for threads in [2, 3, 8] {
+            #expect(analysis.estimate(signal, contour: contour, threads: threads) == single, "\(threads) threads")
+        }
+    }
+
+    @Test func repeatedCallsGiveTheSameSpectrogram() {
+        let (signal, contour) = silenceThenVowel(sampleRate: 8000)
+        let analysis = CheapTrick(sampleRate: 8000)
+        let first = analysis.estimate(signal, contour: contour)
+        #expect(analysis.estimate(signal, contour: contour) == first)
+        #expect(CheapTrick(sampleRate: 8000).estimate(signal, contour: contour) == first)
+    }
 }

@@ -85,4 +85,31 @@ import Testing
             #expect(aperiodicity.storage.allSatisfy { $0 > 0 && $0 <= 1 }, "at \(input.rate) Hz")
         }
     }
+
+    /// Silence then a vowel with a gliding F0 at 48 kHz, where the love train runs and noise shapes every frame.
+    private func silenceThenVowel() -> (signal: [Double], contour: F0Contour) {
+        let sampleRate = 48000
+        let vowel = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.12)
+        let signal = [Double](repeating: 0, count: vowel.count / 2) + vowel
+        let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: 5)
+        let f0 = (0..<frameCount).map { (frame: Int) -> Double in frame % 7 == 3 ? 0 : 110 + Double(frame % 30) * 4 }
+        return (signal, F0Contour(f0: f0, framePeriod: 5))
+    }
+
+    @Test func anyThreadCountGivesTheSameAperiodicity() {
+        let (signal, contour) = silenceThenVowel()
+        let analysis = D4C(sampleRate: 48000, fftSize: 2048, options: .init(threshold: 0))
+        let single = analysis.estimate(signal, contour: contour)
+        for threads in [2, 5] {
+            #expect(analysis.estimate(signal, contour: contour, threads: threads) == single, "\(threads) threads")
+        }
+    }
+
+    @Test func repeatedCallsGiveTheSameAperiodicity() {
+        let (signal, contour) = silenceThenVowel()
+        let analysis = D4C(sampleRate: 48000, fftSize: 2048)
+        let first = analysis.estimate(signal, contour: contour)
+        #expect(analysis.estimate(signal, contour: contour) == first)
+        #expect(D4C(sampleRate: 48000, fftSize: 2048).estimate(signal, contour: contour) == first)
+    }
 }

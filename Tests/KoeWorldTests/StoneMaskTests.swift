@@ -1,6 +1,6 @@
-import KoeWorld
 import Testing
 import TestSupport
+@testable import KoeWorld
 
 @Suite struct StoneMaskTests {
     @Test(arguments: [0.97, 1.03])
@@ -46,5 +46,24 @@ import TestSupport
         let initial = F0Contour(f0: [0, 120, 120, 0], framePeriod: 5)
         let refined = StoneMask(sampleRate: 8000).refine(signal, contour: initial)
         #expect(refined.f0 == initial.f0)
+    }
+
+    @Test func refiningFromTheSamplesAroundEachFrameEqualsWholeSignalRefinement() {
+        let sampleRate = 16000
+        let signal = Signals.vowel(f0: 130, sampleRate: sampleRate, duration: 0.3)
+        let contour = Dio(sampleRate: sampleRate).estimate(signal)
+        let whole = StoneMask(sampleRate: sampleRate).refine(signal, contour: contour)
+        let refiner = StoneMask.Refiner(sampleRate: sampleRate)
+        let reach = StoneMask.reach(sampleRate: sampleRate, lowestF0: 71)
+        for frame in contour.f0.indices {
+            let centre = Int(contour.time[frame] * Double(sampleRate))
+            let range = max(0, centre - reach)..<min(signal.count, centre + reach + 1)
+            let refined = Array(signal[range]).withUnsafeBufferPointer { samples in
+                refiner.refined(
+                    contour.f0[frame], at: contour.time[frame],
+                    in: SignalView(samples: samples, start: range.lowerBound, length: signal.count))
+            }
+            #expect(refined == whole.f0[frame], "frame \(frame)")
+        }
     }
 }

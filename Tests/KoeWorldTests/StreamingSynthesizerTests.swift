@@ -191,3 +191,22 @@ import Testing
         #expect(output == whole)
     }
 }
+
+@Suite struct PhaseWrapTests {
+    @Test func wrapsExactlyAsFmod() {
+        var randn = Randn()
+        let turn = 2.0 * Double.pi
+        var values: [Double] = [0, 1e-300, turn.nextDown, turn, turn.nextUp, 3 * turn, 1e6 * turn, 4.2e8, -1, -7 * turn]
+        for _ in 0..<20_000 {
+            values.append(abs(randn.next()) * 1e5)
+        }
+        for scale in [1.0, 2, 3, 1_000_003] {
+            values.append(turn * scale)
+            values.append((turn * scale).nextDown)
+            values.append((turn * scale).nextUp)
+        }
+        for x in values {
+            #expect(PhaseWrap.remainder(x) == x.truncatingRemainder(dividingBy: turn), "\(x)")
+        }
+    }
+}

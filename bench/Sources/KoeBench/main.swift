@@ -1,5 +1,7 @@
 // Times each WORLD stage of KoeWorld once, in process, on a raw float64 signal written by numpy.
-// Usage: koe-bench SIGNAL.f64 SAMPLE_RATE   → one JSON object on stdout, seconds per stage.
+// Usage: koe-bench SIGNAL.f64 SAMPLE_RATE [THREADS]   → one JSON object on stdout: wall-clock seconds per
+// stage ("stages") and the process's CPU seconds per stage ("cpu"). THREADS (default 1) is how many threads
+// CheapTrick and D4C share their frames among; every other stage runs on one.
 // Reading the file and building the stage values is setup and is not timed.
 
 import Foundation
@@ -25,19 +27,34 @@ func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
 }
 
-/// Runs `body`, records how long it took under `name`, and returns its result.
-func timed<Result>(_ name: String, into timings: inout [(String, Double)], _ body: () -> Result) -> Result {
+/// CPU seconds this process has used so far, all threads together.
+func processorSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
+}
+
+struct Timing {
+    let stage: String
+    let wall: Double
+    let cpu: Double
+}
+
+/// Runs `body`, records its wall-clock and CPU time under `name`, and returns its result.
+func timed<Result>(_ name: String, into timings: inout [Timing], _ body: () -> Result) -> Result {
     let clock = ContinuousClock()
     let start = clock.now
+    let startCPU = processorSeconds()
     let result = body()
-    timings.append((name, seconds(start.duration(to: clock.now))))
+    timings.append(Timing(stage: name, wall: seconds(start.duration(to: clock.now)), cpu: processorSeconds() - startCPU))
     return result
 }
 
 func main() throws {
     let arguments = CommandLine.arguments
-    guard arguments.count == 3, let sampleRate = Int(arguments[2]) else {
-        throw BenchError(description: "usage: koe-bench SIGNAL.f64 SAMPLE_RATE")
+    guard (3...4).contains(arguments.count), let sampleRate = Int(arguments[2]),
+          let threads = arguments.count == 4 ? Int(arguments[3]) : 1, threads > 0 else {
+        throw BenchError(description: "usage: koe-bench SIGNAL.f64 SAMPLE_RATE [THREADS]")
     }
     let signal = try readSignal(path: arguments[1])
     try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: Dio.Options().f0Floor)
@@ -49,23 +66,24 @@ func main() throws {
     let d4c = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
     let synthesis = Synthesis(sampleRate: sampleRate, framePeriod: Dio.Options().framePeriod)
 
-    var timings: [(String, Double)] = []
+    var timings: [Timing] = []
     let dioContour = timed("dio", into: &timings) { dio.estimate(signal) }
     let refined = timed("stonemask", into: &timings) { stoneMask.refine(signal, contour: dioContour) }
     let contour = timed("harvest", into: &timings) { harvest.estimate(signal) }
-    let spectrogram = timed("cheaptrick", into: &timings) { cheapTrick.estimate(signal, contour: contour) }
-    let aperiodicity = timed("d4c", into: &timings) { d4c.estimate(signal, contour: contour) }
+    let spectrogram = timed("cheaptrick", into: &timings) { cheapTrick.estimate(signal, contour: contour, threads: threads) }
+    let aperiodicity = timed("d4c", into: &timings) { d4c.estimate(signal, contour: contour, threads: threads) }
     let output = timed("synthesis", into: &timings) {
         synthesis.synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
     }
 
     // Reported so the results are used, and so a broken stage shows up as an odd count.
     let voiced = contour.f0.filter { $0 > 0 }.count
-    let stages = timings.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ")
+    let stages = timings.map { "\"\($0.stage)\": \($0.wall)" }.joined(separator: ", ")
+    let cpu = timings.map { "\"\($0.stage)\": \($0.cpu)" }.joined(separator: ", ")
     print("""
         {"sample_rate": \(sampleRate), "samples": \(signal.count), "frames": \(contour.frameCount), \
         "voiced_frames": \(voiced), "dio_voiced_frames": \(refined.f0.filter { $0 > 0 }.count), \
-        "output_samples": \(output.count), "stages": {\(stages)}}
+        "output_samples": \(output.count), "threads": \(threads), "stages": {\(stages)}, "cpu": {\(cpu)}}
         """)
 }
 

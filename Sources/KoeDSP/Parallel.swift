@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+
+/// Scratch objects (FFT plans, buffers) kept between calls of a value type that must stay `Sendable`:
+/// each call takes one for its own use, or makes one, and hands it back. A workspace is only ever used
+/// by one thread at a time; the pool holds as many as were ever in use at once.
+public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var idle: [Workspace] = []
+    private let make: @Sendable () -> Workspace
+
+    public init(make: @escaping @Sendable () -> Workspace) {
+        self.make = make
+    }
+
+    public func withWorkspace<Result>(_ body: (Workspace) throws -> Result) rethrows -> Result {
+        let workspace = take()
+        defer { giveBack(workspace) }
+        return try body(workspace)
+    }
+
+    private func take() -> Workspace {
+        lock.lock()
+        let workspace = idle.popLast()
+        lock.unlock()
+        return workspace ?? make()
+    }
+
+    private func giveBack(_ workspace: Workspace) {
+        lock.lock()
+        idle.append(workspace)
+        lock.unlock()
+    }
+}
+
+/// Independent work spread over threads.
+public enum Parallel {
+    /// Cuts `0..<count` into contiguous ranges of at least `minimumLength` (except the last) and runs `body`
+    /// once for each, on up to `threads` threads; returns when all are done. With one thread, or too little
+    /// work to share, `body` runs once on the caller's thread with the whole range. Callers whose results
+    /// must not depend on the thread count make each range's work depend only on the range.
+    public static func forEachRange(
+        _ count: Int, threads: Int, minimumLength: Int = 1, _ body: (Range<Int>) -> Void
+    ) {
+        let workers = min(max(1, threads), count / max(1, minimumLength))
+        guard workers > 1 else {
+            if count > 0 { body(0..<count) }
+            return
+        }
+        // A few ranges per worker even out uneven frames; worker `w` takes ranges w, w + workers, …
+        let rangeCount = min(workers * 4, count / max(1, minimumLength))
+        let length = (count + rangeCount - 1) / rangeCount
+        withoutActuallyEscaping(body) { body in
+            // The caller promises `body` is safe to run on disjoint ranges at once; it does not outlive this call.
+            let shared = UncheckedSendable(body)
+            DispatchQueue.concurrentPerform(iterations: workers) { worker in
+                for index in stride(from: worker, to: rangeCount, by: workers) {
+                    let start = index * length
+                    if start < count {
+                        shared.value(start..<min(count, start + length))
+                    }
+                }
+            }
+        }
+    }
+
+    /// All processors, the default for `threads`.
+    public static var processorCount: Int {
+        ProcessInfo.processInfo.activeProcessorCount
+    }
+}
+
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import KoeDSP
+import Testing
+
+@Suite struct VectorMathTests {
+    /// Deterministic values spread over `range`, with a few awkward ones, in a buffer of odd length.
+    private func samples(_ range: ClosedRange<Double>, count: Int = 4001) -> [Double] {
+        var generator = Randn()
+        return (0..<count).map { index in
+            let uniform = (generator.next() / 12 + 0.5).clamped(0, 1)
+            return index % 97 == 0 ? range.lowerBound : range.lowerBound + uniform * (range.upperBound - range.lowerBound)
+        }
+    }
+
+    @Test func exponentiateFollowsLibmAtTheEdges() {
+        let special: [(Double, Double)] = [(0, 0), (-800, 1), (800, 1), (.nan, 0), (0, .nan), (0, 1e7), (-.infinity, 2)]
+        var values = special.map { Complex($0.0, $0.1) }
+        values.withUnsafeMutableBufferPointer { VectorMath.exponentiate($0, scale: 1) }
+        for (index, (real, imag)) in special.enumerated() {
+            let expected = Complex(exp(real) * cos(imag), exp(real) * sin(imag))
+            #expect(same(values[index].real, expected.real) && same(values[index].imag, expected.imag), "\(real), \(imag)")
+        }
+    }
+
+    /// Equal within rounding, or the same infinity or NaN.
+    private func same(_ a: Double, _ b: Double) -> Bool {
+        a == b || (a.isNaN && b.isNaN) || abs(a - b) <= 2.3e-16 * abs(b)
+    }
+
+    @Test func exponentiateMatchesLibmWithinRounding() {
+        let scale = 1.0 / 64
+        let real = samples(-2000.0 ... 300.0, count: 1025)
+        let imag = samples(-6000.0 ... 6000.0, count: 1025)
+        var values = zip(real, imag).map { Complex($0, $1) }
+        values.withUnsafeMutableBufferPointer { VectorMath.exponentiate($0, scale: scale) }
+        for index in values.indices {
+            let magnitude = exp(real[index] * scale)
+            let phase = imag[index] * scale
+            #expect(abs(values[index].real - magnitude * cos(phase)) <= 4e-16 * magnitude)
+            #expect(abs(values[index].imag - magnitude * sin(phase)) <= 4e-16 * magnitude)
+        }
+    }
+
+    @Test func sineAndCosineStayWithinRoundingAcrossQuadrants() {
+        let input = samples(-100.0 ... 100.0, count: 4000) + [0, .pi / 4, .pi / 2, .pi, -.pi / 2, 1e6, .nan]
+        var index = 0
+        while index < input.count {
+            var x = SIMD4<Double>(repeating: 0)
+            for lane in 0..<min(4, input.count - index) { x[lane] = input[index + lane] }
+            let (sine, cosine) = VectorMath.sinCos(x)
+            for lane in 0..<min(4, input.count - index) {
+                let value = x[lane]
+                if value.isNaN {
+                    #expect(sine[lane].isNaN && cosine[lane].isNaN)
+                } else {
+                    #expect(abs(sine[lane] - sin(value)) <= 1.2e-16, "sin(\(value))")
+                    #expect(abs(cosine[lane] - cos(value)) <= 1.2e-16, "cos(\(value))")
+                }
+            }
+            index += 4
+        }
+    }
+}
+
+extension Double {
+    fileprivate func clamped(_ low: Double, _ high: Double) -> Double {
+        Swift.min(Swift.max(self, low), high)
+    }
+}
