@@ -26,6 +26,37 @@ public enum Trigonometry {
         progression(start: start, step: step, count: cosines.count, cosines: cosines.baseAddress, sines: sines.baseAddress)
     }
 
+    /// The offset half of a progression of `count` angles `step` apart, made once and reused for any start
+    /// (windows of one length at many positions).
+    public struct Progression: Sendable {
+        public let step: Double
+        public let count: Int
+        private let offsetCosines: [Double]
+        private let offsetSines: [Double]
+
+        public init(step: Double, count: Int) {
+            precondition(count > 0, "a progression needs at least one angle")
+            self.step = step
+            self.count = count
+            let block = blockLength(count)
+            offsetCosines = (0..<block).map { cos(Double($0) * step) }
+            offsetSines = (0..<block).map { sin(Double($0) * step) }
+        }
+
+        /// `cosines[k] = cos(start + k * step)` for `k < count`; `cosines` holds `count` values.
+        public func cosines(start: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
+            precondition(cosines.count == count, "the output must hold the progression's count")
+            offsetCosines.withUnsafeBufferPointer { offsetCosines in
+                offsetSines.withUnsafeBufferPointer { offsetSines in
+                    Trigonometry.join(
+                        start: start, step: step, count: count, offsetCosines: offsetCosines.baseAddress!,
+                        offsetSines: offsetSines.baseAddress!, block: offsetCosines.count,
+                        cosines: cosines.baseAddress, sines: nil)
+                }
+            }
+        }
+    }
+
     private static func progression(
         start: Double, step: Double, count: Int,
         cosines: UnsafeMutablePointer<Double>?, sines: UnsafeMutablePointer<Double>?
@@ -39,26 +70,37 @@ public enum Trigonometry {
                 offsetCosines[j] = cos(Double(j) * step)
                 offsetSines[j] = sin(Double(j) * step)
             }
-            var blockStart = 0
-            while blockStart < count {
-                let angle = start + Double(blockStart) * step
-                let anchorCosine = cos(angle)
-                let anchorSine = sin(angle)
-                let length = min(block, count - blockStart)
-                if let cosines {
-                    let output = cosines + blockStart
-                    for j in 0..<length {
-                        output[j] = anchorCosine * offsetCosines[j] - anchorSine * offsetSines[j]
-                    }
+            join(
+                start: start, step: step, count: count, offsetCosines: offsetCosines, offsetSines: offsetSines,
+                block: block, cosines: cosines, sines: sines)
+        }
+    }
+
+    /// Anchors from libm every `block` angles, joined with the offsets by the angle-sum identity.
+    private static func join(
+        start: Double, step: Double, count: Int,
+        offsetCosines: UnsafePointer<Double>, offsetSines: UnsafePointer<Double>, block: Int,
+        cosines: UnsafeMutablePointer<Double>?, sines: UnsafeMutablePointer<Double>?
+    ) {
+        var blockStart = 0
+        while blockStart < count {
+            let angle = start + Double(blockStart) * step
+            let anchorCosine = cos(angle)
+            let anchorSine = sin(angle)
+            let length = min(block, count - blockStart)
+            if let cosines {
+                let output = cosines + blockStart
+                for j in 0..<length {
+                    output[j] = anchorCosine * offsetCosines[j] - anchorSine * offsetSines[j]
                 }
-                if let sines {
-                    let output = sines + blockStart
-                    for j in 0..<length {
-                        output[j] = anchorSine * offsetCosines[j] + anchorCosine * offsetSines[j]
-                    }
-                }
-                blockStart += length
             }
+            if let sines {
+                let output = sines + blockStart
+                for j in 0..<length {
+                    output[j] = anchorSine * offsetCosines[j] + anchorCosine * offsetSines[j]
+                }
+            }
+            blockStart += length
         }
     }
 

@@ -33,7 +33,7 @@ public struct D4C: Sendable {
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
         var aperiodicity = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
         let columns = aperiodicity.columns
-        let plan = NoisePlan(sampleRate: sampleRate, fftSize: fftSize, contour: contour)
+        let plan = NoisePlan(sampleRate: sampleRate, contour: contour)
         signal.withUnsafeBufferPointer { x in
             let scores = periodicityScores(x, contour: contour, plan: plan, threads: threads)
             let analysed = plan.voicedFrames.filter { scores[$0] > options.threshold }
@@ -99,7 +99,7 @@ private struct NoisePlan {
     let scoreNoiseTotal: Int
     private let sampleRate: Int
 
-    init(sampleRate: Int, fftSize: Int, contour: F0Contour) {
+    init(sampleRate: Int, contour: F0Contour) {
         self.sampleRate = sampleRate
         let voiced = contour.f0.indices.filter { D4C.isVoiced(contour.f0[$0]) }
         let scoreF0 = contour.f0.map { max($0, LoveTrain.f0Floor) }

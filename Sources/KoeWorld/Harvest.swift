@@ -430,6 +430,8 @@ private final class InstantaneousFrequencyRefiner {
     private let f0Floor: Double
     private let f0Ceil: Double
     private let twiddles = SingleBinDFT()
+    /// The window's phase steps by 2π / length a sample; its progression, by length, once each.
+    private var windowProgressions: [Int: Trigonometry.Progression] = [:]
     private var mainWindow: UnsafeMutableBufferPointer<Double>
     private var derivativeWindow: UnsafeMutableBufferPointer<Double>
     private var windowedSamples: UnsafeMutableBufferPointer<Double>
@@ -496,6 +498,13 @@ private final class InstantaneousFrequencyRefiner {
         windowedPairs = .allocate(capacity: length)
     }
 
+    private func windowProgression(length: Int) -> Trigonometry.Progression {
+        if let progression = windowProgressions[length] { return progression }
+        let progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
+        windowProgressions[length] = progression
+        return progression
+    }
+
     /// Blackman window centred on `position` over samples `firstIndex ..< firstIndex + length` (one-based),
     /// and its central-difference derivative (negated, as WORLD takes it).
     private func makeWindows(length: Int, firstIndex: Int, position: Double) {
@@ -503,7 +512,7 @@ private final class InstantaneousFrequencyRefiner {
         let duration = Double(length) / sampleRate
         let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
         let window = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
-        Trigonometry.cosines(start: 2.0 * Double.pi * firstTime / duration, step: 2.0 * Double.pi / Double(length), into: window)
+        windowProgression(length: length).cosines(start: 2.0 * Double.pi * firstTime / duration, into: window)
         for i in 0..<length {
             let cosine = window[i]
             window[i] = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)

@@ -43,4 +43,15 @@ import Testing
         let result = compute(count: 0, start: 0, step: 1)
         #expect(result.cosines.isEmpty)
     }
+
+    @Test func progressionGivesTheSameCosinesForAnyStart() {
+        let progression = Trigonometry.Progression(step: 0.013, count: 300)
+        for start in [0.0, 1.7, -40.2] {
+            var reused = [Double](repeating: .nan, count: 300)
+            var direct = [Double](repeating: .nan, count: 300)
+            reused.withUnsafeMutableBufferPointer { progression.cosines(start: start, into: $0) }
+            direct.withUnsafeMutableBufferPointer { Trigonometry.cosines(start: start, step: 0.013, into: $0) }
+            #expect(reused == direct)
+        }
+    }
 }
