@@ -5,6 +5,8 @@ let package = Package(
     name: "koe",
     products: [
         .library(name: "KoeWorld", targets: ["KoeWorld"]),
+        .library(name: "KoeStages", targets: ["KoeStages"]),
+        .library(name: "KoeIO", targets: ["KoeIO"]),
         .executable(name: "koe", targets: ["koe"]),
     ],
     dependencies: [
