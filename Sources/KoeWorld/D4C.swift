@@ -455,7 +455,7 @@ private final class BandAperiodicity {
             for bin in 0...half {
                 bandPower[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
             }
-            let (weakSum, total) = sumOfSmallest(UnsafeMutableBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins)
+            let (weakSum, total) = sumOfSmallest(UnsafeBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins)
             let level = 10 * log10(weakSum / total)
             coarse[band + 1] = min(0.0, level + (f0 - 100) / 50.0)
         }
@@ -476,43 +476,94 @@ private final class BandAperiodicity {
     }
 }
 
-/// The sum of the `count` smallest values and the sum of all, by partial partitioning in place
-/// (quickselect); the order of `values` is not kept.
-private func sumOfSmallest(_ values: UnsafeMutableBufferPointer<Double>, count: Int) -> (smallest: Double, total: Double) {
-    guard count > 0 else { return (0, values.reduce(0, +)) }
+/// The sum of the `count` smallest values and the sum of all. Only a few values are left out, the largest,
+/// so a first pass finds the threshold among a few candidates and a second sums in order below it.
+func sumOfSmallest(_ values: UnsafeBufferPointer<Double>, count: Int) -> (smallest: Double, total: Double) {
+    let excluded = values.count - count
+    guard count > 0, excluded > 0 else {
+        let total = values.reduce(0, +)
+        return (count > 0 ? total : 0, total)
+    }
+    let threshold = withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * excluded) { candidates in
+        largest(excluded, of: values, candidates: candidates)
+    }
+    // Four running sums of each kind, so that no addition waits for the one before.
+    var totals = SIMD4<Double>()
+    var smallests = SIMD4<Double>()
+    var atOrAbove = 0
+    var index = 0
+    while index + 4 <= values.count {
+        let quad = SIMD4(values[index], values[index + 1], values[index + 2], values[index + 3])
+        totals += quad
+        let high = quad .>= threshold
+        if any(high) {
+            for lane in 0..<4 where high[lane] { atOrAbove += 1 }
+            smallests += quad.replacing(with: 0, where: high)
+        } else {
+            smallests += quad
+        }
+        index += 4
+    }
+    var smallest = smallests.sum()
+    var total = totals.sum()
+    for value in values[index...] {
+        total += value
+        if value < threshold {
+            smallest += value
+        } else {
+            atOrAbove += 1
+        }
+    }
+    // Values equal to the threshold make up the rest of the smallest `count`.
+    smallest += Double(count - (values.count - atOrAbove)) * threshold
+    return (smallest, total)
+}
+
+/// The `rank`-th largest of `values`. Values above a rising threshold are collected in `candidates` (room for
+/// four times `rank`); whenever it fills, only its `rank` largest stay and the least of them becomes the threshold.
+private func largest(_ rank: Int, of values: UnsafeBufferPointer<Double>, candidates: UnsafeMutableBufferPointer<Double>) -> Double {
+    var threshold = -Double.infinity
+    var kept = 0
+    for value in values where value > threshold {
+        candidates[kept] = value
+        kept += 1
+        if kept == candidates.count {
+            select(candidates, descendingAt: rank - 1)
+            kept = rank
+            threshold = candidates[rank - 1]
+        }
+    }
+    let collected = UnsafeMutableBufferPointer(rebasing: candidates[0..<kept])
+    select(collected, descendingAt: rank - 1)
+    return collected[rank - 1]
+}
+
+/// Partial partitioning in place (quickselect): `values[position]` becomes the value at that place in
+/// descending order, with none smaller before it and none larger after it.
+private func select(_ values: UnsafeMutableBufferPointer<Double>, descendingAt position: Int) {
     var low = 0
     var high = values.count - 1
-    let target = count - 1
     while low < high {
         let pivot = medianOfThree(values[low], values[(low + high) / 2], values[high])
         var i = low
         var j = high
         while i <= j {
-            while values[i] < pivot { i += 1 }
-            while values[j] > pivot { j -= 1 }
+            while values[i] > pivot { i += 1 }
+            while values[j] < pivot { j -= 1 }
             if i <= j {
                 values.swapAt(i, j)
                 i += 1
                 j -= 1
             }
         }
-        if target <= j {
+        if position <= j {
             high = j
-        } else if target >= i {
+        } else if position >= i {
             low = i
         } else {
             break
         }
     }
-    var smallest = 0.0
-    for index in 0..<count {
-        smallest += values[index]
-    }
-    var rest = 0.0
-    for index in count..<values.count {
-        rest += values[index]
-    }
-    return (smallest, smallest + rest)
 }
 
 private func medianOfThree(_ a: Double, _ b: Double, _ c: Double) -> Double {
