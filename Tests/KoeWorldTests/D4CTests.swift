@@ -127,6 +127,15 @@ import Testing
         }
     }
 
+    /// Peaks on every eighth value only, where a guess from every eighth value overshoots: all are considered.
+    @Test func sumOfSmallestHandlesSparsePeaks() {
+        let values = (0..<2049).map { (index: Int) -> Double in index % 8 == 0 ? 100 + Double(index) : 1 + Double(index % 3) }
+        let reference = values.sorted()[..<1984].reduce(0, +)
+        let (smallest, total) = values.withUnsafeBufferPointer { sumOfSmallest($0, count: 1984) }
+        #expect(smallest == reference)
+        #expect(total == values.reduce(0, +))
+    }
+
     /// Values equal to the threshold count only as often as the sorted order keeps them.
     @Test func sumOfSmallestCountsTiesOnce() {
         let values: [Double] = [3, 1, 3, 2, 3, 0, 3, 5, 3, 1]
