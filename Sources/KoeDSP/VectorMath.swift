@@ -1,6 +1,6 @@
 import Foundation
 
-/// Complex exponentials over whole buffers, four values at a time in SIMD registers, where libm takes one
+/// Real and complex exponentials over whole buffers, four values at a time in SIMD registers, where libm takes one
 /// call for each of exp, cos and sin of every value (glibc's exp and log are already as fast as a vector
 /// version; its sine and cosine are not). The kernels are fdlibm's (Sun's freely distributable libm): the
 /// same argument reductions and polynomials, written for vectors. Results are within about one unit in
@@ -18,6 +18,31 @@ public enum VectorMath {
         }
         if index < values.count {
             exponentiate(base + index, count: values.count - index, scale: scale)
+        }
+    }
+
+    /// `values[i] = exp(scale * values[i])` for each value.
+    public static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
+        guard let base = values.baseAddress else { return }
+        var index = 0
+        while index + 4 <= values.count {
+            exponentials(base + index, count: 4, scale: scale)
+            index += 4
+        }
+        if index < values.count {
+            exponentials(base + index, count: values.count - index, scale: scale)
+        }
+    }
+
+    @inline(__always)
+    private static func exponentials(_ values: UnsafeMutablePointer<Double>, count: Int, scale: Double) {
+        var x = SIMD4<Double>(repeating: 0)
+        for lane in 0..<count {
+            x[lane] = values[lane] * scale
+        }
+        let result = all(x.magnitude .<= 700) ? expKernel(x) : x.lanewise(Foundation.exp)
+        for lane in 0..<count {
+            values[lane] = result[lane]
         }
     }
 

@@ -470,9 +470,8 @@ private final class BandAperiodicity {
                 }
             }
         }
-        for bin in aperiodicity.indices {
-            aperiodicity[bin] = pow(10.0, aperiodicity[bin] / 20.0)
-        }
+        // 10^(level / 20), as an exponential.
+        VectorMath.exponentials(aperiodicity, scale: log(10.0) / 20.0)
     }
 }
 

@@ -41,6 +41,17 @@ import Testing
         }
     }
 
+    @Test func exponentialsMatchLibmWithinRounding() {
+        let scale = log(10.0) / 20
+        let input = samples(-200.0 ... 20.0, count: 1025) + [-8000, 0, 8000, .nan, -.infinity]
+        var values = input
+        values.withUnsafeMutableBufferPointer { VectorMath.exponentials($0, scale: scale) }
+        for index in values.indices {
+            let expected = exp(input[index] * scale)
+            #expect(same(values[index], expected), "exp(\(input[index] * scale))")
+        }
+    }
+
     @Test func sineAndCosineStayWithinRoundingAcrossQuadrants() {
         let input = samples(-100.0 ... 100.0, count: 4000) + [0, .pi / 4, .pi / 2, .pi, -.pi / 2, 1e6, .nan]
         var index = 0
