@@ -257,8 +257,8 @@ private final class EnvelopeEstimator {
         }
         inverse.execute()
 
-        for bin in 0...half {
-            envelope[bin] = exp(inverse.waveform[bin])
-        }
+        let logEnvelope = UnsafeMutableBufferPointer(rebasing: envelope[0...half])
+        _ = logEnvelope.update(fromContentsOf: UnsafeBufferPointer(rebasing: inverse.waveform[0...half]))
+        VectorMath.exponentials(logEnvelope, scale: 1)
     }
 }
