@@ -1,8 +1,8 @@
 import Foundation
 
-/// Real and complex exponentials over whole buffers, four values at a time in SIMD registers, where libm takes one
-/// call for each of exp, cos and sin of every value (glibc's exp and log are already as fast as a vector
-/// version; its sine and cosine are not). The kernels are fdlibm's (Sun's freely distributable libm): the
+/// Exponentials, real and complex, and sums over whole buffers, four values at a time in SIMD registers, where
+/// libm takes one call for each exp, cos and sin (glibc's log is already about as fast as a vector version;
+/// its exp, sine and cosine are not). The kernels are fdlibm's (Sun's freely distributable libm): the
 /// same argument reductions and polynomials, written for vectors. Results are within about one unit in
 /// the last place of libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN) go to
 /// libm itself.
@@ -44,6 +44,33 @@ public enum VectorMath {
         for lane in 0..<count {
             values[lane] = result[lane]
         }
+    }
+
+    /// The sum of `values`, in four interleaved running sums so that no addition waits for the one before
+    /// (a left-to-right sum is bound by the adder's latency); the result differs from it only in rounding.
+    public static func sum(_ values: UnsafeBufferPointer<Double>) -> Double {
+        sum(values.count) { values[$0] }
+    }
+
+    /// The sum of the squares of `values`, as `sum` adds.
+    public static func sumOfSquares(_ values: UnsafeBufferPointer<Double>) -> Double {
+        sum(values.count) { values[$0] * values[$0] }
+    }
+
+    @inline(__always)
+    private static func sum(_ count: Int, _ term: (Int) -> Double) -> Double {
+        var partial = SIMD4<Double>()
+        var index = 0
+        while index + 4 <= count {
+            partial += SIMD4(term(index), term(index + 1), term(index + 2), term(index + 3))
+            index += 4
+        }
+        var total = (partial[0] + partial[1]) + (partial[2] + partial[3])
+        while index < count {
+            total += term(index)
+            index += 1
+        }
+        return total
     }
 
     /// Up to four values; with `count` a constant 4 the lane loops unroll.

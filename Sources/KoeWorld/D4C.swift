@@ -177,15 +177,11 @@ private func windowWaveform(
     let safeguard = noise.take(length)
     let origin = Matlab.round(time * Double(sampleRate) + 0.001)
     UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
-    var waveformSum = 0.0
-    var windowSum = 0.0
     for i in 0..<length {
-        let value = waveform[i] * window[i] + safeguard[i] * D4C.safeguardNoise
-        waveform[i] = value
-        waveformSum += value
-        windowSum += window[i]
+        waveform[i] = waveform[i] * window[i] + safeguard[i] * D4C.safeguardNoise
     }
-    let dcLevel = waveformSum / windowSum
+    let dcLevel = VectorMath.sum(UnsafeBufferPointer(rebasing: waveform[0..<length]))
+        / VectorMath.sum(UnsafeBufferPointer(rebasing: window[0..<length]))
     for i in 0..<length {
         waveform[i] -= window[i] * dcLevel
     }
@@ -387,11 +383,7 @@ private final class BandAperiodicity {
     private func addCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream, replacing: Bool) {
         let waveform = forward.waveform
         let length = window(x, shape: .blackman, f0: f0, time: time, noise: noise)
-        var energy = 0.0
-        for i in 0..<length {
-            energy += waveform[i] * waveform[i]
-        }
-        let norm = energy.squareRoot()
+        let norm = VectorMath.sumOfSquares(UnsafeBufferPointer(rebasing: waveform[0..<length])).squareRoot()
         for i in 0..<length {
             waveform[i] /= norm
         }
