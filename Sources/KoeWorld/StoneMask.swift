@@ -90,21 +90,25 @@ public struct StoneMask: Sendable {
                 derivativeWindow = [Double](repeating: 0, count: length)
             }
             let rate = Double(sampleRate)
-            var consecutive = true
-            for i in 0..<length {
-                let offset = Double(i - window.halfLength) / rate
-                sampleIndex[i] = Matlab.round((position + offset) * rate)
-                consecutive = consecutive && (i == 0 || sampleIndex[i] == sampleIndex[i - 1] + 1)
+            let consecutive = sampleIndex.withUnsafeMutableBufferPointer { sampleIndex in
+                var consecutive = true
+                for i in 0..<length {
+                    let offset = Double(i - window.halfLength) / rate
+                    sampleIndex[i] = Matlab.round((position + offset) * rate)
+                    consecutive = consecutive && (i == 0 || sampleIndex[i] == sampleIndex[i - 1] + 1)
+                }
+                return consecutive
             }
             // Indices are 1-based as in the MATLAB original: index k reads sample k - 1, whose time this is.
             func phase(_ index: Int) -> Double {
                 2.0 * Double.pi * ((Double(index) - 1.0) / rate - position) / window.durationInSeconds
             }
+            let progression = windowProgression(length: length)
             mainWindow.withUnsafeMutableBufferPointer { mainWindow in
                 let cosines = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
                 // Consecutive samples (nearly always) advance the phase by 2π / length: a progression.
                 if consecutive {
-                    windowProgression(length: length).cosines(start: phase(sampleIndex[0]), into: cosines)
+                    progression.cosines(start: phase(sampleIndex[0]), into: cosines)
                 } else {
                     for i in 0..<length {
                         cosines[i] = cos(phase(sampleIndex[i]))
@@ -115,12 +119,14 @@ public struct StoneMask: Sendable {
                     let c = cosines[i]
                     cosines[i] = 0.42 + 0.5 * c + 0.08 * (2.0 * c * c - 1.0)
                 }
+                derivativeWindow.withUnsafeMutableBufferPointer { derivativeWindow in
+                    derivativeWindow[0] = -mainWindow[1] / 2.0
+                    for i in 1..<(length - 1) {
+                        derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
+                    }
+                    derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
+                }
             }
-            derivativeWindow[0] = -mainWindow[1] / 2.0
-            for i in 1..<(length - 1) {
-                derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
-            }
-            derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
         }
 
         /// Spectra of the signal under the window and under its derivative; samples outside the signal
