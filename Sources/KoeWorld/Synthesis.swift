@@ -96,6 +96,8 @@ final class PulseRenderer {
     /// Samples of `forward.waveform` the last noise filled; the rest are zero.
     private var noiseWritten = 0
     private let responseBuffer: UnsafeMutableBufferPointer<Double>
+    /// 1 / fftSize when that is exact (a power-of-two size): multiplying is dividing, without a division's cost.
+    private let inverseSize: Double?
 
     /// The most recent pulse's response; its time zero is element `fftSize / 2`.
     var response: UnsafeBufferPointer<Double> { UnsafeBufferPointer(responseBuffer) }
@@ -122,6 +124,7 @@ final class PulseRenderer {
         aperiodic = .allocate(capacity: fftSize)
         delayCosines = .allocate(capacity: bins)
         responseBuffer = .allocate(capacity: fftSize)
+        inverseSize = fftSize & (fftSize - 1) == 0 ? 1.0 / Double(fftSize) : nil
         PulseRenderer.makeDCRemover(into: dcRemover)
     }
 
@@ -298,15 +301,24 @@ final class PulseRenderer {
     /// Periodic energy is spread over one pulse, noise over `noiseLength` samples: scaling the periodic part
     /// by √noiseLength balances their power; dividing by the FFT size undoes FFTW's unnormalised inverse.
     private func mix(noiseLength: Int) {
+        if let inverseSize {
+            mix(noiseLength: noiseLength) { $0 * inverseSize }
+        } else {
+            let size = Double(fftSize)
+            mix(noiseLength: noiseLength) { $0 / size }
+        }
+    }
+
+    @inline(__always)
+    private func mix(noiseLength: Int, normalised: (Double) -> Double) {
         let (response, periodic, aperiodic) = (responseBuffer, periodic, aperiodic)
-        let size = Double(fftSize)
         if periodicIsSilent {
-            for i in 0..<fftSize { response[i] = aperiodic[i] / size }
+            for i in 0..<fftSize { response[i] = normalised(aperiodic[i]) }
             return
         }
         let periodicGain = Double(noiseLength).squareRoot()
         for i in 0..<fftSize {
-            response[i] = (periodic[i] * periodicGain + aperiodic[i]) / size
+            response[i] = normalised(periodic[i] * periodicGain + aperiodic[i])
         }
     }
 
