@@ -36,22 +36,27 @@ public final class NoiseStream {
     public func take(_ count: Int) -> UnsafeBufferPointer<Double> {
         precondition(count >= 0 && count <= maximumTake, "take at most maximumTake draws")
         if end - start < count {
-            refill()
+            generate(atLeast: count - (end - start))
         }
         defer { start += count }
         return UnsafeBufferPointer(rebasing: buffer[start..<(start + count)])
     }
 
-    /// Moves what is left to the front and fills the rest of the buffer with whole granules.
-    private func refill() {
-        let left = end - start
-        if left > 0 {
-            buffer.baseAddress!.update(from: buffer.baseAddress! + start, count: left)
+    /// Appends the fewest whole granules that make `count` more draws, moving what is left to the front
+    /// first if they do not fit. Generating only on demand matters: a stream is restarted for every short
+    /// analysis call, and draws made ahead and never taken would be thrown away.
+    private func generate(atLeast count: Int) {
+        let granule = NoiseStream.refillGranule
+        let length = (count + granule - 1) / granule * granule
+        if end + length > buffer.count {
+            let left = end - start
+            if left > 0 {
+                buffer.baseAddress!.update(from: buffer.baseAddress! + start, count: left)
+            }
+            start = 0
+            end = left
         }
-        let granules = (buffer.count - left) / NoiseStream.refillGranule
-        let fresh = UnsafeMutableBufferPointer(rebasing: buffer[left..<(left + granules * NoiseStream.refillGranule)])
-        generator.fill(fresh)
-        start = 0
-        end = left + fresh.count
+        generator.fill(UnsafeMutableBufferPointer(rebasing: buffer[end..<(end + length)]))
+        end += length
     }
 }

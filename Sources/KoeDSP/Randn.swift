@@ -1,3 +1,7 @@
+#if arch(x86_64)
+import _Builtin_intrinsics.intel
+#endif
+
 /// A seeded Gaussian generator: xorshift128 draws, twelve uniform draws summed (Irwin–Hall),
 /// the same sequence as WORLD's `randn`, so noise excitation can be reproduced run to run.
 public struct Randn: Sendable {
@@ -40,36 +44,32 @@ public struct Randn: Sendable {
         self = state
     }
 
-    private static let laneCount = 8
     private static let laneLength = 32
-    private static let laneRun = laneCount * laneLength
+    private static let laneRun = 2 * LaneGroup.width * laneLength
 
-    /// The next `laneRun` draws into `output`: lane `k` makes draws `k * laneLength ..< (k + 1) * laneLength`,
-    /// and the last lane's end state is where the sequence continues.
+    /// The next `laneRun` draws into `output`: lane `k` of the eight makes draws `k * laneLength ..< (k + 1) *
+    /// laneLength`, and the last lane's end state is where the sequence continues.
     private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>) {
-        var xs = SIMD8<UInt32>(), ys = SIMD8<UInt32>(), zs = SIMD8<UInt32>(), ws = SIMD8<UInt32>()
+        let jump = XorshiftJumps.shared.laneJump
         var laneState = XorshiftState(x: x, y: y, z: z, w: w)
-        for lane in 0..<Randn.laneCount {
-            (xs[lane], ys[lane], zs[lane], ws[lane]) = (laneState.x, laneState.y, laneState.z, laneState.w)
-            if lane < Randn.laneCount - 1 {
-                laneState = XorshiftJumps.shared.laneJump.apply(to: laneState)
+        var low = LaneGroup()
+        var high = LaneGroup()
+        for lane in 0..<LaneGroup.width {
+            low.start(lane, at: laneState)
+            laneState = jump.apply(to: laneState)
+        }
+        for lane in 0..<LaneGroup.width {
+            high.start(lane, at: laneState)
+            if lane < LaneGroup.width - 1 {
+                laneState = jump.apply(to: laneState)
             }
         }
+        let highOutput = output + LaneGroup.width * Randn.laneLength
         for draw in 0..<Randn.laneLength {
-            var sum = SIMD8<UInt32>(repeating: 0)
-            for _ in 0..<12 {
-                let t = xs ^ (xs &<< 11)
-                xs = ys
-                ys = zs
-                zs = ws
-                ws = (ws ^ (ws &>> 19)) ^ (t ^ (t &>> 8))
-                sum &+= ws &>> 4
-            }
-            for lane in 0..<Randn.laneCount {
-                output[lane * Randn.laneLength + draw] = Double(sum[lane]) / 268_435_456.0 - 6.0
-            }
+            LaneGroup.store(low.nextSums(), to: output + draw, stride: Randn.laneLength)
+            LaneGroup.store(high.nextSums(), to: highOutput + draw, stride: Randn.laneLength)
         }
-        (x, y, z, w) = (xs[7], ys[7], zs[7], ws[7])
+        (x, y, z, w) = high.state(LaneGroup.width - 1)
     }
 
     @inlinable @inline(__always)
@@ -100,6 +100,97 @@ public struct Randn: Sendable {
     }
 }
 
+/// Four xorshift128 generators side by side, one per lane of an SSE register for each state word.
+/// Written with SSE2 intrinsics on x86-64: the standard library's SIMD shifts are element loops, which the
+/// optimiser turns back into vector code only for short bodies, not for twelve chained steps.
+private struct LaneGroup {
+    static let width = 4
+
+    private var x = SIMD4<UInt32>()
+    private var y = SIMD4<UInt32>()
+    private var z = SIMD4<UInt32>()
+    private var w = SIMD4<UInt32>()
+
+    mutating func start(_ lane: Int, at state: XorshiftState) {
+        (x[lane], y[lane], z[lane], w[lane]) = (state.x, state.y, state.z, state.w)
+    }
+
+    func state(_ lane: Int) -> (UInt32, UInt32, UInt32, UInt32) {
+        (x[lane], y[lane], z[lane], w[lane])
+    }
+
+    /// Each lane's next twelve uniform draws, shifted right by 4 and summed (`Randn.next` before scaling).
+    @inline(__always)
+    mutating func nextSums() -> SIMD4<UInt32> {
+        var sum = SIMD4<UInt32>()
+        #if arch(x86_64)
+        // Four steps bring the state words back into their own variables: no values move between registers.
+        for _ in 0..<3 {
+            x = LaneGroup.step(x, w)
+            sum &+= LaneGroup.shiftRight(x, 4)
+            y = LaneGroup.step(y, x)
+            sum &+= LaneGroup.shiftRight(y, 4)
+            z = LaneGroup.step(z, y)
+            sum &+= LaneGroup.shiftRight(z, 4)
+            w = LaneGroup.step(w, z)
+            sum &+= LaneGroup.shiftRight(w, 4)
+        }
+        #else
+        // One step a turn: a body short enough for the optimiser to vectorise the element-wise shifts.
+        for _ in 0..<12 {
+            (x, y, z, w) = (y, z, w, LaneGroup.step(x, w))
+            sum &+= LaneGroup.shiftRight(w, 4)
+        }
+        #endif
+        return sum
+    }
+
+    /// The new newest word from the oldest (x) and the newest (w).
+    @inline(__always)
+    private static func step(_ oldest: SIMD4<UInt32>, _ newest: SIMD4<UInt32>) -> SIMD4<UInt32> {
+        let t = oldest ^ shiftLeft(oldest, 11)
+        return (newest ^ shiftRight(newest, 19)) ^ (t ^ shiftRight(t, 8))
+    }
+
+    /// `Randn.next`'s `Double(sum) / 2^28 - 6` of each lane, to `output[lane * stride]`. Taking the 6 off
+    /// as an integer first leaves a signed 32-bit value, which SSE2 converts; every step is exact.
+    @inline(__always)
+    static func store(_ sums: SIMD4<UInt32>, to output: UnsafeMutablePointer<Double>, stride: Int) {
+        #if arch(x86_64)
+        let centred = _mm_sub_epi32(unsafeBitCast(sums, to: __m128i.self), _mm_set1_epi32(6 << 28))
+        let scale = _mm_set1_pd(1.0 / 268_435_456.0)
+        let low = _mm_mul_pd(_mm_cvtepi32_pd(centred), scale)
+        let high = _mm_mul_pd(_mm_cvtepi32_pd(_mm_unpackhi_epi64(centred, centred)), scale)
+        _mm_storel_pd(output, low)
+        _mm_storeh_pd(output + stride, low)
+        _mm_storel_pd(output + 2 * stride, high)
+        _mm_storeh_pd(output + 3 * stride, high)
+        #else
+        for lane in 0..<width {
+            output[lane * stride] = Double(sums[lane]) / 268_435_456.0 - 6.0
+        }
+        #endif
+    }
+
+    @inline(__always)
+    private static func shiftLeft(_ value: SIMD4<UInt32>, _ count: Int32) -> SIMD4<UInt32> {
+        #if arch(x86_64)
+        unsafeBitCast(_mm_slli_epi32(unsafeBitCast(value, to: __m128i.self), count), to: SIMD4<UInt32>.self)
+        #else
+        value &<< UInt32(count)
+        #endif
+    }
+
+    @inline(__always)
+    private static func shiftRight(_ value: SIMD4<UInt32>, _ count: Int32) -> SIMD4<UInt32> {
+        #if arch(x86_64)
+        unsafeBitCast(_mm_srli_epi32(unsafeBitCast(value, to: __m128i.self), count), to: SIMD4<UInt32>.self)
+        #else
+        value &>> UInt32(count)
+        #endif
+    }
+}
+
 /// The 128-bit state of xorshift128 as a vector over GF(2): `low` holds x and y, `high` holds z and w.
 struct XorshiftState: Equatable, Sendable {
     var low: UInt64
@@ -126,11 +217,6 @@ struct XorshiftState: Equatable, Sendable {
         bit < 64 ? XorshiftState(low: 1 << UInt64(bit), high: 0) : XorshiftState(low: 0, high: 1 << UInt64(bit - 64))
     }
 
-    func bit(_ index: Int) -> Bool {
-        let word = index < 64 ? low : high
-        return (word >> UInt64(index % 64)) & 1 == 1
-    }
-
     static func ^ (a: XorshiftState, b: XorshiftState) -> XorshiftState {
         XorshiftState(low: a.low ^ b.low, high: a.high ^ b.high)
     }
@@ -148,9 +234,15 @@ struct XorshiftMatrix: Sendable {
 
     func apply(to state: XorshiftState) -> XorshiftState {
         var result = XorshiftState.zero
-        for bit in 0..<128 where state.bit(bit) {
-            result = result ^ columns[bit]
+        func addColumns(ofSetBitsIn word: UInt64, from offset: Int) {
+            var bits = word
+            while bits != 0 {
+                result = result ^ columns[offset + bits.trailingZeroBitCount]
+                bits &= bits - 1
+            }
         }
+        addColumns(ofSetBitsIn: state.low, from: 0)
+        addColumns(ofSetBitsIn: state.high, from: 64)
         return result
     }
 

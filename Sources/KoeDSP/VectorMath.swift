@@ -1,8 +1,8 @@
 import Foundation
 
-/// Complex exponentials over whole buffers, four values at a time in SIMD registers, where libm takes one
-/// call for each of exp, cos and sin of every value (glibc's exp and log are already as fast as a vector
-/// version; its sine and cosine are not). The kernels are fdlibm's (Sun's freely distributable libm): the
+/// Exponentials, real and complex, and sums over whole buffers, four values at a time in SIMD registers, where
+/// libm takes one call for each exp, cos and sin (glibc's log is already about as fast as a vector version;
+/// its exp, sine and cosine are not). The kernels are fdlibm's (Sun's freely distributable libm): the
 /// same argument reductions and polynomials, written for vectors. Results are within about one unit in
 /// the last place of libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN) go to
 /// libm itself.
@@ -19,6 +19,58 @@ public enum VectorMath {
         if index < values.count {
             exponentiate(base + index, count: values.count - index, scale: scale)
         }
+    }
+
+    /// `values[i] = exp(scale * values[i])` for each value.
+    public static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
+        guard let base = values.baseAddress else { return }
+        var index = 0
+        while index + 4 <= values.count {
+            exponentials(base + index, count: 4, scale: scale)
+            index += 4
+        }
+        if index < values.count {
+            exponentials(base + index, count: values.count - index, scale: scale)
+        }
+    }
+
+    @inline(__always)
+    private static func exponentials(_ values: UnsafeMutablePointer<Double>, count: Int, scale: Double) {
+        var x = SIMD4<Double>(repeating: 0)
+        for lane in 0..<count {
+            x[lane] = values[lane] * scale
+        }
+        let result = all(x.magnitude .<= 700) ? expKernel(x) : x.lanewise(Foundation.exp)
+        for lane in 0..<count {
+            values[lane] = result[lane]
+        }
+    }
+
+    /// The sum of `values`, in four interleaved running sums so that no addition waits for the one before
+    /// (a left-to-right sum is bound by the adder's latency); the result differs from it only in rounding.
+    public static func sum(_ values: UnsafeBufferPointer<Double>) -> Double {
+        sum(values.count) { values[$0] }
+    }
+
+    /// The sum of the squares of `values`, as `sum` adds.
+    public static func sumOfSquares(_ values: UnsafeBufferPointer<Double>) -> Double {
+        sum(values.count) { values[$0] * values[$0] }
+    }
+
+    @inline(__always)
+    private static func sum(_ count: Int, _ term: (Int) -> Double) -> Double {
+        var partial = SIMD4<Double>()
+        var index = 0
+        while index + 4 <= count {
+            partial += SIMD4(term(index), term(index + 1), term(index + 2), term(index + 3))
+            index += 4
+        }
+        var total = (partial[0] + partial[1]) + (partial[2] + partial[3])
+        while index < count {
+            total += term(index)
+            index += 1
+        }
+        return total
     }
 
     /// Up to four values; with `count` a constant 4 the lane loops unroll.

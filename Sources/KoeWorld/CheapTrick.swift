@@ -172,15 +172,11 @@ private final class EnvelopeEstimator {
         let origin = Matlab.round(time * Double(sampleRate) + 0.001)
         let waveform = forward.waveform
         UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
-        var waveformSum = 0.0
-        var windowSum = 0.0
         for i in 0..<length {
-            let value = waveform[i] * window[i] + safeguard[i] * 1e-12
-            waveform[i] = value
-            waveformSum += value
-            windowSum += window[i]
+            waveform[i] = waveform[i] * window[i] + safeguard[i] * 1e-12
         }
-        let dcLevel = waveformSum / windowSum
+        let dcLevel = VectorMath.sum(UnsafeBufferPointer(rebasing: waveform[0..<length]))
+            / VectorMath.sum(UnsafeBufferPointer(rebasing: window[0..<length]))
         for i in 0..<length {
             waveform[i] -= window[i] * dcLevel
         }
@@ -195,13 +191,10 @@ private final class EnvelopeEstimator {
     private func designWindow(halfLength: Int, f0: Double) {
         let rightHalf = UnsafeMutableBufferPointer(rebasing: window[halfLength...(2 * halfLength)])
         Trigonometry.cosines(step: Double.pi * f0 / 1.5 / Double(sampleRate), into: rightHalf)
-        var energy = 0.0
         for offset in 0...halfLength {
-            let value = 0.5 * rightHalf[offset] + 0.5
-            rightHalf[offset] = value
-            energy += value * value
+            rightHalf[offset] = 0.5 * rightHalf[offset] + 0.5
         }
-        energy = 2 * energy - rightHalf[0] * rightHalf[0]
+        let energy = 2 * VectorMath.sumOfSquares(UnsafeBufferPointer(rightHalf)) - rightHalf[0] * rightHalf[0]
         let scale = 1 / energy.squareRoot()
         for offset in 0...halfLength {
             let value = rightHalf[offset] * scale
@@ -257,8 +250,8 @@ private final class EnvelopeEstimator {
         }
         inverse.execute()
 
-        for bin in 0...half {
-            envelope[bin] = exp(inverse.waveform[bin])
-        }
+        let logEnvelope = UnsafeMutableBufferPointer(rebasing: envelope[0...half])
+        _ = logEnvelope.update(fromContentsOf: UnsafeBufferPointer(rebasing: inverse.waveform[0...half]))
+        VectorMath.exponentials(logEnvelope, scale: 1)
     }
 }

@@ -177,15 +177,11 @@ private func windowWaveform(
     let safeguard = noise.take(length)
     let origin = Matlab.round(time * Double(sampleRate) + 0.001)
     UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
-    var waveformSum = 0.0
-    var windowSum = 0.0
     for i in 0..<length {
-        let value = waveform[i] * window[i] + safeguard[i] * D4C.safeguardNoise
-        waveform[i] = value
-        waveformSum += value
-        windowSum += window[i]
+        waveform[i] = waveform[i] * window[i] + safeguard[i] * D4C.safeguardNoise
     }
-    let dcLevel = waveformSum / windowSum
+    let dcLevel = VectorMath.sum(UnsafeBufferPointer(rebasing: waveform[0..<length]))
+        / VectorMath.sum(UnsafeBufferPointer(rebasing: window[0..<length]))
     for i in 0..<length {
         waveform[i] -= window[i] * dcLevel
     }
@@ -387,11 +383,7 @@ private final class BandAperiodicity {
     private func addCentroid(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double, noise: NoiseStream, replacing: Bool) {
         let waveform = forward.waveform
         let length = window(x, shape: .blackman, f0: f0, time: time, noise: noise)
-        var energy = 0.0
-        for i in 0..<length {
-            energy += waveform[i] * waveform[i]
-        }
-        let norm = energy.squareRoot()
+        let norm = VectorMath.sumOfSquares(UnsafeBufferPointer(rebasing: waveform[0..<length])).squareRoot()
         for i in 0..<length {
             waveform[i] /= norm
         }
@@ -455,7 +447,7 @@ private final class BandAperiodicity {
             for bin in 0...half {
                 bandPower[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
             }
-            let (weakSum, total) = sumOfSmallest(UnsafeMutableBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins)
+            let (weakSum, total) = sumOfSmallest(UnsafeBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins)
             let level = 10 * log10(weakSum / total)
             coarse[band + 1] = min(0.0, level + (f0 - 100) / 50.0)
         }
@@ -470,49 +462,124 @@ private final class BandAperiodicity {
                 }
             }
         }
-        for bin in aperiodicity.indices {
-            aperiodicity[bin] = pow(10.0, aperiodicity[bin] / 20.0)
-        }
+        // 10^(level / 20), as an exponential.
+        VectorMath.exponentials(aperiodicity, scale: log(10.0) / 20.0)
     }
 }
 
-/// The sum of the `count` smallest values and the sum of all, by partial partitioning in place
-/// (quickselect); the order of `values` is not kept.
-private func sumOfSmallest(_ values: UnsafeMutableBufferPointer<Double>, count: Int) -> (smallest: Double, total: Double) {
-    guard count > 0 else { return (0, values.reduce(0, +)) }
+/// The sum of the `count` smallest values and the sum of all. Only a few values are left out, the largest,
+/// so a first pass finds the threshold among a few candidates and a second sums in order below it.
+func sumOfSmallest(_ values: UnsafeBufferPointer<Double>, count: Int) -> (smallest: Double, total: Double) {
+    let excluded = values.count - count
+    guard count > 0, excluded > 0 else {
+        let total = values.reduce(0, +)
+        return (count > 0 ? total : 0, total)
+    }
+    let threshold = withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * excluded) { candidates in
+        largest(excluded, of: values, candidates: candidates)
+    }
+    // Four running sums of each kind, so that no addition waits for the one before.
+    var totals = SIMD4<Double>()
+    var smallests = SIMD4<Double>()
+    var atOrAbove = 0
+    var index = 0
+    while index + 4 <= values.count {
+        let quad = SIMD4(values[index], values[index + 1], values[index + 2], values[index + 3])
+        totals += quad
+        let high = quad .>= threshold
+        if any(high) {
+            for lane in 0..<4 where high[lane] { atOrAbove += 1 }
+            smallests += quad.replacing(with: 0, where: high)
+        } else {
+            smallests += quad
+        }
+        index += 4
+    }
+    var smallest = smallests.sum()
+    var total = totals.sum()
+    for value in values[index...] {
+        total += value
+        if value < threshold {
+            smallest += value
+        } else {
+            atOrAbove += 1
+        }
+    }
+    // Values equal to the threshold make up the rest of the smallest `count`.
+    smallest += Double(count - (values.count - atOrAbove)) * threshold
+    return (smallest, total)
+}
+
+/// The `rank`-th largest of `values`, with `candidates` (room for four times `rank`) as scratch. A first
+/// guess comes from every eighth value; on a smooth spectrum about half as many values again as `rank` lie
+/// above it, and only those are collected. If fewer than `rank` do, all values are considered instead.
+private func largest(_ rank: Int, of values: UnsafeBufferPointer<Double>, candidates: UnsafeMutableBufferPointer<Double>) -> Double {
+    let sampleStride = 8
+    let sampleRank = rank * 3 / (2 * sampleStride) + 1
+    let sampleCandidates = UnsafeMutableBufferPointer(rebasing: candidates[0..<(4 * sampleRank)])
+    let guess = sampleRank * sampleStride <= values.count
+        ? largest(sampleRank, of: values, stride: sampleStride, above: -.infinity, candidates: sampleCandidates)
+        : nil
+    if let guess, let exact = largest(rank, of: values, stride: 1, above: guess, candidates: candidates) {
+        return exact
+    }
+    return largest(rank, of: values, stride: 1, above: -.infinity, candidates: candidates)!
+}
+
+/// The `rank`-th largest of every `stride`-th value, if at least `rank` of them exceed `floor`. Values above a
+/// rising threshold (at first `floor`) are collected; whenever `candidates` fills, only its `rank` largest
+/// stay and the least of them becomes the threshold.
+private func largest(
+    _ rank: Int, of values: UnsafeBufferPointer<Double>, stride: Int, above floor: Double,
+    candidates: UnsafeMutableBufferPointer<Double>
+) -> Double? {
+    var threshold = floor
+    var kept = 0
+    var index = 0
+    while index < values.count {
+        let value = values[index]
+        index += stride
+        guard value > threshold else { continue }
+        candidates[kept] = value
+        kept += 1
+        if kept == candidates.count {
+            select(candidates, descendingAt: rank - 1)
+            kept = rank
+            threshold = candidates[rank - 1]
+        }
+    }
+    guard kept >= rank else { return nil }
+    let collected = UnsafeMutableBufferPointer(rebasing: candidates[0..<kept])
+    select(collected, descendingAt: rank - 1)
+    return collected[rank - 1]
+}
+
+/// Partial partitioning in place (quickselect): `values[position]` becomes the value at that place in
+/// descending order, with none smaller before it and none larger after it.
+private func select(_ values: UnsafeMutableBufferPointer<Double>, descendingAt position: Int) {
     var low = 0
     var high = values.count - 1
-    let target = count - 1
     while low < high {
         let pivot = medianOfThree(values[low], values[(low + high) / 2], values[high])
         var i = low
         var j = high
         while i <= j {
-            while values[i] < pivot { i += 1 }
-            while values[j] > pivot { j -= 1 }
+            while values[i] > pivot { i += 1 }
+            while values[j] < pivot { j -= 1 }
             if i <= j {
                 values.swapAt(i, j)
                 i += 1
                 j -= 1
             }
         }
-        if target <= j {
+        if position <= j {
             high = j
-        } else if target >= i {
+        } else if position >= i {
             low = i
         } else {
             break
         }
     }
-    var smallest = 0.0
-    for index in 0..<count {
-        smallest += values[index]
-    }
-    var rest = 0.0
-    for index in count..<values.count {
-        rest += values[index]
-    }
-    return (smallest, smallest + rest)
 }
 
 private func medianOfThree(_ a: Double, _ b: Double, _ c: Double) -> Double {

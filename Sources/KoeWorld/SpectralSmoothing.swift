@@ -10,7 +10,8 @@ final class SpectralSmoothing {
     /// Running integral of the spectrum mirrored at both ends; room for the widest allowed width.
     private let integral: UnsafeMutableBufferPointer<Double>
     private let replica: UnsafeMutableBufferPointer<Double>
-    /// Where each bin's lower and upper edges fall on the integral's axis, in bins.
+    /// Where each bin's lower and upper edges fall on the integral's axis, in bins, when `EdgeAxis` finds no
+    /// steady shift.
     private let lowerPositions: UnsafeMutableBufferPointer<Double>
     private let upperPositions: UnsafeMutableBufferPointer<Double>
 
@@ -68,46 +69,41 @@ final class SpectralSmoothing {
         let integralCount = half + 2 * boundary + 1
         integrateMirrored(input, boundary: boundary, count: integralCount)
 
-        // Bin edges `bin * binWidth ∓ width / 2`, as positions on the integral's axis, which starts
-        // `boundary - 0.5` bins below 0 Hz.
-        let origin = -(Double(boundary) - 0.5) * binWidth
-        edgePositions(width: width, origin: origin)
+        // The integral's axis starts `boundary - 0.5` bins below 0 Hz.
+        let axis = EdgeAxis(
+            sampleRate: sampleRate, fftSize: fftSize, width: width, origin: -(Double(boundary) - 0.5) * binWidth)
         let levels = UnsafeBufferPointer(rebasing: integral[0..<integralCount])
         let last = integralCount - 1
-        for bin in 0...half {
+        if let shifts = axis.steadyShifts(binCount: binCount, last: last) {
+            for bin in 0..<binCount {
+                let (lowerPosition, upperPosition) = axis.positions(bin)
+                let lower = interpolate(levels, base: bin &+ shifts.lower, at: lowerPosition)
+                let upper = interpolate(levels, base: bin &+ shifts.upper, at: upperPosition)
+                output[bin] = (upper - lower) / width
+            }
+            return
+        }
+        let (lowerPositions, upperPositions) = (lowerPositions, upperPositions)
+        for bin in 0..<binCount {
+            (lowerPositions[bin], upperPositions[bin]) = axis.positions(bin)
+        }
+        for bin in 0..<binCount {
             let lower = interpolate(levels, last: last, at: lowerPositions[bin])
             let upper = interpolate(levels, last: last, at: upperPositions[bin])
             output[bin] = (upper - lower) / width
         }
     }
 
-    /// The bins' edges `bin * fs / fftSize ∓ width / 2` as positions on the integral's axis, computed exactly
-    /// as WORLD does: the smoothing subtracts nearly equal integrals, so even the last bit of a position
-    /// shows in a quiet part of the result. Divisions by a power-of-two size are exact multiplications, and
-    /// a loop of nothing but this arithmetic runs two lanes at a time.
-    private func edgePositions(width: Double, origin: Double) {
-        let (lowerPositions, upperPositions) = (lowerPositions, upperPositions)
-        let (rate, size, binWidth) = (Double(sampleRate), Double(fftSize), binWidth)
-        let halfWidth = width / 2.0
-        if fftSize & (fftSize - 1) == 0 {
-            let inverseSize = 1.0 / size
-            for bin in 0..<binCount {
-                let lowerEdge = Double(bin) * inverseSize * rate - halfWidth
-                lowerPositions[bin] = (lowerEdge - origin) / binWidth
-                upperPositions[bin] = (lowerEdge + width - origin) / binWidth
-            }
-        } else {
-            for bin in 0..<binCount {
-                let lowerEdge = Double(bin) / size * rate - halfWidth
-                lowerPositions[bin] = (lowerEdge - origin) / binWidth
-                upperPositions[bin] = (lowerEdge + width - origin) / binWidth
-            }
-        }
-    }
-
     /// In-place form of `smooth(_:width:into:)`.
     func smooth(_ spectrum: UnsafeMutableBufferPointer<Double>, width: Double) {
         smooth(UnsafeBufferPointer(spectrum), width: width, into: spectrum)
+    }
+
+    /// `interpolate(_:last:at:)` for a position whose integer part `base` is known and below `last`.
+    @inline(__always)
+    private func interpolate(_ y: UnsafeBufferPointer<Double>, base: Int, at position: Double) -> Double {
+        let fraction = position - Double(Int32(truncatingIfNeeded: base))
+        return y[base] + (y[base &+ 1] - y[base]) * fraction
     }
 
     /// Linear interpolation of `y` at a non-negative fractional index, flat past index `last` (WORLD's interp1Q).
@@ -136,5 +132,56 @@ final class SpectralSmoothing {
             running = spectrum[half - (index - (half + boundary))] * binWidth + running
             integral[index] = running
         }
+    }
+}
+
+/// Where the edges of each bin's smoothing rectangle, `bin * fs / fftSize ∓ width / 2`, fall on the axis of
+/// the mirrored integral, in bins from its start at `origin` Hz.
+///
+/// Computed exactly as WORLD computes them: the smoothing subtracts nearly equal integrals, so even the last
+/// bit of a position shows in a quiet part of the result. (Division by a power-of-two size is an exact
+/// multiplication.) The loops over bins that call `positions` vectorise, two divisions at a time.
+private struct EdgeAxis {
+    let rate: Double
+    let size: Double
+    let inverseSize: Double?
+    let binWidth: Double
+    let width: Double
+    let halfWidth: Double
+    let origin: Double
+
+    init(sampleRate: Int, fftSize: Int, width: Double, origin: Double) {
+        rate = Double(sampleRate)
+        size = Double(fftSize)
+        inverseSize = fftSize & (fftSize - 1) == 0 ? 1.0 / size : nil
+        binWidth = rate / size
+        self.width = width
+        halfWidth = width / 2.0
+        self.origin = origin
+    }
+
+    @inline(__always)
+    func positions(_ bin: Int) -> (lower: Double, upper: Double) {
+        let frequency = Double(Int32(truncatingIfNeeded: bin))
+        let lowerEdge = (inverseSize.map { frequency * $0 } ?? frequency / size) * rate - halfWidth
+        return ((lowerEdge - origin) / binWidth, (lowerEdge + width - origin) / binWidth)
+    }
+
+    /// Positions advance by one a bin, give or take far less than 10⁻⁶ of rounding. Unless the first ones lie
+    /// that close to a whole number, each edge's integer part is its bin plus a constant shift, so the
+    /// interpolation reads the integral in order with no conversion a bin. Nil when a shift is not certain,
+    /// or when the highest edges reach the integral's last point (where interpolation turns flat).
+    func steadyShifts(binCount: Int, last: Int) -> (lower: Int, upper: Int)? {
+        let margin = 1e-6
+        func shift(_ position: Double) -> Int? {
+            let whole = position.rounded(.down)
+            let fraction = position - whole
+            return fraction > margin && fraction < 1 - margin ? Int(whole) : nil
+        }
+        let (lowerPosition, upperPosition) = positions(0)
+        guard let lower = shift(lowerPosition), let upper = shift(upperPosition),
+            binCount - 1 + max(lower, upper) < last
+        else { return nil }
+        return (lower, upper)
     }
 }

@@ -38,6 +38,8 @@ public struct StoneMask: Sendable {
         private var sampleIndex: [Int] = []
         private var mainWindow: [Double] = []
         private var derivativeWindow: [Double] = []
+        /// The window's phases for each length met, made once.
+        private var windowProgressions: [Int: Trigonometry.Progression] = [:]
 
         /// Largest relative correction accepted; beyond it the initial F0 is kept.
         private static let maximumCorrection = 0.2
@@ -64,6 +66,13 @@ public struct StoneMask: Sendable {
             return abs(estimate - initialF0) > initialF0 * Self.maximumCorrection ? initialF0 : estimate
         }
 
+        private func windowProgression(length: Int) -> Trigonometry.Progression {
+            if let progression = windowProgressions[length] { return progression }
+            let progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
+            windowProgressions[length] = progression
+            return progression
+        }
+
         private func transforms(size: Int) -> (main: ForwardRealFFT, derivative: ForwardRealFFT) {
             if let pair = transforms[size] { return pair }
             let pair = (ForwardRealFFT(size: size), ForwardRealFFT(size: size))
@@ -81,22 +90,43 @@ public struct StoneMask: Sendable {
                 derivativeWindow = [Double](repeating: 0, count: length)
             }
             let rate = Double(sampleRate)
-            for i in 0..<length {
-                let offset = Double(i - window.halfLength) / rate
-                sampleIndex[i] = Matlab.round((position + offset) * rate)
+            let consecutive = sampleIndex.withUnsafeMutableBufferPointer { sampleIndex in
+                var consecutive = true
+                for i in 0..<length {
+                    let offset = Double(i - window.halfLength) / rate
+                    sampleIndex[i] = Matlab.round((position + offset) * rate)
+                    consecutive = consecutive && (i == 0 || sampleIndex[i] == sampleIndex[i - 1] + 1)
+                }
+                return consecutive
             }
             // Indices are 1-based as in the MATLAB original: index k reads sample k - 1, whose time this is.
-            // The Blackman window's second cosine is the first's double angle: cos 2x = 2 cos^2 x - 1.
-            for i in 0..<length {
-                let t = (Double(sampleIndex[i]) - 1.0) / rate - position
-                let c = cos(2.0 * Double.pi * t / window.durationInSeconds)
-                mainWindow[i] = 0.42 + 0.5 * c + 0.08 * (2.0 * c * c - 1.0)
+            func phase(_ index: Int) -> Double {
+                2.0 * Double.pi * ((Double(index) - 1.0) / rate - position) / window.durationInSeconds
             }
-            derivativeWindow[0] = -mainWindow[1] / 2.0
-            for i in 1..<(length - 1) {
-                derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
+            let progression = windowProgression(length: length)
+            mainWindow.withUnsafeMutableBufferPointer { mainWindow in
+                let cosines = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
+                // Consecutive samples (nearly always) advance the phase by 2π / length: a progression.
+                if consecutive {
+                    progression.cosines(start: phase(sampleIndex[0]), into: cosines)
+                } else {
+                    for i in 0..<length {
+                        cosines[i] = cos(phase(sampleIndex[i]))
+                    }
+                }
+                // The Blackman window's second cosine is the first's double angle: cos 2x = 2 cos^2 x - 1.
+                for i in 0..<length {
+                    let c = cosines[i]
+                    cosines[i] = 0.42 + 0.5 * c + 0.08 * (2.0 * c * c - 1.0)
+                }
+                derivativeWindow.withUnsafeMutableBufferPointer { derivativeWindow in
+                    derivativeWindow[0] = -mainWindow[1] / 2.0
+                    for i in 1..<(length - 1) {
+                        derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
+                    }
+                    derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
+                }
             }
-            derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
         }
 
         /// Spectra of the signal under the window and under its derivative; samples outside the signal

@@ -41,6 +41,29 @@ import Testing
         }
     }
 
+    @Test func exponentialsMatchLibmWithinRounding() {
+        let scale = log(10.0) / 20
+        let input = samples(-200.0 ... 20.0, count: 1025) + [-8000, 0, 8000, .nan, -.infinity]
+        var values = input
+        values.withUnsafeMutableBufferPointer { VectorMath.exponentials($0, scale: scale) }
+        for index in values.indices {
+            let expected = exp(input[index] * scale)
+            #expect(same(values[index], expected), "exp(\(input[index] * scale))")
+        }
+    }
+
+    @Test func sumsAgreeWithLeftToRightSumsWithinRounding() {
+        for count in [0, 1, 3, 4, 7, 1921] {
+            let values = samples(-1.0 ... 3.0, count: max(count, 1)).prefix(count)
+            let sum = values.withContiguousStorageIfAvailable { VectorMath.sum($0) }!
+            let squares = values.withContiguousStorageIfAvailable { VectorMath.sumOfSquares($0) }!
+            let expectedSum = values.reduce(0, +)
+            let expectedSquares = values.reduce(0) { $0 + $1 * $1 }
+            #expect(abs(sum - expectedSum) <= 1e-13 * values.reduce(0) { $0 + abs($1) }, "sum of \(count)")
+            #expect(abs(squares - expectedSquares) <= 1e-13 * expectedSquares, "squares of \(count)")
+        }
+    }
+
     @Test func sineAndCosineStayWithinRoundingAcrossQuadrants() {
         let input = samples(-100.0 ... 100.0, count: 4000) + [0, .pi / 4, .pi / 2, .pi, -.pi / 2, 1e6, .nan]
         var index = 0

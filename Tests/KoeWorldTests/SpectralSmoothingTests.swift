@@ -75,4 +75,48 @@ import Testing
         }
         #expect(spectrum.allSatisfy { $0.isFinite })
     }
+
+    /// WORLD's LinearSmoothing written out plainly, one bin and one division at a time, for the smoothing to
+    /// match bit for bit: the mirrored integral, the edges' positions on its axis, interp1Q.
+    private func reference(_ spectrum: [Double], width: Double, fftSize: Int, sampleRate: Int) -> [Double] {
+        let half = fftSize / 2
+        let (size, rate) = (Double(fftSize), Double(sampleRate))
+        let binWidth = rate / size
+        let boundary = Int(width * size / rate) + 1
+        let mirrored = (0..<boundary).map { spectrum[boundary - $0] } + spectrum[0..<half]
+            + (0...boundary).map { spectrum[half - $0] }
+        var running = 0.0
+        let integral = mirrored.map { value in
+            running = value * binWidth + running
+            return running
+        }
+        let origin = -(Double(boundary) - 0.5) * binWidth
+        func level(at edge: Double) -> Double {
+            let position = (edge - origin) / binWidth
+            let base = Int(position)
+            let slope = base < integral.count - 1 ? integral[base + 1] - integral[base] : 0
+            return integral[base] + slope * (position - Double(base))
+        }
+        return (0...half).map { bin in
+            let lowerEdge = Double(bin) / size * rate - width / 2.0
+            return (level(at: lowerEdge + width) - level(at: lowerEdge)) / width
+        }
+    }
+
+    @Test func smoothingMatchesWorldsArithmeticExactly() {
+        for (fftSize, sampleRate) in [(2048, 48000), (1024, 16000), (1000, 22050), (1002, 8000)] {
+            let smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
+            let spectrum = (0...(fftSize / 2)).map { exp(3 * sin(Double($0) / 5.3)) * (1 + Double($0 % 7)) }
+            // A whole number of bins puts the edges on whole positions, which takes the general path.
+            let binWidth = Double(sampleRate) / Double(fftSize)
+            for width in [23.4375, 71.1, 150.0, 333.3, binWidth, 3 * binWidth, smoothing.highestF0] {
+                var output = [Double](repeating: .nan, count: spectrum.count)
+                spectrum.withUnsafeBufferPointer { input in
+                    output.withUnsafeMutableBufferPointer { smoothing.smooth(input, width: width, into: $0) }
+                }
+                let expected = reference(spectrum, width: width, fftSize: fftSize, sampleRate: sampleRate)
+                #expect(output == expected, "fftSize \(fftSize), width \(width)")
+            }
+        }
+    }
 }
