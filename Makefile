@@ -6,12 +6,13 @@ PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
 TEST_DEPS    := espeak-ng sox
+BENCH_DEPS   := rubberband-cli
 PY_TEST_DEPS := pyworld soundfile numpy
 RELEASE_KOE  := .build/release/koe
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench bench-convert fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -33,8 +34,24 @@ test: deps test-deps release
 conformance: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
 
-bench: deps test-deps
-	$(PYTHON) bench/bench.py
+# Issue 4's speed bars in one table: each WORLD stage, the whole conversion (dio and harvest paths, 1 and 2
+# threads) and pipe mode against pyworld and `rubberband -3 -F`, at 48 and 16 kHz, alternating runs, median of
+# 5 rounds; figures also in .build/bench/results.json. About 10 minutes on 2 cores.
+bench: deps test-deps bench-deps release
+	$(PYTHON) bench/bench.py --koe $(RELEASE_KOE)
+
+bench-deps:
+	@missing=$$(for p in $(BENCH_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# One frame's work per WORLD stage in steady state (ordo-one/benchmark, package bench/Micro): wall clock and
+# allocations, then the allocation bars of bench/Micro/Thresholds (0 a frame or block). Not part of `make test`.
+bench-micro: deps
+	cd bench/Micro && $(SWIFT) package benchmark --no-progress
+	cd bench/Micro && $(SWIFT) package benchmark thresholds check --no-progress
 
 # The convert bars: chunking/pipe equivalence, live pipe latency, memory, voice quality (installs its own tools).
 bench-convert: deps test-deps release

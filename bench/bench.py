@@ -1,44 +1,63 @@
 #!/usr/bin/env python3
-"""Stage-by-stage timing of koe's WORLD against pyworld on real speech.
+"""The speed bars of issue 4: koe against WORLD's C++ (pyworld) and Rubber Band, side by side in one run.
 
-Usage: python3 bench/bench.py [--pairs 5] [--seconds 60] [--rates 48000,16000] [--threads 1]
+Usage: python3 bench/bench.py [--koe .build/release/koe] [--pairs 5] [--seconds 60] [--rates 48000,16000]
+                              [--json .build/bench/results.json]
 
-Builds bench/ in release (`swift build -c release --package-path bench`), makes at least
---seconds of speech at each rate (the corpus clips in ../shared/corpus, resampled with sox
-and concatenated in turn until long enough; the project's samples/*.wav when the corpus is
-absent), then runs koe and pyworld alternately, A B A B, --pairs times. Each koe run is
-one `koe-bench` process that times its stages in process after reading the signal; each
-pyworld run is timed in this process on the already loaded signal, so neither side pays
-for start-up or file reading. Both sides run the same chain: DIO, StoneMask on DIO's F0,
-Harvest, then CheapTrick, D4C and synthesis on Harvest's F0. The table shows the median
-of each stage: koe seconds, pyworld seconds and pyworld / koe (above 1: koe is faster), by the
-wall clock and by CPU time (the process's, all threads). On a machine shared with other work
-the wall clock also counts time spent waiting for a core; CPU time does not, so its ratio is
-the steadier of the two. --threads shares CheapTrick's and D4C's frames among that many
-threads (the results are the same for any count).
+Input: at least --seconds of real speech at each rate, the corpus clips (../shared/corpus, else samples/*.wav)
+resampled with sox and concatenated in turn, as a 16-bit WAV. Every figure is the median of --pairs rounds in
+which the contenders run one after the other (A B A B ...), so slow spells on a shared machine fall on all.
+
+1. Stages. koe: one `koe-bench` process per round (bench/Sources/KoeBench, built here in release), timing its
+   stages in process after reading the signal; pyworld: timed in this process on the loaded signal. Neither
+   pays for start-up or file reading. The chain: DIO, StoneMask on DIO's F0, Harvest, then CheapTrick, D4C and
+   synthesis on Harvest's F0, koe on one thread. Wall-clock and CPU seconds (the process's, all threads).
+2. Whole conversion, pitch x1.2 and formants x1.1. koe: `koe convert IN OUT --pitch 1.2 --formant 1.1 --quiet
+   --f0-method dio|harvest --threads 1|2`, the whole process, file to file. pyworld: the same work in this
+   process on the loaded signal (dio + stonemask or harvest, cheaptrick, d4c, F0 x1.2, each envelope row read
+   at bin / 1.1 by linear interpolation as koe does, synthesize); reading and writing files not counted.
+   Rubber Band: `rubberband -3 -F -f 1.2 IN OUT`, the whole process (its R3 engine, formants preserved).
+3. Pipe mode, 48 kHz: the speech as raw signed 16-bit mono from a file on stdin through `koe - - --type raw
+   --rate 48000 --encoding signed --bits 16 --channels 1 --pitch 1.2 --formant 1.1 --threads 1` to
+   /dev/null; speed = audio seconds / wall seconds.
+
+Prints a table per rate, then one line per bar of issue 4 with PASS or FAIL, and writes every figure (medians
+and each run) as JSON. Wall-clock time on a shared machine also counts time spent waiting for a core; the load
+average is printed and stored. Exit status 1 if a bar fails.
 """
 
 import argparse
 import json
+import math
+import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from itertools import cycle
 from pathlib import Path
 
-import numpy as np
-import pyworld
-import soundfile
+from common import (DEFAULT_KOE, REPO, default_corpus, ensure_debian_packages, ensure_python_packages,
+                    make_speech, raw_options, require_koe, run_timed, speech_clips)
+
+ensure_python_packages([("numpy", "numpy"), ("soundfile", "soundfile"), ("pyworld", "pyworld")])
+ensure_debian_packages([("sox", "sox"), ("rubberband", "rubberband-cli")])
+import numpy as np  # noqa: E402  (installed above when missing)
+import pyworld  # noqa: E402
+import soundfile  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
-REPOSITORY = BENCH.parent
 STAGES = ("dio", "stonemask", "harvest", "cheaptrick", "d4c", "synthesis")
 FRAME_PERIOD = 5.0
+PITCH = 1.2
+FORMANT = 1.1
+METHODS = ("dio", "harvest")
+PIPE_RATE = 48000
+BAR_RATE = 48000
 
 
-def build():
+def build_koe_bench():
     command = ["swift", "build", "-c", "release", "--package-path", str(BENCH)]
     print("building:", " ".join(command), flush=True)
     subprocess.run(command, check=True)
@@ -46,56 +65,49 @@ def build():
     return Path(path.stdout.strip()) / "koe-bench"
 
 
-def source_clips(corpus):
-    clips = sorted(corpus.glob("*.wav")) if corpus.is_dir() else []
-    if clips:
-        return clips, f"corpus {corpus}"
-    clips = sorted((REPOSITORY / "samples").glob("*.wav"))
-    if clips:
-        return clips, f"samples (corpus not found at {corpus})"
-    sys.exit(f"bench: no speech found (neither {corpus} nor {REPOSITORY / 'samples'} holds wav files)")
+class Speech:
+    """One rate's input: the WAV, the signal as loaded, and the forms koe-bench and the pipe read."""
+
+    def __init__(self, clips, rate, seconds, folder):
+        self.rate = rate
+        self.wav = make_speech(clips, rate, seconds, folder)
+        signal, actual_rate = soundfile.read(str(self.wav), dtype="float64")
+        assert actual_rate == rate
+        self.signal = np.ascontiguousarray(signal)
+        self.seconds = len(signal) / rate
+        self.float64 = folder / f"speech_{rate}.f64"
+        self.signal.astype("<f8").tofile(self.float64)
+        self.pcm16 = folder / f"speech_{rate}.s16"
+        pcm, _ = soundfile.read(str(self.wav), dtype="int16")
+        pcm.astype("<i2").tofile(self.pcm16)
+        self.scratch = folder
 
 
-def make_speech(clips, rate, seconds, workdir):
-    """At least `seconds` of mono speech at `rate`: the clips resampled, then concatenated in turn."""
-    resampled = []
-    for index, clip in enumerate(clips):
-        path = workdir / f"clip{index}_{rate}.wav"
-        subprocess.run(["sox", "-D", str(clip), "-r", str(rate), "-c", "1", str(path)], check=True)
-        resampled.append((path, soundfile.info(str(path)).frames))
-    chosen, total = [], 0
-    for path, frames in cycle(resampled):
-        if total >= seconds * rate:
-            break
-        chosen.append(str(path))
-        total += frames
-    speech = workdir / f"speech_{rate}.wav"
-    subprocess.run(["sox", "-D", *chosen, str(speech)], check=True)
-    signal, actual_rate = soundfile.read(str(speech), dtype="float64")
-    assert actual_rate == rate
-    raw = workdir / f"speech_{rate}.f64"
-    signal.astype("<f8").tofile(raw)
-    return np.ascontiguousarray(signal), raw
+# MARK: Stages
 
-
-def run_koe(binary, raw, rate, threads):
-    """Wall-clock and CPU seconds per stage of one koe-bench process."""
-    command = [str(binary), str(raw), str(rate), str(threads)]
+def koe_stages(binary, speech):
+    """Wall-clock and CPU seconds per stage of one koe-bench process, on one thread."""
+    command = [str(binary), str(speech.float64), str(speech.rate), "1"]
     report = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     return report["stages"], report["cpu"]
 
 
-def run_pyworld(signal, rate):
-    """Wall-clock and CPU seconds per stage of pyworld, in this process on the loaded signal."""
-    wall, cpu = {}, {}
-
+def timer(wall, cpu):
+    """A function that runs `body`, records its seconds under `name` in `wall` and `cpu`, and returns its result."""
     def timed(name, body):
         start, start_cpu = time.perf_counter(), time.process_time()
         result = body()
         wall[name] = time.perf_counter() - start
         cpu[name] = time.process_time() - start_cpu
         return result
+    return timed
 
+
+def pyworld_stages(speech):
+    """Wall-clock and CPU seconds per stage of pyworld, in this process on the loaded signal."""
+    signal, rate = speech.signal, speech.rate
+    wall, cpu = {}, {}
+    timed = timer(wall, cpu)
     f0, time_axis = timed("dio", lambda: pyworld.dio(signal, rate, frame_period=FRAME_PERIOD))
     timed("stonemask", lambda: pyworld.stonemask(signal, f0, time_axis, rate))
     f0, time_axis = timed("harvest", lambda: pyworld.harvest(signal, rate, frame_period=FRAME_PERIOD))
@@ -105,63 +117,239 @@ def run_pyworld(signal, rate):
     return wall, cpu
 
 
-def median_row(name, koe_runs, pyworld_runs, pick):
-    """(name, koe wall, pyworld wall, koe CPU, pyworld CPU), each the median over runs of `pick(timings)`."""
-    def median(runs, kind):
-        return statistics.median(pick(run[kind]) for run in runs)
-    return (name, median(koe_runs, 0), median(pyworld_runs, 0), median(koe_runs, 1), median(pyworld_runs, 1))
-
-
-def bench_rate(binary, signal, raw, rate, pairs, threads):
-    koe_runs, pyworld_runs = [], []
+def bench_stages(binary, speech, pairs):
+    runs = {"koe": [], "pyworld": []}
     for pair in range(pairs):
-        koe_runs.append(run_koe(binary, raw, rate, threads))
-        pyworld_runs.append(run_pyworld(signal, rate))
-        print(f"  {rate} Hz pair {pair + 1}/{pairs}: koe {sum(koe_runs[-1][0].values()):.2f} s, "
-              f"pyworld {sum(pyworld_runs[-1][0].values()):.2f} s", file=sys.stderr, flush=True)
-    rows = [median_row(stage, koe_runs, pyworld_runs, lambda timings, stage=stage: timings[stage]) for stage in STAGES]
-    rows.append(median_row("all stages", koe_runs, pyworld_runs, lambda timings: sum(timings.values())))
+        runs["koe"].append(koe_stages(binary, speech))
+        runs["pyworld"].append(pyworld_stages(speech))
+        print(f"  {speech.rate} Hz stages, round {pair + 1}/{pairs}: koe {sum(runs['koe'][-1][0].values()):.2f} s, "
+              f"pyworld {sum(runs['pyworld'][-1][0].values()):.2f} s", file=sys.stderr, flush=True)
+    table = {}
+    for stage in STAGES + ("all stages",):
+        def pick(timings, stage=stage):
+            return sum(timings.values()) if stage == "all stages" else timings[stage]
+        row = {}
+        for side in ("koe", "pyworld"):
+            row[f"{side}_wall"] = statistics.median(pick(run[0]) for run in runs[side])
+            row[f"{side}_cpu"] = statistics.median(pick(run[1]) for run in runs[side])
+            row[f"{side}_wall_runs"] = [pick(run[0]) for run in runs[side]]
+        row["ratio"] = ratio(row["pyworld_wall"], row["koe_wall"])
+        row["cpu_ratio"] = ratio(row["pyworld_cpu"], row["koe_cpu"])
+        table[stage] = row
+    return table
+
+
+# MARK: Whole conversion
+
+def formant_warp(spectrogram, ratio):
+    """Each row read at bin / ratio by linear interpolation (held at the last bin), as koe warps envelopes."""
+    bins = spectrogram.shape[1]
+    source = np.minimum(np.arange(bins) / ratio, bins - 1)
+    index = np.minimum(source.astype(int), bins - 2)
+    fraction = source - index
+    lower, upper = spectrogram[:, index], spectrogram[:, index + 1]
+    # Column indexing leaves the rows strided; pyworld's synthesis takes C-ordered rows.
+    return np.ascontiguousarray(lower + fraction * (upper - lower))
+
+
+def pyworld_convert(speech, method):
+    """pyworld doing koe convert's work on the loaded signal: (wall, CPU) seconds."""
+    signal, rate = speech.signal, speech.rate
+    start, start_cpu = time.perf_counter(), time.process_time()
+    if method == "dio":
+        f0, time_axis = pyworld.dio(signal, rate, frame_period=FRAME_PERIOD)
+        f0 = pyworld.stonemask(signal, f0, time_axis, rate)
+    else:
+        f0, time_axis = pyworld.harvest(signal, rate, frame_period=FRAME_PERIOD)
+    spectrogram = pyworld.cheaptrick(signal, f0, time_axis, rate)
+    aperiodicity = pyworld.d4c(signal, f0, time_axis, rate)
+    output = pyworld.synthesize(f0 * PITCH, formant_warp(spectrogram, FORMANT), aperiodicity, rate, FRAME_PERIOD)
+    wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+    assert len(output) >= len(signal) - rate * FRAME_PERIOD / 1000
+    return wall, cpu
+
+
+def koe_convert(koe, speech, method, threads):
+    target = speech.scratch / f"koe_{method}_{threads}.wav"
+    return run_timed([koe, "convert", speech.wav, target, "--pitch", str(PITCH), "--formant", str(FORMANT), "--quiet",
+                      "--f0-method", method, "--threads", str(threads)])
+
+
+def rubberband(speech):
+    target = speech.scratch / "rubberband.wav"
+    return run_timed(["rubberband", "-3", "-F", "-f", str(PITCH), speech.wav, target])
+
+
+def koe_pipe(koe, speech):
+    """koe in pipe mode, raw PCM from a file on stdin to /dev/null: (wall, CPU) seconds."""
+    with open(speech.pcm16, "rb") as source:
+        return run_timed([koe, "-", "-", *raw_options(speech.rate), "--pitch", str(PITCH), "--formant", str(FORMANT),
+                          "--threads", "1"], stdin=source)
+
+
+def bench_conversion(koe, speech, pairs):
+    """Rounds of every contender in turn; medians and each run's (wall, CPU) seconds."""
+    contenders = {}
+    for method in METHODS:
+        contenders[f"koe {method} 1t"] = lambda method=method: koe_convert(koe, speech, method, 1)
+        contenders[f"koe {method} 2t"] = lambda method=method: koe_convert(koe, speech, method, 2)
+        contenders[f"pyworld {method}"] = lambda method=method: pyworld_convert(speech, method)
+    contenders["rubberband"] = lambda: rubberband(speech)
+    if speech.rate == PIPE_RATE:
+        contenders["koe pipe 1t"] = lambda: koe_pipe(koe, speech)
+    runs = {name: [] for name in contenders}
+    for pair in range(pairs):
+        for name, run in contenders.items():
+            runs[name].append(run())
+        print(f"  {speech.rate} Hz conversion, round {pair + 1}/{pairs}: "
+              + ", ".join(f"{name} {timings[-1][0]:.2f} s" for name, timings in runs.items()),
+              file=sys.stderr, flush=True)
+    return {name: {"wall": statistics.median(wall for wall, _ in timings),
+                   "cpu": statistics.median(cpu for _, cpu in timings),
+                   "wall_runs": [wall for wall, _ in timings], "cpu_runs": [cpu for _, cpu in timings]}
+            for name, timings in runs.items()}
+
+
+# MARK: Reporting
+
+def ratio(reference, value):
+    return reference / value if value > 0 else float("inf")
+
+
+def print_stages(speech, pairs, table):
+    print(f"\n{speech.rate} Hz, {speech.seconds:.1f} s of speech, median of {pairs} alternating rounds; "
+          "stages, koe on 1 thread (ratio above 1: koe is faster)")
+    print(f"{'stage':<12} {'koe s':>8} {'pyworld s':>10} {'pyworld/koe':>12} {'koe cpu s':>10} {'pyworld cpu s':>14} "
+          f"{'cpu ratio':>10}")
+    for stage, row in table.items():
+        print(f"{stage:<12} {row['koe_wall']:8.3f} {row['pyworld_wall']:10.3f} {row['ratio']:12.2f} "
+              f"{row['koe_cpu']:10.3f} {row['pyworld_cpu']:14.3f} {row['cpu_ratio']:10.2f}")
+
+
+def conversion_rows(speech, conversion):
+    rows = {}
+    for method in METHODS:
+        one, two = conversion[f"koe {method} 1t"]["wall"], conversion[f"koe {method} 2t"]["wall"]
+        theirs, band = conversion[f"pyworld {method}"]["wall"], conversion["rubberband"]["wall"]
+        rows[method] = {"koe_1t": one, "koe_2t": two, "pyworld": theirs, "rubberband": band,
+                        "pyworld_over_koe": ratio(theirs, one), "rubberband_over_koe": ratio(band, one),
+                        "koe_1t_over_2t": ratio(one, two), "koe_rtf_1t": one / speech.seconds}
     return rows
 
 
-def print_table(rate, seconds, pairs, threads, rows):
-    print(f"\n{rate} Hz, {seconds:.1f} s of speech, median of {pairs} alternating pairs, "
-          f"koe CheapTrick/D4C on {threads} thread{'s' if threads > 1 else ''}")
-    print(f"{'stage':<12} {'koe s':>9} {'pyworld s':>10} {'ratio':>7} {'koe cpu s':>10} {'pyworld cpu s':>14} {'ratio':>7}")
+def print_conversion(speech, rows, conversion):
+    print(f"\n{speech.rate} Hz whole conversion, pitch x{PITCH}, formants x{FORMANT} (wall-clock seconds; koe and Rubber "
+          "Band whole processes, pyworld compute only)")
+    print(f"{'F0 path':<8} {'koe 1t':>8} {'koe 2t':>8} {'pyworld':>8} {'rubberband':>11} {'pyworld/koe':>12} "
+          f"{'rubberband/koe':>15} {'1t/2t':>6} {'koe RTF':>8}")
+    for method, row in rows.items():
+        print(f"{method:<8} {row['koe_1t']:8.3f} {row['koe_2t']:8.3f} {row['pyworld']:8.3f} {row['rubberband']:11.3f} "
+              f"{row['pyworld_over_koe']:12.2f} {row['rubberband_over_koe']:15.2f} {row['koe_1t_over_2t']:6.2f} "
+              f"{row['koe_1t'] / speech.seconds:8.4f}")
+    if "koe pipe 1t" in conversion:
+        wall = conversion["koe pipe 1t"]["wall"]
+        print(f"pipe mode, 1 thread: {wall:.3f} s for {speech.seconds:.1f} s of audio = "
+              f"{speech.seconds / wall:.1f}x real time")
 
-    def ratio(reference, value):
-        return reference / value if value > 0 else float("inf")
 
-    for stage, koe_wall, pyworld_wall, koe_cpu, pyworld_cpu in rows:
-        print(f"{stage:<12} {koe_wall:9.3f} {pyworld_wall:10.3f} {ratio(pyworld_wall, koe_wall):7.2f} "
-              f"{koe_cpu:10.3f} {pyworld_cpu:14.3f} {ratio(pyworld_cpu, koe_cpu):7.2f}")
+def times(value):
+    """A ratio cut (not rounded) to three decimals, so a figure just under its bar never prints as meeting it."""
+    return f"{math.floor(value * 1000) / 1000:.3f}x"
+
+
+def evaluate_bars(results):
+    """Issue 4's bars as (description, figure, needed, passed)."""
+    bars = []
+
+    def bar(description, figure, needed, passed):
+        bars.append({"bar": description, "figure": figure, "needed": needed, "passed": bool(passed)})
+
+    at = str(BAR_RATE)
+    if at in results["conversion"]:
+        rows = results["conversion"][at]["rows"]
+        khz = BAR_RATE // 1000
+        for method, least in (("dio", 4.0), ("harvest", 3.0)):
+            value = rows[method]["pyworld_over_koe"]
+            bar(f"whole conversion, {method} path, {khz} kHz, 1 thread: pyworld / koe", times(value),
+                f">= {least:g}x", value >= least)
+        for method in METHODS:
+            value = rows[method]["rubberband_over_koe"]
+            bar(f"whole conversion, {method} path, {khz} kHz, 1 thread: rubberband -3 -F / koe", times(value),
+                "> 1x", value > 1.0)
+        for method in METHODS:
+            value = rows[method]["koe_1t_over_2t"]
+            bar(f"whole conversion, {method} path, {khz} kHz: koe 1 thread / 2 threads", times(value),
+                ">= 1.7x", value >= 1.7)
+    for rate, table in results["stages"].items():
+        for stage in STAGES:
+            value = table[stage]["ratio"]
+            bar(f"stage {stage}, {int(rate) // 1000} kHz, 1 thread: pyworld / koe", times(value), ">= 2x",
+                value >= 2.0)
+    if results.get("pipe"):
+        value = results["pipe"]["real_time_factor"]
+        bar(f"pipe mode, raw PCM {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 25x",
+            value >= 25.0)
+    return bars
+
+
+def print_bars(bars):
+    print("\nIssue 4 bars")
+    width = max(len(entry["bar"]) for entry in bars)
+    for entry in bars:
+        print(f"{'PASS' if entry['passed'] else 'FAIL'}  {entry['bar']:<{width}}  {entry['figure']:>18}  "
+              f"(needed {entry['needed']})")
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description="koe against pyworld, stage by stage.")
-    parser.add_argument("--pairs", type=int, default=5, help="alternating koe/pyworld runs per rate (default 5)")
+    parser = argparse.ArgumentParser(description="koe against pyworld and Rubber Band: issue 4's speed bars.")
+    parser.add_argument("--koe", type=Path, default=DEFAULT_KOE, help="koe binary (default .build/release/koe)")
+    parser.add_argument("--pairs", type=int, default=5, help="alternating rounds per measure (default 5)")
     parser.add_argument("--seconds", type=float, default=60.0, help="least length of speech (default 60)")
     parser.add_argument("--rates", type=lambda text: [int(rate) for rate in text.split(",")],
                         default=[48000, 16000], help="comma-separated rates (default 48000,16000)")
-    parser.add_argument("--corpus", type=Path, default=REPOSITORY.parent / "shared" / "corpus",
+    parser.add_argument("--corpus", type=Path, default=default_corpus(),
                         help="folder of real speech wavs (default: ../shared/corpus beside the repository)")
     parser.add_argument("--koe-bench", type=Path, help="use this koe-bench binary instead of building one")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads for koe's CheapTrick and D4C (default 1, as the per-stage bars are measured)")
+    parser.add_argument("--json", type=Path, default=REPO / ".build" / "bench" / "results.json",
+                        help="where to write every figure (default .build/bench/results.json)")
     return parser.parse_args()
 
 
 def main():
     arguments = parse_arguments()
-    binary = arguments.koe_bench or build()
-    clips, origin = source_clips(arguments.corpus)
-    print(f"speech from {origin}", flush=True)
+    require_koe(arguments.koe)
+    binary = arguments.koe_bench or build_koe_bench()
+    clips, origin = speech_clips(arguments.corpus)
+    load_before = os.getloadavg()
+    print(f"speech from {origin}; {os.cpu_count()} cores, load average {load_before[0]:.2f} (1 min) "
+          f"{load_before[1]:.2f} (5 min)", flush=True)
+    results = {"machine": {"cores": os.cpu_count(), "platform": platform.platform(), "load_before": load_before},
+               "settings": {"pairs": arguments.pairs, "pitch": PITCH, "formant": FORMANT, "koe": str(arguments.koe)},
+               "inputs": {}, "stages": {}, "conversion": {}, "pipe": None}
     with tempfile.TemporaryDirectory(prefix="koe-bench-") as scratch:
         for rate in arguments.rates:
-            signal, raw = make_speech(clips, rate, arguments.seconds, Path(scratch))
-            rows = bench_rate(binary, signal, raw, rate, arguments.pairs, arguments.threads)
-            print_table(rate, len(signal) / rate, arguments.pairs, arguments.threads, rows)
+            speech = Speech(clips, rate, arguments.seconds, Path(scratch))
+            results["inputs"][str(rate)] = {"seconds": speech.seconds, "samples": len(speech.signal)}
+            stages = bench_stages(binary, speech, arguments.pairs)
+            results["stages"][str(rate)] = stages
+            print_stages(speech, arguments.pairs, stages)
+            conversion = bench_conversion(arguments.koe, speech, arguments.pairs)
+            rows = conversion_rows(speech, conversion)
+            results["conversion"][str(rate)] = {"rows": rows, "runs": conversion}
+            print_conversion(speech, rows, conversion)
+            if "koe pipe 1t" in conversion:
+                wall = conversion["koe pipe 1t"]["wall"]
+                results["pipe"] = {"rate": rate, "audio_seconds": speech.seconds, "wall": wall,
+                                   "real_time_factor": speech.seconds / wall}
             sys.stdout.flush()
+    results["machine"]["load_after"] = os.getloadavg()
+    results["bars"] = evaluate_bars(results)
+    print_bars(results["bars"])
+    print(f"load average after: {results['machine']['load_after'][0]:.2f} (1 min) on {os.cpu_count()} cores")
+    arguments.json.parent.mkdir(parents=True, exist_ok=True)
+    arguments.json.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"figures: {arguments.json}")
+    sys.exit(0 if all(entry["passed"] for entry in results["bars"]) else 1)
 
 
 if __name__ == "__main__":

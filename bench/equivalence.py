@@ -18,15 +18,14 @@ Exit status 1 if any run breaks the bar.
 
 import argparse
 import math
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SUDO = [] if os.geteuid() == 0 else ["sudo"]
+from common import (REPO, add_koe_argument, default_corpus, ensure_debian_packages, ensure_python_packages,
+                    raw_options, require_koe)
+
 SNR_BAR_DB = 30.0
 CONVERSIONS = {
     "pitch1.2+formant1.1": ["--pitch", "1.2", "--formant", "1.1"],
@@ -35,32 +34,12 @@ CONVERSIONS = {
 CHUNK_SIZES = [1, 17, 4096]
 
 
-def ensure_tools():
-    """Installs what is missing (sox from Debian; numpy, soundfile, pyworld from PyPI)."""
-    if shutil.which("sox") is None:
-        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
-        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", "sox"], check=True)
-    missing = []
-    for module, package in [("numpy", "numpy"), ("soundfile", "soundfile"), ("pyworld", "pyworld")]:
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(package)
-    if missing:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
-
-
-ensure_tools()
-import numpy  # noqa: E402  (installed by ensure_tools when missing)
+# Installs what is missing: sox from Debian; numpy, soundfile, pyworld from PyPI.
+ensure_debian_packages([("sox", "sox")])
+ensure_python_packages([("numpy", "numpy"), ("soundfile", "soundfile"), ("pyworld", "pyworld")])
+import numpy  # noqa: E402  (installed above when missing)
 import pyworld  # noqa: E402
 import soundfile  # noqa: E402
-
-
-def default_corpus():
-    for candidate in [REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")]:
-        if candidate.is_dir():
-            return candidate
-    return None
 
 
 def prepare_inputs(corpus, folder):
@@ -95,7 +74,7 @@ def convert_file(koe, source, target, options):
 
 def convert_pipe(koe, source, options):
     samples, rate = soundfile.read(str(source), dtype="float32")
-    raw = ["--type", "raw", "--rate", str(rate), "--encoding", "float", "--bits", "32", "--channels", "1"]
+    raw = raw_options(rate, encoding="float", bits=32)
     output = run_koe(koe, ["-", "-", *raw, *options], stdin=samples.astype("<f4").tobytes())
     return numpy.frombuffer(output, dtype="<f4").astype(numpy.float64)
 
@@ -182,11 +161,10 @@ def compare_with_pyworld(koe, inputs, folder):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--koe", type=Path, default=REPO / ".build" / "release" / "koe")
+    add_koe_argument(parser)
     parser.add_argument("--corpus", type=Path, default=default_corpus())
     arguments = parser.parse_args()
-    if not arguments.koe.is_file():
-        sys.exit(f"{arguments.koe} not found: build it with `swift build -c release --product koe`")
+    require_koe(arguments.koe)
     with tempfile.TemporaryDirectory(prefix="koe-equivalence-") as scratch:
         folder = Path(scratch)
         inputs = prepare_inputs(arguments.corpus, folder)

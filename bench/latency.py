@@ -34,8 +34,8 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SUDO = [] if os.geteuid() == 0 else ["sudo"]
+from common import add_koe_argument, ensure_debian_packages, ensure_python_packages, raw_options, require_koe
+
 RATE = 48000
 BLOCK_FRAMES = 480  # 10 ms
 MARKER_SPACING = RATE + 487  # frames between marker onsets: about a second, at a new phase of koe's frame grid each time
@@ -43,19 +43,10 @@ MARKER_SECONDS = 0.15
 BAR_MS = 150.0
 
 
-def ensure_tools():
-    """numpy from PyPI if missing; rubberband-cli from Debian for the reference figure."""
-    try:
-        __import__("numpy")
-    except ImportError:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "numpy"], check=True)
-    if shutil.which("rubberband") is None:
-        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=False)
-        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", "rubberband-cli"], check=False)
-
-
-ensure_tools()
-import numpy  # noqa: E402  (installed by ensure_tools when missing)
+# numpy from PyPI if missing; rubberband-cli from Debian for the reference figure (optional).
+ensure_python_packages([("numpy", "numpy")])
+ensure_debian_packages([("rubberband", "rubberband-cli")], required=False)
+import numpy  # noqa: E402  (installed above when missing)
 
 
 def make_stream(seconds):
@@ -91,8 +82,7 @@ def resonate(signal, frequency, bandwidth):
 def run_live(koe, samples, options):
     """Streams `samples` through koe at wall-clock rate; returns the write log (time, frames written so far),
     the read log (time, frames read so far), the output, and koe's --json statistics."""
-    raw = ["--type", "raw", "--rate", str(RATE), "--encoding", "signed", "--bits", "16", "--channels", "1"]
-    process = subprocess.Popen([str(koe), "-", "-", *raw, *options, "--json"],
+    process = subprocess.Popen([str(koe), "-", "-", *raw_options(RATE), *options, "--json"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     payload = (numpy.round(samples * 32767).astype("<i2")).tobytes()
     reads, chunks = [], []
@@ -140,8 +130,7 @@ def held_back(koe, samples, options, steps=25):
     """Frames koe holds back once it has caught up: write a prefix, wait until no more output comes, and
     compare the frames written with the frames read. Prefix lengths step by an odd number of frames, so they
     fall at every phase of koe's frame grid. Timing-free: this is the algorithmic latency seen from outside."""
-    raw = ["--type", "raw", "--rate", str(RATE), "--encoding", "signed", "--bits", "16", "--channels", "1"]
-    process = subprocess.Popen([str(koe), "-", "-", *raw, *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    process = subprocess.Popen([str(koe), "-", "-", *raw_options(RATE), *options], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.DEVNULL, bufsize=0)
     payload = (numpy.round(samples * 32767).astype("<i2")).tobytes()
     read = [0]
@@ -217,13 +206,12 @@ def write_wav(path, samples16):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--koe", type=Path, default=REPO / ".build" / "release" / "koe")
+    add_koe_argument(parser)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--options", default="--pitch 1.2",
                         help="conversion options (default settings otherwise); without any, koe bypasses the vocoder")
     arguments = parser.parse_args()
-    if not arguments.koe.is_file():
-        sys.exit(f"{arguments.koe} not found: build it with `swift build -c release --product koe`")
+    require_koe(arguments.koe)
 
     samples, onsets = make_stream(arguments.seconds)
     options = shlex.split(arguments.options)

@@ -14,7 +14,6 @@ Exit status 1 if a bar fails.
 import argparse
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,24 +21,11 @@ import threading
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SUDO = [] if os.geteuid() == 0 else ["sudo"]
+from common import REPO, add_koe_argument, default_corpus, ensure_debian_packages, raw_options, require_koe
+
 RATE = 48000
 BAR_BYTES = 100e6
 GROWTH_BYTES = 5e6
-
-
-def ensure_tools():
-    if shutil.which("sox") is None:
-        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
-        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", "sox"], check=True)
-
-
-def default_corpus():
-    for candidate in [REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")]:
-        if candidate.is_dir():
-            return candidate
-    return None
 
 
 def make_speech(corpus, folder, minutes):
@@ -83,8 +69,7 @@ def file_to_file(koe, source, folder, options):
 def through_pipe(koe, source, options):
     raw = ["-t", "raw", "-e", "signed", "-b", "16", "-c", "1", "-r", str(RATE)]
     sox = subprocess.Popen(["sox", str(source), *raw, "-"], stdout=subprocess.PIPE)
-    koe_raw = ["--type", "raw", "--rate", str(RATE), "--encoding", "signed", "--bits", "16", "--channels", "1"]
-    process = subprocess.Popen([str(koe), "-", "-", *koe_raw, *options], stdin=sox.stdout, stdout=subprocess.PIPE,
+    process = subprocess.Popen([str(koe), "-", "-", *raw_options(RATE), *options], stdin=sox.stdout, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
     sox.stdout.close()
     received = [0]
@@ -110,15 +95,14 @@ def megabytes(value):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--koe", type=Path, default=REPO / ".build" / "release" / "koe")
+    add_koe_argument(parser)
     parser.add_argument("--corpus", type=Path, default=default_corpus())
     parser.add_argument("--options", default="--pitch 1.2 --formant 1.1", help="conversion options")
     parser.add_argument("--minutes", type=float, nargs=2, default=[2, 10], metavar=("SHORT", "LONG"),
                         help="the two input lengths compared")
     arguments = parser.parse_args()
-    if not arguments.koe.is_file():
-        sys.exit(f"{arguments.koe} not found: build it with `swift build -c release --product koe`")
-    ensure_tools()
+    require_koe(arguments.koe)
+    ensure_debian_packages([("sox", "sox")])
     options = shlex.split(arguments.options)
 
     peaks = {}

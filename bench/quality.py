@@ -39,15 +39,13 @@ Prints a table per file, then PASS/FAIL per bar with its figures; exit status 1 
 
 import argparse
 import math
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SUDO = [] if os.geteuid() == 0 else ["sudo"]
+from common import REPO, add_koe_argument, default_corpus, ensure_debian_packages, ensure_python_packages, require_koe
+
 PITCH_RATIOS = [0.7, 1.25, 1.6]
 FORMANT_RATIO = 1.2
 TEMPO_RATIOS = [0.8, 1.25]
@@ -58,35 +56,14 @@ PYTHON_PACKAGES = [("numpy", "numpy"), ("soundfile", "soundfile"), ("pyworld", "
 DEBIAN_PACKAGES = [("sox", "sox"), ("rubberband", "rubberband-cli")]
 
 
-def ensure_tools():
-    """Installs what is missing: Python packages with pip, Debian packages with apt-get."""
-    missing = []
-    for module, package in PYTHON_PACKAGES:
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(package)
-    if missing:
-        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *missing], check=True)
-    packages = [package for command, package in DEBIAN_PACKAGES if shutil.which(command) is None]
-    if packages:
-        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
-        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", *packages], check=True)
-
-
-ensure_tools()
-import numpy  # noqa: E402  (installed by ensure_tools when missing)
+# Installs what is missing: Python packages with pip, Debian packages with apt-get.
+ensure_python_packages(PYTHON_PACKAGES)
+ensure_debian_packages(DEBIAN_PACKAGES)
+import numpy  # noqa: E402  (installed above when missing)
 import parselmouth  # noqa: E402
 import pesq  # noqa: E402
 import pyworld  # noqa: E402
 import soundfile  # noqa: E402
-
-
-def default_corpus():
-    for candidate in [REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")]:
-        if candidate.is_dir():
-            return candidate
-    return None
 
 
 # MARK: Running the converters
@@ -422,11 +399,10 @@ def measure_vocoder(workspace, speech, results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--koe", type=Path, default=REPO / ".build" / "release" / "koe")
+    add_koe_argument(parser)
     parser.add_argument("--corpus", type=Path, default=default_corpus())
     arguments = parser.parse_args()
-    if not arguments.koe.is_file():
-        sys.exit(f"{arguments.koe} not found: build it with `swift build -c release --product koe`")
+    require_koe(arguments.koe)
     results, envelopes = Results(), {}
     with tempfile.TemporaryDirectory(prefix="koe-quality-") as scratch:
         folder = Path(scratch)

@@ -10,7 +10,8 @@ public enum WorldError: Error, Equatable, CustomStringConvertible {
         case .unsupportedSampleRate(let rate):
             return "sample rate \(rate) Hz is not supported (8000 to 192000 Hz)"
         case .signalTooShort(let samples, let minimum):
-            return "signal is too short: \(samples) samples, at least \(minimum) needed for one analysis frame"
+            let held = samples == 1 ? "1 sample" : "\(samples) samples"
+            return "signal is too short: \(held), at least \(minimum) needed for one analysis frame"
         case .nonFiniteSample(let index):
             return "sample \(index) is not a finite number (NaN or infinity)"
         case .invalidOption(let message):

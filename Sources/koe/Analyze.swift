@@ -13,10 +13,6 @@ struct Analyze: ParsableCommand {
             """
     )
 
-    enum F0Method: String, ExpressibleByArgument, CaseIterable {
-        case dio, harvest
-    }
-
     /// The lowest --f0-floor accepted: below it no voice has a pitch, and CheapTrick's FFT size grows without bound.
     static let lowestF0Floor = 10.0
     /// Values an output matrix may hold (2 GiB of float64), so absurd settings fail instead of exhausting memory.
@@ -30,7 +26,7 @@ struct Analyze: ParsableCommand {
 
     @Option(name: .customLong("f0-method"), help: ArgumentHelp(
         "F0 estimator; dio (DIO refined by StoneMask) unless told otherwise.", valueName: "method"))
-    var f0Method: F0Method?
+    var f0Method: StreamingAnalyzer.F0Method?
 
     @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between frames.", valueName: "ms"))
     var framePeriod = Dio.Options().framePeriod
@@ -165,11 +161,11 @@ struct Analyze: ParsableCommand {
             d4c: .init(threshold: d4c.options.threshold, fftSize: d4c.fftSize),
             f0File: f0File)
         switch method {
-        case F0Method.dio.rawValue:
+        case StreamingAnalyzer.F0Method.dio.rawValue:
             let dio = dioOptions
             options.dio = .init(framePeriod: dio.framePeriod, f0Floor: dio.f0Floor, f0Ceil: dio.f0Ceil,
                                 channelsInOctave: dio.channelsInOctave, speed: dio.speed, allowedRange: dio.allowedRange)
-        case F0Method.harvest.rawValue:
+        case StreamingAnalyzer.F0Method.harvest.rawValue:
             let harvest = harvestOptions
             options.harvest = .init(framePeriod: harvest.framePeriod, f0Floor: harvest.f0Floor, f0Ceil: harvest.f0Ceil)
         default:

@@ -12,6 +12,8 @@ struct Conversion {
     private var framesIn = 0
     private var framesOut = 0
     private var seconds = 0.0
+    /// The most input, in frames, that had arrived without its output having left: the latency this run had.
+    private var heldBackPeak = 0.0
 
     init(source: AudioSource, pipeline: Pipeline, sink: AudioSink, chunkFrames: Int) {
         self.source = source
@@ -43,6 +45,7 @@ struct Conversion {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
             try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / pipeline.lengthRatio)
             progress?.update(framesDone: framesIn)
         }
         try source.requireAudio(framesRead: framesIn)
@@ -64,7 +67,8 @@ struct Conversion {
             sampleRate: source.sampleRate,
             channels: source.channels,
             processingSeconds: seconds,
-            latencyMilliseconds: Double(pipeline.latency) / rate * 1000,
+            latencyMilliseconds: heldBackPeak / rate * 1000,
+            latencyBoundMilliseconds: Double(pipeline.latency) / rate * 1000,
             clippedSamples: sink.clippedSamples,
             medianF0In: voice?.medianInputF0,
             medianF0Out: voice?.medianOutputF0)
@@ -78,8 +82,10 @@ struct ConversionStatistics: Encodable {
     let sampleRate: Int
     let channels: Int
     let processingSeconds: Double
-    /// The pipeline's algorithmic latency: input that must arrive before a sample's output exists.
+    /// The algorithmic latency this conversion had: the most input held back before its output was released.
     let latencyMilliseconds: Double
+    /// The stages' guaranteed bound on it, for any signal.
+    let latencyBoundMilliseconds: Double
     let clippedSamples: Int
     let medianF0In: Double?
     let medianF0Out: Double?
@@ -89,7 +95,8 @@ struct ConversionStatistics: Encodable {
     private enum CodingKeys: String, CodingKey {
         case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
         case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
-        case latencyMilliseconds = "latency_ms", clippedSamples = "clipped_samples"
+        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms"
+        case clippedSamples = "clipped_samples"
         case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
     }
 
@@ -102,6 +109,7 @@ struct ConversionStatistics: Encodable {
         try container.encode(processingSeconds, forKey: .processingSeconds)
         try container.encode(realTimeFactor, forKey: .realTimeFactor)
         try container.encode(latencyMilliseconds, forKey: .latencyMilliseconds)
+        try container.encode(latencyBoundMilliseconds, forKey: .latencyBoundMilliseconds)
         try container.encode(clippedSamples, forKey: .clippedSamples)
         try container.encode(medianF0In, forKey: .medianF0In)
         try container.encode(medianF0Out, forKey: .medianF0Out)

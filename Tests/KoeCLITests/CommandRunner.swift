@@ -13,16 +13,9 @@ struct CommandResult {
 
 /// Runs the `koe` executable built next to this test bundle, in a scratch folder of its own.
 final class CommandRunner {
-    let folder: String
+    private let scratch = TemporaryFolder(prefix: "koe-cli-test")
 
-    init() {
-        var template = Array((NSTemporaryDirectory() + "koe-cli-test-XXXXXX").utf8CString)
-        folder = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    var folder: String { scratch.path }
 
     /// The `koe` binary in the build products folder, beside the test bundle.
     static let executable: String = {
@@ -59,7 +52,7 @@ final class CommandRunner {
 
     // MARK: Scratch files
 
-    func path(_ name: String) -> String { folder + "/" + name }
+    func path(_ name: String) -> String { scratch.file(name) }
 
     /// Every name under the folder, hidden files and nested folders included, so leftovers show.
     func contents() -> [String] {
@@ -91,24 +84,8 @@ final class CommandRunner {
         [UInt8](FileManager.default.contents(atPath: path(name)) ?? Data())
     }
 
-    /// A folder this process cannot create files in, or nil if there is none (root ignores permissions,
-    /// so then a read-only system folder stands in).
+    /// A folder this process cannot create files in, or nil if there is none.
     func unwritableFolder() -> String? {
-        let locked = path("locked")
-        try? FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
-        chmod(locked, 0o555)
-        for candidate in [locked, "/sys/kernel"] where !Self.canCreateFile(in: candidate) {
-            return candidate
-        }
-        return nil
-    }
-
-    private static func canCreateFile(in folder: String) -> Bool {
-        let probe = folder + "/.koe-probe"
-        let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard descriptor >= 0 else { return false }
-        close(descriptor)
-        unlink(probe)
-        return true
+        scratch.unwritableFolder()
     }
 }

@@ -107,7 +107,7 @@ import TestSupport
         let stats = try Self.jsonObject(result.standardError)
         let keys: Set = [
             "input_seconds", "output_seconds", "sample_rate", "channels", "processing_seconds", "real_time_factor",
-            "latency_ms", "clipped_samples", "median_f0_in", "median_f0_out",
+            "latency_ms", "latency_bound_ms", "clipped_samples", "median_f0_in", "median_f0_out",
         ]
         #expect(Set(stats.keys) == keys)
         #expect(stats["sample_rate"] as? Int == 16000)
@@ -115,7 +115,9 @@ import TestSupport
         #expect(stats["input_seconds"] as? Double == 0.5)
         #expect(stats["output_seconds"] as? Double == 0.5)
         #expect(stats["clipped_samples"] as? Int == 0)
-        #expect((stats["latency_ms"] as? Double ?? 0) > 0)
+        let latency = try #require(stats["latency_ms"] as? Double)
+        let bound = try #require(stats["latency_bound_ms"] as? Double)
+        #expect(latency > 0 && latency <= bound, "held back \(latency) ms, bound \(bound) ms")
         let medianIn = try #require(stats["median_f0_in"] as? Double)
         let medianOut = try #require(stats["median_f0_out"] as? Double)
         #expect(abs(medianIn - 150) < 3)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import KoeIO
+import TestSupport
 
 @Suite struct AtomicOutputTests {
     let folder = TemporaryFolder()

@@ -1,5 +1,6 @@
 import Testing
 @testable import KoeIO
+import TestSupport
 
 @Suite struct NpyTests {
     let folder = TemporaryFolder()

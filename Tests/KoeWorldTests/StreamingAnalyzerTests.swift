@@ -105,7 +105,7 @@ import TestSupport
         let analyzer = StreamingAnalyzer(sampleRate: sampleRate)
         let chunk = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.25)
         var largest = 0
-        for _ in 0..<40 {
+        for _ in 0..<12 {
             _ = try analyzer.push(chunk)
             largest = max(largest, analyzer.retainedSampleCount)
         }

@@ -1,11 +1,12 @@
 import Foundation
 
 /// A fresh folder under the system's temporary directory, removed with everything in it when released.
-final class TemporaryFolder {
-    let path: String
+public final class TemporaryFolder {
+    public let path: String
 
-    init() {
-        var template = Array((NSTemporaryDirectory() + "koe-io-test-XXXXXX").utf8CString)
+    /// `prefix` names the folder, so a leftover one tells which tests made it.
+    public init(prefix: String = "koe-test") {
+        var template = Array((NSTemporaryDirectory() + prefix + "-XXXXXX").utf8CString)
         path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
     }
 
@@ -13,22 +14,22 @@ final class TemporaryFolder {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    func file(_ name: String) -> String { path + "/" + name }
+    public func file(_ name: String) -> String { path + "/" + name }
 
     /// Names in the folder, hidden ones included, so that leftover temporary files show.
-    func contents(of subfolder: String? = nil) -> [String] {
+    public func contents(of subfolder: String? = nil) -> [String] {
         let folder = subfolder.map(file) ?? path
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
     }
 
-    func write(_ bytes: [UInt8], to name: String) -> String {
+    public func write(_ bytes: [UInt8], to name: String) -> String {
         _ = FileManager.default.createFile(atPath: file(name), contents: Data(bytes))
         return file(name)
     }
 
     /// A folder this process cannot create files in, or nil if there is none (root ignores permissions,
     /// so then a read-only system folder stands in).
-    func unwritableFolder() -> String? {
+    public func unwritableFolder() -> String? {
         let locked = file("locked")
         try? FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
         chmod(locked, 0o555)
