@@ -168,12 +168,12 @@ private func windowLength(sampleRate: Int, f0: Double, periods: Double) -> Int {
 /// end points. Returns the number of samples written.
 private func windowWaveform(
     _ x: UnsafeBufferPointer<Double>, sampleRate: Int, f0: Double, time: Double,
-    shape: WindowShape, periods: Double, window: UnsafeMutableBufferPointer<Double>,
+    shape: WindowShape, periods: Double, window windowBuffer: WindowBuffer,
     noise: NoiseStream, into waveform: UnsafeMutableBufferPointer<Double>
 ) -> Int {
     let length = windowLength(sampleRate: sampleRate, f0: f0, periods: periods)
     let halfLength = length / 2
-    designWindow(shape, halfLength: halfLength, step: 2.0 * Double.pi * f0 / (periods * Double(sampleRate)), into: window)
+    let window = windowBuffer.prepare(shape, sampleRate: sampleRate, f0: f0, periods: periods, halfLength: halfLength)
     let safeguard = noise.take(length)
     let origin = Matlab.round(time * Double(sampleRate) + 0.001)
     UnsafeMutableBufferPointer(rebasing: waveform[0..<length]).copyClamped(from: x, first: origin - halfLength)
@@ -207,13 +207,41 @@ private func designWindow(_ shape: WindowShape, halfLength: Int, step: Double, i
     }
 }
 
+/// A window's buffer, remembering what it holds: D4C's two centroid windows of a frame share shape and F0,
+/// so the second is not designed again.
+private final class WindowBuffer {
+    private let values: UnsafeMutableBufferPointer<Double>
+    private var holds: (shape: WindowShape, f0: Double, periods: Double)?
+
+    init(capacity: Int) {
+        values = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        values.deallocate()
+    }
+
+    /// The window of `shape`, `periods` periods of `f0` long (`2 * halfLength + 1` samples).
+    func prepare(
+        _ shape: WindowShape, sampleRate: Int, f0: Double, periods: Double, halfLength: Int
+    ) -> UnsafeMutableBufferPointer<Double> {
+        if let holds, holds.shape == shape, holds.f0 == f0, holds.periods == periods {
+            return values
+        }
+        let step = 2.0 * Double.pi * f0 / (periods * Double(sampleRate))
+        designWindow(shape, halfLength: halfLength, step: step, into: values)
+        holds = (shape, f0, periods)
+        return values
+    }
+}
+
 /// The love-train periodicity score: the share of 100–7900 Hz power that lies below 4 kHz in a
 /// 3-period Blackman window. Voiced speech concentrates there; noise does not.
 private final class LoveTrain {
     private let sampleRate: Int
     let fftSize: Int
     private let forward: ForwardRealFFT
-    private let window: UnsafeMutableBufferPointer<Double>
+    private let window: WindowBuffer
     private let lowBound: Int
     private let splitBound: Int
     private let highBound: Int
@@ -228,12 +256,8 @@ private final class LoveTrain {
         self.sampleRate = sampleRate
         fftSize = LoveTrain.fftSize(sampleRate: sampleRate)
         forward = ForwardRealFFT(size: fftSize)
-        window = .allocate(capacity: fftSize)
+        window = WindowBuffer(capacity: fftSize)
         (lowBound, splitBound, highBound) = LoveTrain.bounds(sampleRate: sampleRate, fftSize: fftSize)
-    }
-
-    deinit {
-        window.deallocate()
     }
 
     private static func fftSize(sampleRate: Int) -> Int {
@@ -287,7 +311,7 @@ private final class BandAperiodicity {
     /// Transforms the windowed group delay of one band; its input beyond the band window stays zero.
     private let bandFFT: ForwardRealFFT
     private let smoothing: SpectralSmoothing
-    private let window: UnsafeMutableBufferPointer<Double>
+    private let window: WindowBuffer
     /// Samples of `forward.waveform` written by the last window; the rest are zero.
     private var writtenLength = 0
     private let savedSpectrum: UnsafeMutableBufferPointer<Complex>
@@ -319,7 +343,7 @@ private final class BandAperiodicity {
         bandFFT = ForwardRealFFT(size: fftSize)
         smoothing = SpectralSmoothing(fftSize: fftSize, sampleRate: sampleRate)
         let binCount = fftSize / 2 + 1
-        window = .allocate(capacity: fftSize)
+        window = WindowBuffer(capacity: fftSize)
         savedSpectrum = .allocate(capacity: binCount)
         staticCentroid = .allocate(capacity: binCount)
         smoothedPower = .allocate(capacity: binCount)
@@ -336,7 +360,6 @@ private final class BandAperiodicity {
     }
 
     deinit {
-        window.deallocate()
         savedSpectrum.deallocate()
         staticCentroid.deallocate()
         smoothedPower.deallocate()
@@ -396,9 +419,13 @@ private final class BandAperiodicity {
             waveform[i] *= Double(i) + 1.0
         }
         forward.execute()
-        for bin in 0...(fftSize / 2) {
-            let centroid = spectrum[bin].real * savedSpectrum[bin].real + savedSpectrum[bin].imag * spectrum[bin].imag
-            staticCentroid[bin] = replacing ? centroid : staticCentroid[bin] + centroid
+        func centroid(_ bin: Int) -> Double {
+            spectrum[bin].real * savedSpectrum[bin].real + savedSpectrum[bin].imag * spectrum[bin].imag
+        }
+        if replacing {
+            for bin in 0...(fftSize / 2) { staticCentroid[bin] = centroid(bin) }
+        } else {
+            for bin in 0...(fftSize / 2) { staticCentroid[bin] += centroid(bin) }
         }
     }
 
