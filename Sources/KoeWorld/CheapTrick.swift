@@ -117,6 +117,8 @@ private final class EnvelopeEstimator {
     private let noise: NoiseStream
     /// Samples of `forward.waveform` the last window wrote.
     private var writtenLength = 0
+    /// The F0 `window` was designed for: consecutive frames of one F0 (unvoiced stretches) share it.
+    private var windowF0: Double?
 
     init(sampleRate: Int, fftSize: Int, q1: Double) {
         self.sampleRate = sampleRate
@@ -167,7 +169,10 @@ private final class EnvelopeEstimator {
     private func windowWaveform(_ x: UnsafeBufferPointer<Double>, f0: Double, time: Double) {
         let halfLength = Matlab.round(1.5 * Double(sampleRate) / f0)
         let length = 2 * halfLength + 1
-        designWindow(halfLength: halfLength, f0: f0)
+        if windowF0 != f0 {
+            designWindow(halfLength: halfLength, f0: f0)
+            windowF0 = f0
+        }
         let safeguard = noise.take(length)
         let origin = Matlab.round(time * Double(sampleRate) + 0.001)
         let waveform = forward.waveform
