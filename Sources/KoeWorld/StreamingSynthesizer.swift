@@ -404,8 +404,10 @@ private struct OverlapAddWindow {
         makeRoom(through: offset + response.count)
         let base = offset - start
         samples.withUnsafeMutableBufferPointer { samples in
-            for j in lower..<response.count {
-                samples[base + j] += response[j]
+            let destination = UnsafeMutableBufferPointer(rebasing: samples[(base + lower)..<(base + response.count)])
+            let source = UnsafeBufferPointer(rebasing: response[lower...])
+            for j in destination.indices {
+                destination[j] += source[j]
             }
         }
     }
