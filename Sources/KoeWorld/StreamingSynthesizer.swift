@@ -126,10 +126,11 @@ public final class StreamingSynthesizer {
     /// Interpolates F0 and voicing at the next sample, accumulates its phase and looks for a pulse.
     private func step(segment: Int) {
         let sample = timeBase.nextSample
+        let ends = segmentEnds(segment)
         let start = frameTime(segment - 1)
         let position = (sampleTime(sample) - start) / (frameTime(segment) - start)
-        let f0 = interpolate(frames.f0(segment - 1), frames.f0(segment), at: position)
-        let voicing = interpolate(frames.voicing(segment - 1), frames.voicing(segment), at: position)
+        let f0 = interpolate(ends.f0.start, ends.f0.end, at: position)
+        let voicing = interpolate(ends.voicing.start, ends.voicing.end, at: position)
         let rate = Double(sampleRate)
         let increment = 2.0 * Double.pi * (voicing > 0.5 ? f0 : StreamingSynthesizer.unvoicedF0) / rate
 
@@ -146,6 +147,18 @@ public final class StreamingSynthesizer {
         }
         timeBase.previousVoicing = voicing
         timeBase.nextSample += 1
+    }
+
+    /// F0 and voicing of the frames at either end of `segment`, kept in the time base while the segment lasts
+    /// (a frame's values never change once it is appended, nor does the extra frame once set), so that the
+    /// per-sample step reads no frame storage.
+    private func segmentEnds(_ segment: Int) -> SegmentEnds {
+        if let ends = timeBase.segmentEnds, ends.segment == segment { return ends }
+        let ends = SegmentEnds(
+            segment: segment, f0: (frames.f0(segment - 1), frames.f0(segment)),
+            voicing: (frames.voicing(segment - 1), frames.voicing(segment)))
+        timeBase.segmentEnds = ends
+        return ends
     }
 
     /// The wrapped phase jumped between `sample - 1` and `sample`: a pulse sits on `sample - 1`, and the
@@ -285,6 +298,14 @@ private struct TimeBase {
     var totalPhase = 0.0
     var previousPhase = 0.0
     var previousVoicing = 0.0
+    var segmentEnds: SegmentEnds?
+}
+
+/// F0 and voicing at the start and end frames of one interval between frames.
+private struct SegmentEnds {
+    let segment: Int
+    let f0: (start: Double, end: Double)
+    let voicing: (start: Double, end: Double)
 }
 
 /// The most recent frames in a ring that grows only when more frames are needed at once than it holds.
