@@ -47,14 +47,16 @@ public enum Parallel {
             if count > 0 { body(0..<count) }
             return
         }
-        // A few ranges per worker even out uneven frames; worker `w` takes ranges w, w + workers, …
+        // A few ranges per worker even out uneven frames. They are dealt out as workers come free, so a worker
+        // that waits for its core (another thread of the process may hold it) leaves its share to the others.
         let rangeCount = min(workers * 4, count / max(1, minimumLength))
         let length = (count + rangeCount - 1) / rangeCount
+        let dealer = RangeDealer(count: rangeCount)
         withoutActuallyEscaping(body) { body in
             // The caller promises `body` is safe to run on disjoint ranges at once; it does not outlive this call.
             let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                for index in stride(from: worker, to: rangeCount, by: workers) {
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                while let index = dealer.next() {
                     let start = index * length
                     if start < count {
                         shared.value(start..<min(count, start + length))
@@ -67,6 +69,25 @@ public enum Parallel {
     /// All processors, the default for `threads`.
     public static var processorCount: Int {
         ProcessInfo.processInfo.activeProcessorCount
+    }
+}
+
+/// Hands out the indices `0..<count`, each once, to whichever thread asks next.
+private final class RangeDealer: @unchecked Sendable {
+    private let lock = NSLock()
+    private let count: Int
+    private var dealt = 0
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    func next() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard dealt < count else { return nil }
+        dealt += 1
+        return dealt - 1
     }
 }
 

@@ -7,6 +7,10 @@ import Foundation
 /// from the samples their windows reach. Every sample is filtered and every frame analysed once, and the latency
 /// is DIO's look-ahead plus one DIO block.
 ///
+/// The frames one `push` settles are refined and analysed together, so with `threads` above 1 they share the
+/// threads frame by frame; each DIO block's frames are still analysed from a segment of their own, exactly as
+/// they would be alone.
+///
 /// Harvest's tracking has no streaming form, so with Harvest each block of `blockFrames` frames is estimated from
 /// a segment reaching `lookBehindFrames` before it and `lookAheadFrames` past it.
 ///
@@ -39,12 +43,15 @@ public final class StreamingAnalyzer {
         /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
         /// the work, not the latency.
         public var lookBehindFrames: Int?
+        /// Threads the frames' StoneMask, CheapTrick and D4C analyses are shared among (default 1: the caller's
+        /// alone). The frames are the same for any number.
+        public var threads = 1
 
         public init() {}
     }
 
     /// Consecutive analysed frames, starting at frame `firstFrame` of the stream.
-    public struct Block {
+    public struct Block: Sendable {
         public var firstFrame: Int
         public var f0: [Double]
         public var spectrogram: Matrix
@@ -98,20 +105,17 @@ public final class StreamingAnalyzer {
     /// Samples held for frames still to come; bounded by their windows' reach and the latest chunk.
     var retainedSampleCount: Int { retained.count }
 
-    /// Takes the next samples; returns the blocks that became complete.
+    /// Takes the next samples; returns the frames that became complete, in one block (none if no frame did).
     public func push(_ samples: [Double]) throws -> [Block] {
         if let index = samples.firstIndex(where: { !$0.isFinite }) {
             throw WorldError.nonFiniteSample(index: received + index)
         }
         retained.append(contentsOf: samples)
         received += samples.count
-        var blocks: [Block] = []
         let groups = retained.withUnsafeBufferPointer { buffer in
             f0Source.push(samples, signal: signalView(buffer, ended: false))
         }
-        for group in groups {
-            blocks.append(analyze(group, signalEnd: nil))
-        }
+        let blocks = analyze(groups, signalEnd: nil)
         discardSamplesNoLongerNeeded()
         return blocks
     }
@@ -124,28 +128,35 @@ public final class StreamingAnalyzer {
         let groups = retained.withUnsafeBufferPointer { buffer in
             f0Source.finish(frameCount: frameCount, signal: signalView(buffer, ended: true))
         }
-        return groups.map { analyze($0, signalEnd: received) }
+        return analyze(groups, signalEnd: received)
     }
 
     private func signalView(_ buffer: UnsafeBufferPointer<Double>, ended: Bool) -> SignalView {
         SignalView(samples: buffer, start: retainedStart, length: ended ? received : Int.max)
     }
 
-    /// CheapTrick and D4C over the samples the group's windows reach: up to the frames' reach past the last
-    /// frame (which has always arrived once its F0 is settled), or to the end of a finished stream.
-    private func analyze(_ group: F0Group, signalEnd: Int?) -> Block {
+    /// CheapTrick and D4C over consecutive groups at once, in one block.
+    private func analyze(_ groups: [F0Group], signalEnd: Int?) -> [Block] {
+        guard let first = groups.first, let last = groups.last else { return [] }
+        let segments = groups.map { segment(of: $0, signalEnd: signalEnd) }
+        nextFrame = last.firstFrame + last.f0.count
+        return [Block(
+            firstFrame: first.firstFrame, f0: groups.flatMap(\.f0),
+            spectrogram: cheapTrick.estimate(segments, threads: options.threads),
+            aperiodicity: d4c.estimate(segments, threads: options.threads))]
+    }
+
+    /// The samples the group's windows reach: up to the frames' reach past the last frame (which has always
+    /// arrived once its F0 is settled), or to the end of a finished stream.
+    private func segment(of group: F0Group, signalEnd: Int?) -> SignalSegment {
         let lastFrame = group.firstFrame + group.f0.count - 1
         let start = max(0, frames.centre(of: group.firstFrame) - spectralReach)
         let end = signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1)
         precondition(start >= retainedStart && end <= received, "a block's windows reach samples not held")
-        let segment = Array(retained[(start - retainedStart)..<(end - retainedStart)])
         let time = (group.firstFrame...lastFrame).map { frames.time(of: $0, from: start) }
-        let contour = F0Contour(time: time, f0: group.f0)
-        nextFrame = lastFrame + 1
-        return Block(
-            firstFrame: group.firstFrame, f0: group.f0,
-            spectrogram: cheapTrick.estimate(segment, contour: contour),
-            aperiodicity: d4c.estimate(segment, contour: contour))
+        return SignalSegment(
+            signal: Array(retained[(start - retainedStart)..<(end - retainedStart)]),
+            contour: F0Contour(time: time, f0: group.f0))
     }
 
     private func discardSamplesNoLongerNeeded() {
@@ -217,7 +228,9 @@ private final class DioSource {
     let latency: Int
     private let frames: FrameGrid
     private let dio: StreamingDio
-    private let refiner: StoneMask.Refiner
+    /// One refiner for each thread refining at once.
+    private let refiners: WorkspacePool<StoneMask.Refiner>
+    private let threads: Int
     private let stoneMaskReach: Int
     private var fed = 0
     private var nextFrame = 0
@@ -233,39 +246,56 @@ private final class DioSource {
         let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)
         dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
-        refiner = StoneMask.Refiner(sampleRate: sampleRate)
+        refiners = WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) }
+        threads = options.threads
         latency = dio.latency
     }
 
     /// Feeds DIO one block at a time, so each group holds exactly the frames one block settled.
     func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
-        var groups: [F0Group] = []
+        var settled: [[Double]] = []
         var offset = 0
         while offset < samples.count {
             let toBoundary = dio.blockLength - fed % dio.blockLength
             let end = min(samples.count, offset + toBoundary)
-            let settled = dio.push(Array(samples[offset..<end]))
+            let block = dio.push(Array(samples[offset..<end]))
             fed += end - offset
             offset = end
-            if !settled.isEmpty {
-                groups.append(refined(settled, signal: signal))
+            if !block.isEmpty {
+                settled.append(block)
             }
         }
-        return groups
+        return refined(settled, signal: signal)
     }
 
     func finish(signal: SignalView) -> [F0Group] {
         let settled = dio.finish()
-        return settled.isEmpty ? [] : [refined(settled, signal: signal)]
+        return refined(settled.isEmpty ? [] : [settled], signal: signal)
     }
 
-    private func refined(_ raw: [Double], signal: SignalView) -> F0Group {
+    /// StoneMask on every frame of the groups DIO settled, the frames shared among the threads.
+    private func refined(_ raw: [[Double]], signal: SignalView) -> [F0Group] {
         let first = nextFrame
-        let f0 = raw.enumerated().map { offset, f0 in
-            refiner.refined(f0, at: frames.time(of: first + offset, from: 0), in: signal)
+        let initial = raw.flatMap { $0 }
+        var f0 = [Double](repeating: 0, count: initial.count)
+        f0.withUnsafeMutableBufferPointer { f0 in
+            // A frame costs tens of microseconds, so even a few make a share worth a thread.
+            Parallel.forEachRange(initial.count, threads: threads, minimumLength: 4) { range in
+                refiners.withWorkspace { refiner in
+                    for index in range {
+                        f0[index] = refiner.refined(initial[index], at: frames.time(of: first + index, from: 0), in: signal)
+                    }
+                }
+            }
         }
-        nextFrame += raw.count
-        return F0Group(firstFrame: first, f0: f0)
+        nextFrame += initial.count
+        var groups: [F0Group] = []
+        var groupStart = 0
+        for block in raw {
+            groups.append(F0Group(firstFrame: first + groupStart, f0: Array(f0[groupStart..<(groupStart + block.count)])))
+            groupStart += block.count
+        }
+        return groups
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }

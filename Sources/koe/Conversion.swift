@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import KoePipeline
 import KoeStages
 
@@ -25,13 +26,18 @@ struct Conversion {
 
     /// Converts all of `source` through the stages `chain` plans. The sink is opened by `openSink` only once the
     /// chain is known to fit the input, so a refused input leaves no output behind; it is complete on return.
+    /// Channels run on up to `threads` threads at once, and each channel's vocoder gets an equal share of them,
+    /// so the threads in use never exceed `threads`.
     static func convert(
         _ source: AudioSource, through chain: ChainPlan, threads: Int, chunkFrames: Int, progress: ProgressBar?,
         openingSink openSink: (AudioSource) throws -> AudioSink
     ) throws -> ConversionStatistics {
         try chain.check(sampleRate: source.sampleRate)
         try chain.surveyMedians(of: source)
-        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
+        let threadsPerChannel = max(1, threads / source.channels)
+        let pipeline = try Pipeline(channels: source.channels, threads: threads) {
+            try chain.makeStages(sampleRate: source.sampleRate, threads: threadsPerChannel)
+        }
         var conversion = Conversion(source: source, pipeline: pipeline, sink: try openSink(source), chunkFrames: chunkFrames)
         try conversion.run(progress: progress)
         return conversion.statistics(voice: chain.voiceStages.first)
@@ -43,6 +49,9 @@ struct Conversion {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
             try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            if source.mayWaitForInput {
+                try write(try pipeline.settle())
+            }
             progress?.update(framesDone: framesIn)
         }
         try source.requireAudio(framesRead: framesIn)
@@ -68,6 +77,16 @@ struct Conversion {
             clippedSamples: sink.clippedSamples,
             medianF0In: voice?.medianInputF0,
             medianF0Out: voice?.medianOutputF0)
+    }
+}
+
+extension AudioSource {
+    /// True when the next read may have to wait: standard input with nothing in it yet (the reader of
+    /// standard input is always made for `STDIN_FILENO`). A file never keeps its reader waiting.
+    fileprivate var mayWaitForInput: Bool {
+        guard case .standardInput = self else { return false }
+        var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        return poll(&request, 1, 0) <= 0
     }
 }
 
