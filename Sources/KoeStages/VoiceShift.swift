@@ -6,9 +6,10 @@ import KoeWorld
 /// Output is aligned with the input and exactly `round(input / tempo)` samples long: the stage holds back
 /// what the analyser and synthesiser still need, and drains it when the stream ends.
 ///
-/// With two threads or more, the analysis shares its frames among the threads, and the changes and synthesis
-/// run on a thread of their own, a chunk behind the analysis: `process` returns the output synthesised so far,
-/// and `settle` waits for the rest. The output is the same for any number of threads.
+/// With two threads or more, `process` only settles F0 (DIO, or Harvest's blocks) and hands the blocks to
+/// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
+/// reads on: `process` returns the output synthesised so far, and `settle` waits for the rest. The output is
+/// the same for any number of threads.
 public final class VoiceShift: BackgroundStage {
     public let sampleRate: Int
     public let voice: VoiceSettings
@@ -22,23 +23,24 @@ public final class VoiceShift: BackgroundStage {
     private var emitted = 0
     private var pending: [Double] = []
 
-    /// `threads` replaces `analysis.threads`.
+    /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
+    /// more on that many threads of its own.
     public init(sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1) {
         self.sampleRate = sampleRate
         self.voice = voice
         self.threads = max(1, threads)
         var analysis = analysis
-        analysis.threads = self.threads
+        analysis.threads = 1
         analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: analysis)
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
         latency = analyzer.latency + resynthesis.latency
-        synthesis = self.threads > 1 ? .background(SynthesisThread(resynthesis)) : .inline(resynthesis)
+        synthesis = self.threads > 1 ? .threads(VocoderThreads(resynthesis, threads: self.threads)) : .inline(resynthesis)
     }
 
     deinit {
-        if case .background(let thread) = synthesis {
-            thread.stop()
+        if case .threads(let threads) = synthesis {
+            threads.stop()
         }
     }
 
@@ -52,27 +54,29 @@ public final class VoiceShift: BackgroundStage {
 
     public func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
         received += input.count
-        var blocks = try analyzer.push(input)
-        if isFinal {
-            blocks += try analyzer.finish()
-        }
-        let job = SynthesisJob(blocks: blocks, finalLength: isFinal ? outputLength : nil)
         switch synthesis {
         case .inline(let resynthesis):
-            resynthesis.run(job, into: &pending)
-        case .background(let thread):
-            // Without new frames the synthesis has nothing to add: no need to wake its thread.
-            if !blocks.isEmpty || isFinal { thread.submit(job) }
-            if isFinal { thread.waitUntilIdle() }
-            pending.append(contentsOf: thread.takeOutput())
+            var blocks = try analyzer.push(input)
+            if isFinal {
+                blocks += try analyzer.finish()
+            }
+            resynthesis.run(SynthesisJob(blocks: blocks, finalLength: isFinal ? outputLength : nil), into: &pending)
+        case .threads(let threads):
+            var blocks = try analyzer.pushPending(input)
+            if isFinal {
+                blocks += try analyzer.finishPending()
+            }
+            threads.submit(blocks, finalLength: isFinal ? outputLength : nil)
+            if isFinal { threads.waitUntilIdle() }
+            pending.append(contentsOf: threads.takeOutput())
         }
         return release(isFinal: isFinal)
     }
 
     public func settle() throws -> [Double] {
-        if case .background(let thread) = synthesis {
-            thread.waitUntilIdle()
-            pending.append(contentsOf: thread.takeOutput())
+        if case .threads(let threads) = synthesis {
+            threads.waitUntilIdle()
+            pending.append(contentsOf: threads.takeOutput())
         }
         return release(isFinal: false)
     }
@@ -98,13 +102,13 @@ public final class VoiceShift: BackgroundStage {
 }
 
 /// Analysed frames for synthesis; on the last job, the output length the stream ends at.
-private struct SynthesisJob: Sendable {
+struct SynthesisJob: Sendable {
     var blocks: [StreamingAnalyzer.Block]
     var finalLength: Int?
 }
 
 /// The stage's second half, frames in and samples out: the voice changes, the tempo, and WORLD synthesis.
-private final class Resynthesis {
+final class Resynthesis {
     private let sampleRate: Int
     private let framePeriod: Double
     private let synthesizer: StreamingSynthesizer
@@ -174,113 +178,15 @@ private final class Resynthesis {
     }
 }
 
-/// Where analysed frames are synthesised: on the caller's thread, or on a thread of their own.
+/// Where the vocoder works: on the caller's thread, or on threads of its own.
 private enum SynthesisRoute {
     case inline(Resynthesis)
-    case background(SynthesisThread)
+    case threads(VocoderThreads)
 
     var medians: (input: Double?, output: Double?) {
         switch self {
         case .inline(let resynthesis): resynthesis.medians
-        case .background(let thread): thread.medians
+        case .threads(let threads): threads.medians
         }
-    }
-}
-
-/// Runs a `Resynthesis` on a thread of its own, one job after another in the order submitted. `submit` waits
-/// while `capacity` jobs are queued, so the analysis runs at most that far ahead and memory stays bounded;
-/// the output collects until taken.
-private final class SynthesisThread: @unchecked Sendable {
-    /// Guards every property below it, and signals each change of them.
-    private let condition = NSCondition()
-    private var queue: [SynthesisJob] = []
-    private var isRunningJob = false
-    private var output: [Double] = []
-    private var latestMedians: (input: Double?, output: Double?) = (nil, nil)
-    private var isStopping = false
-    private var hasExited = false
-    /// Touched only by the thread once it has started.
-    private let resynthesis: Resynthesis
-
-    /// Jobs queued beyond the one running: enough to keep the thread busy while the next is analysed.
-    private static let capacity = 2
-
-    init(_ resynthesis: Resynthesis) {
-        self.resynthesis = resynthesis
-        let thread = Thread { [self] in runJobs() }
-        thread.name = "koe synthesis"
-        thread.start()
-    }
-
-    func submit(_ job: SynthesisJob) {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.count >= Self.capacity {
-            condition.wait()
-        }
-        queue.append(job)
-        condition.broadcast()
-    }
-
-    func waitUntilIdle() {
-        condition.lock()
-        defer { condition.unlock() }
-        while !queue.isEmpty || isRunningJob {
-            condition.wait()
-        }
-    }
-
-    /// The samples synthesised since the last call.
-    func takeOutput() -> [Double] {
-        condition.lock()
-        defer { condition.unlock() }
-        let taken = output
-        output = []
-        return taken
-    }
-
-    var medians: (input: Double?, output: Double?) {
-        condition.lock()
-        defer { condition.unlock() }
-        return latestMedians
-    }
-
-    /// Ends the thread, dropping jobs not yet started, and returns once it has exited.
-    func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        isStopping = true
-        condition.broadcast()
-        while !hasExited {
-            condition.wait()
-        }
-    }
-
-    private func runJobs() {
-        condition.lock()
-        while let job = nextJob() {
-            isRunningJob = true
-            condition.broadcast()
-            condition.unlock()
-            var produced: [Double] = []
-            resynthesis.run(job, into: &produced)
-            let medians = resynthesis.medians
-            condition.lock()
-            output.append(contentsOf: produced)
-            latestMedians = medians
-            isRunningJob = false
-            condition.broadcast()
-        }
-        hasExited = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits for a job, with the lock held; nil once the thread is to stop.
-    private func nextJob() -> SynthesisJob? {
-        while queue.isEmpty && !isStopping {
-            condition.wait()
-        }
-        return isStopping ? nil : queue.removeFirst()
     }
 }

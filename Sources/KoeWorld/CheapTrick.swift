@@ -52,31 +52,20 @@ public struct CheapTrick: Sendable {
     /// One power spectrum of `fftSize / 2 + 1` bins a frame. Frames are shared among up to `threads`
     /// threads; the result is the same for any number.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
-        estimate([SignalSegment(signal: signal, contour: contour)], threads: threads)
-    }
-
-    /// The frames of every segment, stacked in order, each segment analysed as its own call would analyse it.
-    /// All frames are shared among up to `threads` threads; the result is the same for any number.
-    public func estimate(_ segments: [SignalSegment], threads: Int = 1) -> Matrix {
-        let analysedF0 = segments.map { analysedF0s($0.contour) }
-        var jobs: [FrameJob] = []
-        for (segment, f0) in analysedF0.enumerated() {
-            for (frame, noiseStart) in noiseOffsets(f0).enumerated() {
-                jobs.append(FrameJob(segment: segment, frame: frame, noiseStart: noiseStart))
-            }
-        }
-        let (firstRows, rows) = stackedRows(of: segments)
-        var spectrogram = Matrix(rows: rows, columns: fftSize / 2 + 1)
+        let analysedF0 = analysedF0s(contour)
+        let noiseStarts = noiseOffsets(analysedF0)
+        var spectrogram = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1)
         let columns = spectrogram.columns
-        spectrogram.storage.withUnsafeMutableBufferPointer { output in
-            // A frame costs tens of microseconds, so even a few make a share worth a thread.
-            forEachFrame(jobs, threads: threads, minimumLength: 4, workspaces: workspaces) { job, estimator in
-                let row = firstRows[job.segment] + job.frame
-                let envelope = UnsafeMutableBufferPointer(rebasing: output[(row * columns)..<((row + 1) * columns)])
-                let segment = segments[job.segment]
-                segment.signal.withUnsafeBufferPointer { x in
-                    estimator.envelope(
-                        of: x, f0: analysedF0[job.segment][job.frame], time: segment.contour.time[job.frame], into: envelope)
+        signal.withUnsafeBufferPointer { x in
+            spectrogram.storage.withUnsafeMutableBufferPointer { output in
+                Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 16) { frames in
+                    workspaces.withWorkspace { estimator in
+                        estimator.startNoise(skipping: noiseStarts[frames.lowerBound])
+                        for frame in frames {
+                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
+                            estimator.envelope(of: x, f0: analysedF0[frame], time: contour.time[frame], into: row)
+                        }
+                    }
                 }
             }
         }
@@ -110,7 +99,7 @@ func fftSizeHolding(periods: Double, of f0: Double, sampleRate: Int) -> Int {
 }
 
 /// FFTs, scratch buffers and the safeguard noise for one thread's frames, reused by every frame and call.
-private final class EnvelopeEstimator: NoiseDrawing {
+private final class EnvelopeEstimator {
     private let sampleRate: Int
     private let fftSize: Int
     private let q1: Double

@@ -31,59 +31,44 @@ public struct D4C: Sendable {
     /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`
     /// threads; the result is the same for any number.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
-        estimate([SignalSegment(signal: signal, contour: contour)], threads: threads)
-    }
-
-    /// The frames of every segment, stacked in order, each segment analysed as its own call would analyse it.
-    /// All frames are shared among up to `threads` threads; the result is the same for any number.
-    public func estimate(_ segments: [SignalSegment], threads: Int = 1) -> Matrix {
-        let (firstRows, rows) = stackedRows(of: segments)
-        var aperiodicity = Matrix(rows: rows, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
+        var aperiodicity = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
         let columns = aperiodicity.columns
-        let plans = segments.map { NoisePlan(sampleRate: sampleRate, contour: $0.contour) }
-        let scores = periodicityScores(segments, plans: plans, firstRows: firstRows, rows: rows, threads: threads)
-        var jobs: [FrameJob] = []
-        for (segment, plan) in plans.enumerated() {
-            let analysed = plan.voicedFrames.filter { scores[firstRows[segment] + $0] > options.threshold }
-            for (frame, noiseStart) in zip(analysed, plan.bandNoiseOffsets(analysed)) {
-                jobs.append(FrameJob(segment: segment, frame: frame, noiseStart: noiseStart))
-            }
-        }
-        aperiodicity.storage.withUnsafeMutableBufferPointer { output in
-            // A frame costs a few hundred microseconds: two make a share worth a thread.
-            forEachFrame(jobs, threads: threads, minimumLength: 2, workspaces: workspaces) { job, estimator in
-                let row = firstRows[job.segment] + job.frame
-                let bands = UnsafeMutableBufferPointer(rebasing: output[(row * columns)..<((row + 1) * columns)])
-                let segment = segments[job.segment]
-                segment.signal.withUnsafeBufferPointer { x in
-                    estimator.bands.estimate(
-                        x, f0: plans[job.segment].bandF0[job.frame], time: segment.contour.time[job.frame],
-                        noise: estimator.noise, into: bands)
+        let plan = NoisePlan(sampleRate: sampleRate, contour: contour)
+        signal.withUnsafeBufferPointer { x in
+            let scores = periodicityScores(x, contour: contour, plan: plan, threads: threads)
+            let analysed = plan.voicedFrames.filter { scores[$0] > options.threshold }
+            let bandNoise = plan.bandNoiseOffsets(analysed)
+            aperiodicity.storage.withUnsafeMutableBufferPointer { output in
+                Parallel.forEachRange(analysed.count, threads: threads, minimumLength: 8) { range in
+                    workspaces.withWorkspace { estimator in
+                        estimator.startNoise(skipping: bandNoise[range.lowerBound])
+                        for frame in analysed[range] {
+                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
+                            estimator.bands.estimate(
+                                x, f0: plan.bandF0[frame], time: contour.time[frame], noise: estimator.noise, into: row)
+                        }
+                    }
                 }
             }
         }
         return aperiodicity
     }
 
-    /// The love-train score of every voiced frame (0 for the others), by row of the stacked segments.
+    /// The love-train score of every voiced frame (0 for the others).
     private func periodicityScores(
-        _ segments: [SignalSegment], plans: [NoisePlan], firstRows: [Int], rows: Int, threads: Int
+        _ x: UnsafeBufferPointer<Double>, contour: F0Contour, plan: NoisePlan, threads: Int
     ) -> [Double] {
-        var scores = [Double](repeating: 0, count: rows)
+        var scores = [Double](repeating: 0, count: contour.frameCount)
         guard LoveTrain.bandFits(sampleRate: sampleRate) else { return scores }
-        var jobs: [FrameJob] = []
-        for (segment, plan) in plans.enumerated() {
-            for (frame, noiseStart) in zip(plan.voicedFrames, plan.scoreNoiseOffsets) {
-                jobs.append(FrameJob(segment: segment, frame: frame, noiseStart: noiseStart))
-            }
-        }
+        let voiced = plan.voicedFrames
         scores.withUnsafeMutableBufferPointer { scores in
-            forEachFrame(jobs, threads: threads, minimumLength: 8, workspaces: workspaces) { job, estimator in
-                let segment = segments[job.segment]
-                scores[firstRows[job.segment] + job.frame] = segment.signal.withUnsafeBufferPointer { x in
-                    estimator.loveTrain.score(
-                        x, f0: plans[job.segment].scoreF0[job.frame], time: segment.contour.time[job.frame],
-                        noise: estimator.noise)
+            Parallel.forEachRange(voiced.count, threads: threads, minimumLength: 16) { range in
+                workspaces.withWorkspace { estimator in
+                    estimator.startNoise(skipping: plan.scoreNoiseOffsets[range.lowerBound])
+                    for frame in voiced[range] {
+                        scores[frame] = estimator.loveTrain.score(
+                            x, f0: plan.scoreF0[frame], time: contour.time[frame], noise: estimator.noise)
+                    }
                 }
             }
         }
@@ -148,7 +133,7 @@ private func prefixSums(_ values: [Int]) -> (offsets: [Int], total: Int) {
 }
 
 /// The love train and band analysis of one thread, with the noise sequence they share.
-private final class AperiodicityEstimator: NoiseDrawing {
+private final class AperiodicityEstimator {
     let loveTrain: LoveTrain
     let bands: BandAperiodicity
     let noise: NoiseStream

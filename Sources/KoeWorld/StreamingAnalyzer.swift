@@ -7,15 +7,15 @@ import Foundation
 /// from the samples their windows reach. Every sample is filtered and every frame analysed once, and the latency
 /// is DIO's look-ahead plus one DIO block.
 ///
-/// The frames one `push` settles are refined and analysed together, so with `threads` above 1 they share the
-/// threads frame by frame; each DIO block's frames are still analysed from a segment of their own, exactly as
-/// they would be alone.
-///
 /// Harvest's tracking has no streaming form, so with Harvest each block of `blockFrames` frames is estimated from
 /// a segment reaching `lookBehindFrames` before it and `lookAheadFrames` past it.
 ///
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
+///
+/// `pushPending` settles the frames' F0 sources and copies the samples their analysis reads, leaving the
+/// analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any thread may
+/// run; `push` does both, the blocks side by side on `threads` threads.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
@@ -43,8 +43,8 @@ public final class StreamingAnalyzer {
         /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
         /// the work, not the latency.
         public var lookBehindFrames: Int?
-        /// Threads the frames' StoneMask, CheapTrick and D4C analyses are shared among (default 1: the caller's
-        /// alone). The frames are the same for any number.
+        /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
+        /// side, or a lone block's frames. The frames are the same for any number.
         public var threads = 1
 
         public init() {}
@@ -58,15 +58,37 @@ public final class StreamingAnalyzer {
         public var aperiodicity: Matrix
     }
 
+    /// Consecutive frames whose F0 the samples so far settle, with a copy of every sample their analysis reads.
+    public struct PendingBlock: Sendable {
+        public let firstFrame: Int
+        public let frameCount: Int
+        fileprivate let group: F0Group
+        fileprivate let samples: SignalCopy
+        /// The samples CheapTrick and D4C read.
+        fileprivate let spectralRange: Range<Int>
+        fileprivate let tools: AnalysisTools
+
+        /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
+        /// `threads` share the block's frames.
+        public func analyzed(threads: Int = 1) -> Block {
+            let f0 = tools.finalF0(group, samples: samples, threads: threads)
+            let segment = samples.slice(spectralRange)
+            let time = (firstFrame..<(firstFrame + frameCount)).map { tools.frames.time(of: $0, from: spectralRange.lowerBound) }
+            let contour = F0Contour(time: time, f0: f0)
+            return Block(
+                firstFrame: firstFrame, f0: f0,
+                spectrogram: tools.cheapTrick.estimate(segment, contour: contour, threads: threads),
+                aperiodicity: tools.d4c.estimate(segment, contour: contour, threads: threads))
+        }
+    }
+
     public let sampleRate: Int
     public let options: Options
     public let fftSize: Int
     /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
     public let latency: Int
 
-    private let frames: FrameGrid
-    private let cheapTrick: CheapTrick
-    private let d4c: D4C
+    private let tools: AnalysisTools
     /// Samples a spectral window can reach past its frame's centre.
     private let spectralReach: Int
     private var f0Source: F0Source
@@ -78,18 +100,25 @@ public final class StreamingAnalyzer {
     public init(sampleRate: Int, options: Options = Options()) {
         self.sampleRate = sampleRate
         self.options = options
-        frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
-        cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
+        let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
+        let cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
         fftSize = cheapTrick.fftSize
-        d4c = D4C(sampleRate: sampleRate, fftSize: fftSize)
         spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
+        var harvestOptions = Harvest.Options()
+        harvestOptions.framePeriod = options.framePeriod
+        harvestOptions.f0Floor = options.f0Floor
+        harvestOptions.f0Ceil = options.f0Ceil
+        tools = AnalysisTools(
+            frames: frames, cheapTrick: cheapTrick, d4c: D4C(sampleRate: sampleRate, fftSize: fftSize),
+            refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
+            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions))
         switch options.f0Method {
         case .dio:
             let source = DioSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
             latency = source.latency
             f0Source = .dio(source)
         case .harvest:
-            let source = HarvestSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
+            let source = HarvestSource(options: options, frames: frames, spectralReach: spectralReach)
             latency = source.latency
             f0Source = .harvest(source)
         }
@@ -105,67 +134,136 @@ public final class StreamingAnalyzer {
     /// Samples held for frames still to come; bounded by their windows' reach and the latest chunk.
     var retainedSampleCount: Int { retained.count }
 
-    /// Takes the next samples; returns the frames that became complete, in one block (none if no frame did).
+    /// Takes the next samples; returns the blocks that became complete.
     public func push(_ samples: [Double]) throws -> [Block] {
+        analyze(try pushPending(samples))
+    }
+
+    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream.
+    public func finish() throws -> [Block] {
+        analyze(try finishPending())
+    }
+
+    /// Takes the next samples; returns the blocks that became complete, their analysis still to run.
+    public func pushPending(_ samples: [Double]) throws -> [PendingBlock] {
         if let index = samples.firstIndex(where: { !$0.isFinite }) {
             throw WorldError.nonFiniteSample(index: received + index)
         }
         retained.append(contentsOf: samples)
         received += samples.count
-        let groups = retained.withUnsafeBufferPointer { buffer in
-            f0Source.push(samples, signal: signalView(buffer, ended: false))
-        }
-        let blocks = analyze(groups, signalEnd: nil)
+        let groups = f0Source.push(samples, available: retainedStart..<received)
+        let blocks = groups.map { pending($0, signalEnd: nil) }
         discardSamplesNoLongerNeeded()
         return blocks
     }
 
-    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream.
-    public func finish() throws -> [Block] {
+    /// No more samples: every remaining frame of WORLD's frame count for the whole stream, its analysis still
+    /// to run.
+    public func finishPending() throws -> [PendingBlock] {
         let minimum = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: options.f0Floor)
         guard received >= minimum else { throw WorldError.signalTooShort(samples: received, minimum: minimum) }
         let frameCount = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let groups = retained.withUnsafeBufferPointer { buffer in
-            f0Source.finish(frameCount: frameCount, signal: signalView(buffer, ended: true))
+        return f0Source.finish(frameCount: frameCount, signalLength: received).map { pending($0, signalEnd: received) }
+    }
+
+    /// Several blocks side by side on the threads; a lone block's frames shared among them.
+    private func analyze(_ pending: [PendingBlock]) -> [Block] {
+        guard pending.count > 1 else { return pending.map { $0.analyzed(threads: options.threads) } }
+        var blocks = [Block?](repeating: nil, count: pending.count)
+        blocks.withUnsafeMutableBufferPointer { blocks in
+            Parallel.forEach(pending.count, threads: options.threads) { index in
+                blocks[index] = pending[index].analyzed()
+            }
         }
-        return analyze(groups, signalEnd: received)
+        return blocks.map { $0! }
     }
 
-    private func signalView(_ buffer: UnsafeBufferPointer<Double>, ended: Bool) -> SignalView {
-        SignalView(samples: buffer, start: retainedStart, length: ended ? received : Int.max)
-    }
-
-    /// CheapTrick and D4C over consecutive groups at once, in one block.
-    private func analyze(_ groups: [F0Group], signalEnd: Int?) -> [Block] {
-        guard let first = groups.first, let last = groups.last else { return [] }
-        let segments = groups.map { segment(of: $0, signalEnd: signalEnd) }
-        nextFrame = last.firstFrame + last.f0.count
-        return [Block(
-            firstFrame: first.firstFrame, f0: groups.flatMap(\.f0),
-            spectrogram: cheapTrick.estimate(segments, threads: options.threads),
-            aperiodicity: d4c.estimate(segments, threads: options.threads))]
-    }
-
-    /// The samples the group's windows reach: up to the frames' reach past the last frame (which has always
-    /// arrived once its F0 is settled), or to the end of a finished stream.
-    private func segment(of group: F0Group, signalEnd: Int?) -> SignalSegment {
-        let lastFrame = group.firstFrame + group.f0.count - 1
-        let start = max(0, frames.centre(of: group.firstFrame) - spectralReach)
-        let end = signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1)
-        precondition(start >= retainedStart && end <= received, "a block's windows reach samples not held")
-        let time = (group.firstFrame...lastFrame).map { frames.time(of: $0, from: start) }
-        return SignalSegment(
-            signal: Array(retained[(start - retainedStart)..<(end - retainedStart)]),
-            contour: F0Contour(time: time, f0: group.f0))
+    /// The group with a copy of the samples its F0 source reads and its spectral windows reach: up to the
+    /// frames' reach past the last frame (which has always arrived once its F0 is settled), or to the end of a
+    /// finished stream.
+    private func pending(_ group: F0Group, signalEnd: Int?) -> PendingBlock {
+        let frames = tools.frames
+        let lastFrame = group.firstFrame + group.frameCount - 1
+        let spectral = max(0, frames.centre(of: group.firstFrame) - spectralReach)
+            ..< (signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1))
+        // Past the end of a finished stream, StoneMask repeats its last sample instead of reading on.
+        let f0Samples = f0Source.samplesRead(by: group).clamped(to: 0..<(signalEnd ?? Int.max))
+        let copied = min(spectral.lowerBound, f0Samples.lowerBound)..<max(spectral.upperBound, f0Samples.upperBound)
+        precondition(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
+        let samples = SignalCopy(
+            samples: Array(retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)]),
+            start: copied.lowerBound, signalLength: signalEnd ?? Int.max)
+        nextFrame = lastFrame + 1
+        return PendingBlock(
+            firstFrame: group.firstFrame, frameCount: group.frameCount, group: group, samples: samples,
+            spectralRange: spectral, tools: tools)
     }
 
     private func discardSamplesNoLongerNeeded() {
         let keepFrom = min(
-            frames.centre(of: nextFrame) - spectralReach, f0Source.firstSampleNeeded)
+            tools.frames.centre(of: nextFrame) - spectralReach, f0Source.firstSampleNeeded)
         let drop = min(keepFrom - retainedStart, retained.count)
         guard drop > 0, drop >= retained.count / 2 else { return }
         retained.removeFirst(drop)
         retainedStart += drop
+    }
+}
+
+/// What analyses pending blocks, shared by all of them and safe to use on several threads at once.
+private struct AnalysisTools: Sendable {
+    let frames: FrameGrid
+    let cheapTrick: CheapTrick
+    let d4c: D4C
+    /// One StoneMask refiner for each thread refining at once.
+    let refiners: WorkspacePool<StoneMask.Refiner>
+    let harvest: Harvest
+
+    /// The group's final F0: DIO's refined by StoneMask, the frames shared among up to `threads` threads; or
+    /// Harvest's over the group's segment.
+    func finalF0(_ group: F0Group, samples: SignalCopy, threads: Int) -> [Double] {
+        switch group.estimate {
+        case .refine(let initial):
+            return refined(initial, firstFrame: group.firstFrame, samples: samples, threads: threads)
+        case .harvest(let segment, let offset):
+            let contour = harvest.estimate(samples.slice(segment))
+            return (0..<group.frameCount).map { contour.f0[min(offset + $0, contour.frameCount - 1)] }
+        }
+    }
+
+    private func refined(_ initial: [Double], firstFrame: Int, samples: SignalCopy, threads: Int) -> [Double] {
+        var f0 = [Double](repeating: 0, count: initial.count)
+        samples.withView { signal in
+            f0.withUnsafeMutableBufferPointer { f0 in
+                // A frame costs tens of microseconds, so even a few make a share worth a thread.
+                Parallel.forEachRange(f0.count, threads: threads, minimumLength: 4) { range in
+                    refiners.withWorkspace { refiner in
+                        for index in range {
+                            let time = frames.time(of: firstFrame + index, from: 0)
+                            f0[index] = refiner.refined(initial[index], at: time, in: signal)
+                        }
+                    }
+                }
+            }
+        }
+        return f0
+    }
+}
+
+/// A copy of samples `start ..< start + samples.count` of a signal `signalLength` samples long (`Int.max`
+/// while it goes on).
+private struct SignalCopy: Sendable {
+    let samples: [Double]
+    let start: Int
+    let signalLength: Int
+
+    /// The samples of `range`, as an array of their own unless they are the whole copy.
+    func slice(_ range: Range<Int>) -> [Double] {
+        if range == start..<(start + samples.count) { return samples }
+        return Array(samples[(range.lowerBound - start)..<(range.upperBound - start)])
+    }
+
+    func withView<Result>(_ body: (SignalView) -> Result) -> Result {
+        samples.withUnsafeBufferPointer { body(SignalView(samples: $0, start: start, length: signalLength)) }
     }
 }
 
@@ -190,27 +288,44 @@ private struct FrameGrid {
     }
 }
 
-/// Final F0 for consecutive frames, analysed spectrally together.
-private struct F0Group {
+/// Consecutive frames whose F0 is settled, analysed spectrally together, and how their final F0 is found.
+private struct F0Group: Sendable {
+    enum Estimate: Sendable {
+        /// DIO's F0, for StoneMask to refine.
+        case refine([Double])
+        /// Harvest over the samples `segment`; the group's first frame is the contour's frame `offset`.
+        case harvest(segment: Range<Int>, offset: Int)
+    }
+
     var firstFrame: Int
-    var f0: [Double]
+    var frameCount: Int
+    var estimate: Estimate
 }
 
 private enum F0Source {
     case dio(DioSource)
     case harvest(HarvestSource)
 
-    func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
+    /// The groups settled once the samples `available` are held; `samples` are the latest of them.
+    func push(_ samples: [Double], available: Range<Int>) -> [F0Group] {
         switch self {
-        case .dio(let source): source.push(samples, signal: signal)
-        case .harvest(let source): source.push(signal: signal)
+        case .dio(let source): source.push(samples)
+        case .harvest(let source): source.push(available: available)
         }
     }
 
-    func finish(frameCount: Int, signal: SignalView) -> [F0Group] {
+    func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
         switch self {
-        case .dio(let source): source.finish(signal: signal)
-        case .harvest(let source): source.finish(frameCount: frameCount, signal: signal)
+        case .dio(let source): source.finish()
+        case .harvest(let source): source.finish(frameCount: frameCount, signalLength: signalLength)
+        }
+    }
+
+    /// The samples the group's final F0 is found from.
+    func samplesRead(by group: F0Group) -> Range<Int> {
+        switch self {
+        case .dio(let source): source.samplesRead(by: group)
+        case .harvest: if case .harvest(let segment, _) = group.estimate { segment } else { 0..<0 }
         }
     }
 
@@ -223,14 +338,11 @@ private enum F0Source {
     }
 }
 
-/// F0 from `StreamingDio`, refined frame by frame by StoneMask; one group per DIO block that settles frames.
+/// F0 from `StreamingDio`, for StoneMask to refine frame by frame; one group per DIO block that settles frames.
 private final class DioSource {
     let latency: Int
     private let frames: FrameGrid
     private let dio: StreamingDio
-    /// One refiner for each thread refining at once.
-    private let refiners: WorkspacePool<StoneMask.Refiner>
-    private let threads: Int
     private let stoneMaskReach: Int
     private var fed = 0
     private var nextFrame = 0
@@ -246,56 +358,40 @@ private final class DioSource {
         let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)
         dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
-        refiners = WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) }
-        threads = options.threads
         latency = dio.latency
     }
 
     /// Feeds DIO one block at a time, so each group holds exactly the frames one block settled.
-    func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
-        var settled: [[Double]] = []
+    func push(_ samples: [Double]) -> [F0Group] {
+        var groups: [F0Group] = []
         var offset = 0
         while offset < samples.count {
             let toBoundary = dio.blockLength - fed % dio.blockLength
             let end = min(samples.count, offset + toBoundary)
-            let block = dio.push(Array(samples[offset..<end]))
+            let settled = dio.push(Array(samples[offset..<end]))
             fed += end - offset
             offset = end
-            if !block.isEmpty {
-                settled.append(block)
+            if !settled.isEmpty {
+                groups.append(group(settled))
             }
-        }
-        return refined(settled, signal: signal)
-    }
-
-    func finish(signal: SignalView) -> [F0Group] {
-        let settled = dio.finish()
-        return refined(settled.isEmpty ? [] : [settled], signal: signal)
-    }
-
-    /// StoneMask on every frame of the groups DIO settled, the frames shared among the threads.
-    private func refined(_ raw: [[Double]], signal: SignalView) -> [F0Group] {
-        let first = nextFrame
-        let initial = raw.flatMap { $0 }
-        var f0 = [Double](repeating: 0, count: initial.count)
-        f0.withUnsafeMutableBufferPointer { f0 in
-            // A frame costs tens of microseconds, so even a few make a share worth a thread.
-            Parallel.forEachRange(initial.count, threads: threads, minimumLength: 4) { range in
-                refiners.withWorkspace { refiner in
-                    for index in range {
-                        f0[index] = refiner.refined(initial[index], at: frames.time(of: first + index, from: 0), in: signal)
-                    }
-                }
-            }
-        }
-        nextFrame += initial.count
-        var groups: [F0Group] = []
-        var groupStart = 0
-        for block in raw {
-            groups.append(F0Group(firstFrame: first + groupStart, f0: Array(f0[groupStart..<(groupStart + block.count)])))
-            groupStart += block.count
         }
         return groups
+    }
+
+    func finish() -> [F0Group] {
+        let settled = dio.finish()
+        return settled.isEmpty ? [] : [group(settled)]
+    }
+
+    private func group(_ settled: [Double]) -> F0Group {
+        defer { nextFrame += settled.count }
+        return F0Group(firstFrame: nextFrame, frameCount: settled.count, estimate: .refine(settled))
+    }
+
+    /// The samples StoneMask reads around the group's frames.
+    func samplesRead(by group: F0Group) -> Range<Int> {
+        let last = group.firstFrame + group.frameCount - 1
+        return max(0, frames.centre(of: group.firstFrame) - stoneMaskReach)..<(frames.centre(of: last) + stoneMaskReach + 1)
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
@@ -305,22 +401,14 @@ private final class DioSource {
 /// boundaries are fixed on the frame grid, so chunking does not change them.
 private final class HarvestSource {
     let latency: Int
-    private let sampleRate: Int
     private let frames: FrameGrid
-    private let harvest: Harvest
     private let blockFrames: Int
     private let lookAheadFrames: Int
     private let lookBehindFrames: Int
     private var nextFrame = 0
 
-    init(sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
-        self.sampleRate = sampleRate
+    init(options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
         self.frames = frames
-        var harvestOptions = Harvest.Options()
-        harvestOptions.framePeriod = options.framePeriod
-        harvestOptions.f0Floor = options.f0Floor
-        harvestOptions.f0Ceil = options.f0Ceil
-        harvest = Harvest(sampleRate: sampleRate, options: harvestOptions)
         let period = options.framePeriod
         blockFrames = max(1, options.blockFrames ?? Int(1000 / period))
         let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
@@ -329,20 +417,20 @@ private final class HarvestSource {
         latency = Int((Double(blockFrames - 1 + lookAheadFrames) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
-    func push(signal: SignalView) -> [F0Group] {
+    func push(available: Range<Int>) -> [F0Group] {
         var groups: [F0Group] = []
-        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= signal.start + signal.samples.count {
-            groups.append(estimate(frames: nextFrame..<(nextFrame + blockFrames), signal: signal, reachesEnd: false))
+        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= available.upperBound {
+            groups.append(group(frames: nextFrame..<(nextFrame + blockFrames), signalLength: nil))
         }
         return groups
     }
 
-    func finish(frameCount: Int, signal: SignalView) -> [F0Group] {
+    func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
         var groups: [F0Group] = []
         while nextFrame < frameCount {
             let end = min(frameCount, nextFrame + blockFrames)
-            let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= signal.length
-            groups.append(estimate(frames: nextFrame..<end, signal: signal, reachesEnd: reachesEnd))
+            let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= signalLength
+            groups.append(group(frames: nextFrame..<end, signalLength: reachesEnd ? signalLength : nil))
         }
         return groups
     }
@@ -366,18 +454,15 @@ private final class HarvestSource {
         frames.centre(of: segmentStartFrame(forBlockAt: nextFrame, isLast: true))
     }
 
-    /// Harvest over one block's segment; a block whose segment reaches the end of the stream takes the
-    /// stream's last sample as its end and looks further behind.
-    private func estimate(frames block: Range<Int>, signal: SignalView, reachesEnd: Bool) -> F0Group {
-        let firstSegmentFrame = segmentStartFrame(forBlockAt: block.lowerBound, isLast: reachesEnd)
+    /// One block, for Harvest over its segment; a block whose segment reaches the end of the stream (of
+    /// `signalLength` samples) takes the stream's last sample as its end and looks further behind.
+    private func group(frames block: Range<Int>, signalLength: Int?) -> F0Group {
+        let firstSegmentFrame = segmentStartFrame(forBlockAt: block.lowerBound, isLast: signalLength != nil)
         let start = frames.centre(of: firstSegmentFrame)
-        let end = reachesEnd ? signal.length : sampleEnd(ofBlockEndingAt: block.upperBound)
-        let segment = Array(signal.samples[(start - signal.start)..<(end - signal.start)])
-        let contour = harvest.estimate(segment)
-        let offset = block.lowerBound - firstSegmentFrame
+        let end = signalLength ?? sampleEnd(ofBlockEndingAt: block.upperBound)
         nextFrame = block.upperBound
         return F0Group(
-            firstFrame: block.lowerBound,
-            f0: (0..<block.count).map { contour.f0[min(offset + $0, contour.frameCount - 1)] })
+            firstFrame: block.lowerBound, frameCount: block.count,
+            estimate: .harvest(segment: start..<end, offset: block.lowerBound - firstSegmentFrame))
     }
 }
