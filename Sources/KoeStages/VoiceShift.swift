@@ -18,7 +18,7 @@ public final class VoiceShift: BackgroundStage {
     public let latency: Int
 
     private let analyzer: StreamingAnalyzer
-    private let synthesis: SynthesisRoute
+    private let work: VocoderWork
     private var received = 0
     private var emitted = 0
     private var pending: [Double] = []
@@ -35,33 +35,33 @@ public final class VoiceShift: BackgroundStage {
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
         latency = analyzer.latency + resynthesis.latency
-        synthesis = self.threads > 1 ? .threads(VocoderThreads(resynthesis, threads: self.threads)) : .inline(resynthesis)
+        work = self.threads > 1 ? .onThreads(VocoderThreads(resynthesis, threads: self.threads)) : .onCaller(resynthesis)
     }
 
     deinit {
-        if case .threads(let threads) = synthesis {
+        if case .onThreads(let threads) = work {
             threads.stop()
         }
     }
 
     /// Median F0 of the voiced input frames synthesised so far, in Hz; nil before any.
-    public var medianInputF0: Double? { synthesis.medians.input }
+    public var medianInputF0: Double? { work.medians.input }
 
     /// Median F0 of the voiced frames sent to synthesis so far, in Hz; nil before any.
-    public var medianOutputF0: Double? { synthesis.medians.output }
+    public var medianOutputF0: Double? { work.medians.output }
 
     public var lengthRatio: Double { 1 / voice.tempo }
 
     public func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
         received += input.count
-        switch synthesis {
-        case .inline(let resynthesis):
+        switch work {
+        case .onCaller(let resynthesis):
             var blocks = try analyzer.push(input)
             if isFinal {
                 blocks += try analyzer.finish()
             }
             resynthesis.run(SynthesisJob(blocks: blocks, finalLength: isFinal ? outputLength : nil), into: &pending)
-        case .threads(let threads):
+        case .onThreads(let threads):
             var blocks = try analyzer.pushPending(input)
             if isFinal {
                 blocks += try analyzer.finishPending()
@@ -74,7 +74,7 @@ public final class VoiceShift: BackgroundStage {
     }
 
     public func settle() throws -> [Double] {
-        if case .threads(let threads) = synthesis {
+        if case .onThreads(let threads) = work {
             threads.waitUntilIdle()
             pending.append(contentsOf: threads.takeOutput())
         }
@@ -179,14 +179,14 @@ final class Resynthesis {
 }
 
 /// Where the vocoder works: on the caller's thread, or on threads of its own.
-private enum SynthesisRoute {
-    case inline(Resynthesis)
-    case threads(VocoderThreads)
+private enum VocoderWork {
+    case onCaller(Resynthesis)
+    case onThreads(VocoderThreads)
 
     var medians: (input: Double?, output: Double?) {
         switch self {
-        case .inline(let resynthesis): resynthesis.medians
-        case .threads(let threads): threads.medians
+        case .onCaller(let resynthesis): resynthesis.medians
+        case .onThreads(let threads): threads.medians
         }
     }
 }

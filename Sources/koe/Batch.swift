@@ -179,7 +179,7 @@ struct BatchOptions: ParsableArguments {
     var jobs: Int?
 
     @Option(help: ArgumentHelp(
-        "Threads for each file, shared as convert's --threads shares them: the channels at once, then each vocoder's frames and synthesis.",
+        "Threads for each file, shared as convert's --threads shares them: the channels at once, and each channel's vocoder on its share.",
         valueName: "n"))
     var threads = 1
 

@@ -30,7 +30,7 @@ struct Convert: ParsableCommand {
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
     @Option(help: ArgumentHelp(
-        "Threads to use (default: all cores): the channels at once, and a channel's share of the rest for its vocoder (analysis frames side by side, synthesis alongside). The output is the same for any count.",
+        "Threads to use (default: all cores): the channels at once, and each channel's vocoder on its share of them (blocks of frames analysed side by side, synthesis alongside). The output is the same for any count.",
         valueName: "n"))
     var threads = ProcessInfo.processInfo.activeProcessorCount
 

@@ -86,6 +86,14 @@ import TestSupport
         }
     }
 
+    @Test func aStageLeftMidStreamStopsItsThreads() throws {
+        let input = speechLike()
+        for _ in 0..<20 {
+            let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: 3)
+            _ = try stage.process(input, isFinal: false)
+        }
+    }
+
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {
         let input = speechLike()
         let streamed = try run(input, voice: settings { $0.pitchRatio = 1 }, chunk: 4096)

@@ -92,6 +92,33 @@ import TestSupport
         #expect(try contents(blocks(threads: 3, chunk: 4096)) == contents(single))
     }
 
+    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest])
+    func pendingBlocksAnalysedLaterAndElsewhereGiveWhatPushGives(method: StreamingAnalyzer.F0Method) throws {
+        var options = StreamingAnalyzer.Options()
+        options.f0Method = method
+        options.blockFrames = 40
+        let input = signal()
+        let pushed = try analyze(input, chunk: 777, options: options)
+        let analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        var pending: [StreamingAnalyzer.PendingBlock] = []
+        for start in stride(from: 0, to: input.count, by: 777) {
+            pending += try analyzer.pushPending(Array(input[start..<min(input.count, start + 777)]))
+        }
+        pending += try analyzer.finishPending()
+        #expect(pending.count == pushed.count && pending.count > 3)
+        // Last first, on other threads, while the analyser has long discarded the samples.
+        let blocks = pending
+        var later = [StreamingAnalyzer.Block?](repeating: nil, count: blocks.count)
+        later.withUnsafeMutableBufferPointer { later in
+            nonisolated(unsafe) let later = later
+            DispatchQueue.concurrentPerform(iterations: blocks.count) { index in
+                let last = blocks.count - 1 - index
+                later[last] = blocks[last].analyzed(threads: index % 2 + 1)
+            }
+        }
+        #expect(contents(later.map { $0! }) == contents(pushed))
+    }
+
     @Test func framesCoverWorldsFrameCount() throws {
         let input = signal()
         let blocks = try analyze(input, chunk: 1000)
