@@ -97,7 +97,7 @@ final class VocoderThreads: @unchecked Sendable {
         }
     }
 
-    private enum Task {
+    private enum Job {
         case synthesise(StreamingAnalyzer.Block)
         case finish(outputLength: Int)
         case analyse(index: Int, StreamingAnalyzer.PendingBlock)
@@ -105,9 +105,9 @@ final class VocoderThreads: @unchecked Sendable {
 
     private func work(prefersSynthesis: Bool) {
         condition.lock()
-        while let task = nextTask(prefersSynthesis: prefersSynthesis) {
+        while let job = nextJob(prefersSynthesis: prefersSynthesis) {
             condition.unlock()
-            switch task {
+            switch job {
             case .synthesise(let block):
                 let produced = synthesise(SynthesisJob(blocks: [block], finalLength: nil))
                 record(produced) {
@@ -132,11 +132,11 @@ final class VocoderThreads: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits for a task, with the lock held; nil once the threads are to stop.
-    private func nextTask(prefersSynthesis: Bool) -> Task? {
+    /// Waits for a job, with the lock held; nil once the threads are to stop.
+    private func nextJob(prefersSynthesis: Bool) -> Job? {
         while !isStopping {
-            if prefersSynthesis || waiting.isEmpty, let task = synthesisTask() {
-                return task
+            if prefersSynthesis || waiting.isEmpty, let job = synthesisJob() {
+                return job
             }
             if !waiting.isEmpty {
                 let (index, block) = waiting.removeFirst()
@@ -148,7 +148,7 @@ final class VocoderThreads: @unchecked Sendable {
     }
 
     /// The next synthesis, if it is free and has something to do.
-    private func synthesisTask() -> Task? {
+    private func synthesisJob() -> Job? {
         guard !isSynthesising else { return nil }
         if let block = analysed.removeValue(forKey: synthesised) {
             isSynthesising = true

@@ -44,7 +44,7 @@ public final class StreamingAnalyzer {
         /// the work, not the latency.
         public var lookBehindFrames: Int?
         /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
-        /// side, or a lone block's frames. The frames are the same for any number.
+        /// side, or a lone block's CheapTrick and D4C frames. The frames are the same for any number.
         public var threads = 1
 
         public init() {}
@@ -69,9 +69,9 @@ public final class StreamingAnalyzer {
         fileprivate let tools: AnalysisTools
 
         /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
-        /// `threads` share the block's frames.
+        /// `threads` share the block's CheapTrick and D4C frames.
         public func analyzed(threads: Int = 1) -> Block {
-            let f0 = tools.finalF0(group, samples: samples, threads: threads)
+            let f0 = tools.finalF0(group, samples: samples)
             let segment = samples.slice(spectralRange)
             let time = (firstFrame..<(firstFrame + frameCount)).map { tools.frames.time(of: $0, from: spectralRange.lowerBound) }
             let contour = F0Contour(time: time, f0: f0)
@@ -186,9 +186,8 @@ public final class StreamingAnalyzer {
         let lastFrame = group.firstFrame + group.frameCount - 1
         let spectral = max(0, frames.centre(of: group.firstFrame) - spectralReach)
             ..< (signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1))
-        // Past the end of a finished stream, StoneMask repeats its last sample instead of reading on.
-        let f0Samples = f0Source.samplesRead(by: group).clamped(to: 0..<(signalEnd ?? Int.max))
-        let copied = min(spectral.lowerBound, f0Samples.lowerBound)..<max(spectral.upperBound, f0Samples.upperBound)
+        let copied = min(spectral.lowerBound, group.samplesRead.lowerBound)
+            ..< max(spectral.upperBound, group.samplesRead.upperBound)
         precondition(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
         let samples = SignalCopy(
             samples: Array(retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)]),
@@ -218,34 +217,21 @@ private struct AnalysisTools: Sendable {
     let refiners: WorkspacePool<StoneMask.Refiner>
     let harvest: Harvest
 
-    /// The group's final F0: DIO's refined by StoneMask, the frames shared among up to `threads` threads; or
-    /// Harvest's over the group's segment.
-    func finalF0(_ group: F0Group, samples: SignalCopy, threads: Int) -> [Double] {
+    /// The group's final F0: DIO's refined by StoneMask frame by frame, or Harvest's over the group's segment.
+    func finalF0(_ group: F0Group, samples: SignalCopy) -> [Double] {
         switch group.estimate {
         case .refine(let initial):
-            return refined(initial, firstFrame: group.firstFrame, samples: samples, threads: threads)
-        case .harvest(let segment, let offset):
-            let contour = harvest.estimate(samples.slice(segment))
-            return (0..<group.frameCount).map { contour.f0[min(offset + $0, contour.frameCount - 1)] }
-        }
-    }
-
-    private func refined(_ initial: [Double], firstFrame: Int, samples: SignalCopy, threads: Int) -> [Double] {
-        var f0 = [Double](repeating: 0, count: initial.count)
-        samples.withView { signal in
-            f0.withUnsafeMutableBufferPointer { f0 in
-                // A frame costs tens of microseconds, so even a few make a share worth a thread.
-                Parallel.forEachRange(f0.count, threads: threads, minimumLength: 4) { range in
-                    refiners.withWorkspace { refiner in
-                        for index in range {
-                            let time = frames.time(of: firstFrame + index, from: 0)
-                            f0[index] = refiner.refined(initial[index], at: time, in: signal)
-                        }
+            return samples.withView { signal in
+                refiners.withWorkspace { refiner in
+                    initial.indices.map { index in
+                        refiner.refined(initial[index], at: frames.time(of: group.firstFrame + index, from: 0), in: signal)
                     }
                 }
             }
+        case .harvest(let offset):
+            let contour = harvest.estimate(samples.slice(group.samplesRead))
+            return (0..<group.frameCount).map { contour.f0[min(offset + $0, contour.frameCount - 1)] }
         }
-        return f0
     }
 }
 
@@ -291,14 +277,16 @@ private struct FrameGrid {
 /// Consecutive frames whose F0 is settled, analysed spectrally together, and how their final F0 is found.
 private struct F0Group: Sendable {
     enum Estimate: Sendable {
-        /// DIO's F0, for StoneMask to refine.
+        /// DIO's F0, for StoneMask to refine from the samples around each frame.
         case refine([Double])
-        /// Harvest over the samples `segment`; the group's first frame is the contour's frame `offset`.
-        case harvest(segment: Range<Int>, offset: Int)
+        /// Harvest over all of `samplesRead`; the group's first frame is the contour's frame `offset`.
+        case harvest(offset: Int)
     }
 
     var firstFrame: Int
     var frameCount: Int
+    /// The samples the final F0 is found from.
+    var samplesRead: Range<Int>
     var estimate: Estimate
 }
 
@@ -316,16 +304,8 @@ private enum F0Source {
 
     func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
         switch self {
-        case .dio(let source): source.finish()
+        case .dio(let source): source.finish(signalLength: signalLength)
         case .harvest(let source): source.finish(frameCount: frameCount, signalLength: signalLength)
-        }
-    }
-
-    /// The samples the group's final F0 is found from.
-    func samplesRead(by group: F0Group) -> Range<Int> {
-        switch self {
-        case .dio(let source): source.samplesRead(by: group)
-        case .harvest: if case .harvest(let segment, _) = group.estimate { segment } else { 0..<0 }
         }
     }
 
@@ -372,26 +352,26 @@ private final class DioSource {
             fed += end - offset
             offset = end
             if !settled.isEmpty {
-                groups.append(group(settled))
+                groups.append(group(settled, signalLength: Int.max))
             }
         }
         return groups
     }
 
-    func finish() -> [F0Group] {
+    func finish(signalLength: Int) -> [F0Group] {
         let settled = dio.finish()
-        return settled.isEmpty ? [] : [group(settled)]
+        return settled.isEmpty ? [] : [group(settled, signalLength: signalLength)]
     }
 
-    private func group(_ settled: [Double]) -> F0Group {
-        defer { nextFrame += settled.count }
-        return F0Group(firstFrame: nextFrame, frameCount: settled.count, estimate: .refine(settled))
-    }
-
-    /// The samples StoneMask reads around the group's frames.
-    func samplesRead(by group: F0Group) -> Range<Int> {
-        let last = group.firstFrame + group.frameCount - 1
-        return max(0, frames.centre(of: group.firstFrame) - stoneMaskReach)..<(frames.centre(of: last) + stoneMaskReach + 1)
+    /// The frames with the samples StoneMask reads around them; past the end of a stream of `signalLength`
+    /// samples, it repeats the last sample instead of reading on.
+    private func group(_ settled: [Double], signalLength: Int) -> F0Group {
+        let first = nextFrame
+        let last = first + settled.count - 1
+        nextFrame += settled.count
+        let samples = max(0, frames.centre(of: first) - stoneMaskReach)
+            ..< min(signalLength, frames.centre(of: last) + stoneMaskReach + 1)
+        return F0Group(firstFrame: first, frameCount: settled.count, samplesRead: samples, estimate: .refine(settled))
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
@@ -462,7 +442,7 @@ private final class HarvestSource {
         let end = signalLength ?? sampleEnd(ofBlockEndingAt: block.upperBound)
         nextFrame = block.upperBound
         return F0Group(
-            firstFrame: block.lowerBound, frameCount: block.count,
-            estimate: .harvest(segment: start..<end, offset: block.lowerBound - firstSegmentFrame))
+            firstFrame: block.lowerBound, frameCount: block.count, samplesRead: start..<end,
+            estimate: .harvest(offset: block.lowerBound - firstSegmentFrame))
     }
 }
