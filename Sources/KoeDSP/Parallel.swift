@@ -3,10 +3,11 @@ import Foundation
 
 /// Scratch objects (FFT plans, buffers) kept between calls of a value type that must stay `Sendable`:
 /// each call takes one for its own use, or makes one, and hands it back. A workspace is only ever used
-/// by one thread at a time; the pool holds as many as were ever in use at once.
+/// by one thread at a time; the pool holds as many as were ever in use at once. A thread gets back the
+/// workspace it used last when that one is free, so its buffers are still in that core's cache.
 public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     private let lock = NSLock()
-    private var idle: [Workspace] = []
+    private var idle: [(user: pthread_t, workspace: Workspace)] = []
     private let make: @Sendable () -> Workspace
 
     public init(make: @escaping @Sendable () -> Workspace) {
@@ -14,21 +15,23 @@ public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     }
 
     public func withWorkspace<Result>(_ body: (Workspace) throws -> Result) rethrows -> Result {
-        let workspace = take()
-        defer { giveBack(workspace) }
+        let user = pthread_self()
+        let workspace = take(for: user)
+        defer { giveBack(workspace, from: user) }
         return try body(workspace)
     }
 
-    private func take() -> Workspace {
+    private func take(for user: pthread_t) -> Workspace {
         lock.lock()
-        let workspace = idle.popLast()
+        let index = idle.lastIndex { pthread_equal($0.user, user) != 0 } ?? idle.indices.last
+        let workspace = index.map { idle.remove(at: $0).workspace }
         lock.unlock()
         return workspace ?? make()
     }
 
-    private func giveBack(_ workspace: Workspace) {
+    private func giveBack(_ workspace: Workspace, from user: pthread_t) {
         lock.lock()
-        idle.append(workspace)
+        idle.append((user, workspace))
         lock.unlock()
     }
 }
@@ -47,14 +50,16 @@ public enum Parallel {
             if count > 0 { body(0..<count) }
             return
         }
-        // A few ranges per worker even out uneven frames; worker `w` takes ranges w, w + workers, …
+        // A few ranges per worker even out uneven frames. They are dealt out as workers come free, so a worker
+        // that waits for its core (another thread of the process may hold it) leaves its share to the others.
         let rangeCount = min(workers * 4, count / max(1, minimumLength))
         let length = (count + rangeCount - 1) / rangeCount
+        let dealer = RangeDealer(count: rangeCount)
         withoutActuallyEscaping(body) { body in
             // The caller promises `body` is safe to run on disjoint ranges at once; it does not outlive this call.
             let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: workers) { worker in
-                for index in stride(from: worker, to: rangeCount, by: workers) {
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                while let index = dealer.next() {
                     let start = index * length
                     if start < count {
                         shared.value(start..<min(count, start + length))
@@ -64,9 +69,49 @@ public enum Parallel {
         }
     }
 
+    /// Runs `body` once for each index of `0..<count`, on up to `threads` threads, each taking the next index
+    /// as it comes free; returns when all are done. For a few costly items of uneven cost. With one thread,
+    /// or one item, everything runs on the caller's thread, in order.
+    public static func forEach(_ count: Int, threads: Int, _ body: (Int) -> Void) {
+        let workers = min(max(1, threads), count)
+        guard workers > 1 else {
+            for index in 0..<count { body(index) }
+            return
+        }
+        let dealer = RangeDealer(count: count)
+        withoutActuallyEscaping(body) { body in
+            // The caller promises `body` is safe to run on different indices at once; it does not outlive this call.
+            let shared = UncheckedSendable(body)
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                while let index = dealer.next() {
+                    shared.value(index)
+                }
+            }
+        }
+    }
+
     /// All processors, the default for `threads`.
     public static var processorCount: Int {
         ProcessInfo.processInfo.activeProcessorCount
+    }
+}
+
+/// Hands out the indices `0..<count`, each once, to whichever thread asks next.
+private final class RangeDealer: @unchecked Sendable {
+    private let lock = NSLock()
+    private let count: Int
+    private var dealt = 0
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    func next() -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard dealt < count else { return nil }
+        dealt += 1
+        return dealt - 1
     }
 }
 

@@ -6,6 +6,8 @@ import KoeStages
 /// Each channel's chain is independent, so channels may run on several threads at once with the same
 /// result; output is released only as far as every channel has produced it, so frames stay whole. The
 /// stages align themselves, so the concatenated output is the aligned result whatever the chunk sizes.
+/// A stage working in the background (`BackgroundStage`) may return a chunk's output on a later call;
+/// `settle` collects it before the caller waits for input.
 public final class Pipeline {
     public let channels: Int
     /// Channels processed at the same time, at most.
@@ -56,6 +58,16 @@ public final class Pipeline {
         return releaseWholeFrames()
     }
 
+    /// Waits for the stages still working in the background and returns the interleaved output now ready.
+    /// Call it before waiting for more input, so a live stream is not held back.
+    public func settle() throws -> [Double] {
+        for lane in lanes {
+            lane.settle()
+        }
+        if let failure = lanes.lazy.compactMap(\.failure).first { throw failure }
+        return releaseWholeFrames()
+    }
+
     private static func deinterleave(_ input: [Double], channel: Int, of channels: Int) -> [Double] {
         guard channels > 1 else { return input }
         return stride(from: channel, to: input.count, by: channels).map { input[$0] }
@@ -88,14 +100,32 @@ private final class Lane {
     func run(_ input: [Double], isFinal: Bool) {
         guard failure == nil else { return }
         do {
-            var signal = input
-            for stage in stages {
-                signal = try stage.process(signal, isFinal: isFinal)
-            }
-            ready.append(contentsOf: signal)
+            ready.append(contentsOf: try pass(input, from: 0, isFinal: isFinal))
         } catch {
             failure = error
         }
+    }
+
+    /// Collects what the background stages finished, each stage's output passed on through the stages after it.
+    func settle() {
+        guard failure == nil else { return }
+        do {
+            for (index, stage) in stages.enumerated() {
+                guard let background = stage as? any BackgroundStage else { continue }
+                ready.append(contentsOf: try pass(try background.settle(), from: index + 1, isFinal: false))
+            }
+        } catch {
+            failure = error
+        }
+    }
+
+    /// `input` through the stages from `first` on.
+    private func pass(_ input: [Double], from first: Int, isFinal: Bool) throws -> [Double] {
+        var signal = input
+        for stage in stages[first...] {
+            signal = try stage.process(signal, isFinal: isFinal)
+        }
+        return signal
     }
 
     func take(_ count: Int) -> [Double] {

@@ -5,89 +5,80 @@ import KoeWorld
 ///
 /// Output is aligned with the input and exactly `round(input / tempo)` samples long: the stage holds back
 /// what the analyser and synthesiser still need, and drains it when the stream ends.
-public final class VoiceShift: Stage {
+///
+/// With two threads or more, `process` only settles F0 (DIO, or Harvest's blocks) and hands the blocks to
+/// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
+/// reads on: `process` returns the output synthesised so far, and `settle` waits for the rest. The output is
+/// the same for any number of threads.
+public final class VoiceShift: BackgroundStage {
     public let sampleRate: Int
     public let voice: VoiceSettings
+    /// Threads the stage uses (at least 1).
+    public let threads: Int
+    public let latency: Int
 
     private let analyzer: StreamingAnalyzer
-    private let synthesizer: StreamingSynthesizer
-    private var modifier: FrameModifier
-    private var timeline: TempoTimeline
-    private var scratch: ParameterFrame
-    private var inputMedian = MedianTracker()
-    private var outputMedian = MedianTracker()
+    private let work: VocoderWork
     private var received = 0
     private var emitted = 0
     private var pending: [Double] = []
 
-    public init(sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init()) {
+    /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
+    /// more on that many threads of its own.
+    public init(sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1) {
         self.sampleRate = sampleRate
         self.voice = voice
+        self.threads = max(1, threads)
+        var analysis = analysis
+        analysis.threads = 1
         analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: analysis)
-        synthesizer = StreamingSynthesizer(
-            sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
-        modifier = FrameModifier(voice: voice, sampleRate: sampleRate, fftSize: analyzer.fftSize)
-        timeline = TempoTimeline(tempo: voice.tempo, bins: analyzer.fftSize / 2 + 1)
-        scratch = ParameterFrame(bins: analyzer.fftSize / 2 + 1)
+        let resynthesis = Resynthesis(
+            voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
+        latency = analyzer.latency + resynthesis.latency
+        work = self.threads > 1 ? .onThreads(VocoderThreads(resynthesis, threads: self.threads)) : .onCaller(resynthesis)
     }
 
-    public var latency: Int { analyzer.latency + synthesizer.latency }
+    deinit {
+        if case .onThreads(let threads) = work {
+            threads.stop()
+        }
+    }
 
-    /// Median F0 of the voiced input frames so far, in Hz; nil before any.
-    public var medianInputF0: Double? { inputMedian.value > 0 ? inputMedian.value : nil }
+    /// Median F0 of the voiced input frames synthesised so far, in Hz; nil before any.
+    public var medianInputF0: Double? { work.medians.input }
 
     /// Median F0 of the voiced frames sent to synthesis so far, in Hz; nil before any.
-    public var medianOutputF0: Double? { outputMedian.value > 0 ? outputMedian.value : nil }
+    public var medianOutputF0: Double? { work.medians.output }
 
     public var lengthRatio: Double { 1 / voice.tempo }
 
     public func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
         received += input.count
-        for block in try analyzer.push(input) {
-            feed(block)
-        }
-        if isFinal {
-            for block in try analyzer.finish() {
-                feed(block)
+        switch work {
+        case .onCaller(let resynthesis):
+            var blocks = try analyzer.push(input)
+            if isFinal {
+                blocks += try analyzer.finish()
             }
-            feedRemainingFrames()
-            _ = synthesizer.finish(into: &pending)
-        } else {
-            _ = synthesizer.drain(into: &pending)
+            resynthesis.run(SynthesisJob(blocks: blocks, finalLength: isFinal ? outputLength : nil), into: &pending)
+        case .onThreads(let threads):
+            var blocks = try analyzer.pushPending(input)
+            if isFinal {
+                blocks += try analyzer.finishPending()
+            }
+            threads.submit(blocks, finalLength: isFinal ? outputLength : nil)
+            if isFinal { threads.waitUntilIdle() }
+            pending.append(contentsOf: threads.takeOutput())
         }
         return release(isFinal: isFinal)
     }
 
-    private func feed(_ block: StreamingAnalyzer.Block) {
-        for row in 0..<block.f0.count {
-            modifier.modify(
-                f0: block.f0[row], spectrogram: block.spectrogram, aperiodicity: block.aperiodicity, row: row,
-                into: &scratch)
-            if block.f0[row] > 0 { inputMedian.add(block.f0[row]) }
-            if scratch.f0 > 0 { outputMedian.add(scratch.f0) }
-            timeline.add(&scratch)
-            while let output = timeline.nextOutputFrame() {
-                append(output)
-            }
+    public func settle() throws -> [Double] {
+        if case .onThreads(let threads) = work {
+            threads.waitUntilIdle()
+            pending.append(contentsOf: threads.takeOutput())
         }
-    }
-
-    /// At the end, output frames past the last input frame hold the last frame, until WORLD's frame count
-    /// for the output length is reached.
-    private func feedRemainingFrames() {
-        let total = F0Contour.frameCount(
-            samples: outputLength, sampleRate: sampleRate, framePeriod: analyzer.options.framePeriod)
-        while timeline.emittedFrames < total, let output = timeline.holdingLastFrame() {
-            append(output)
-        }
-    }
-
-    private func append(_ frame: ParameterFrame) {
-        frame.spectrum.withUnsafeBufferPointer { spectrum in
-            frame.aperiodicity.withUnsafeBufferPointer { aperiodicity in
-                synthesizer.append(f0: frame.f0, spectrum: spectrum, aperiodicity: aperiodicity)
-            }
-        }
+        return release(isFinal: false)
     }
 
     private var outputLength: Int {
@@ -107,5 +98,95 @@ public final class VoiceShift: Stage {
         emitted += count
         if isFinal { pending.removeAll() }
         return output
+    }
+}
+
+/// Analysed frames for synthesis; on the last job, the output length the stream ends at.
+struct SynthesisJob: Sendable {
+    var blocks: [StreamingAnalyzer.Block]
+    var finalLength: Int?
+}
+
+/// The stage's second half, frames in and samples out: the voice changes, the tempo, and WORLD synthesis.
+final class Resynthesis {
+    private let sampleRate: Int
+    private let framePeriod: Double
+    private let synthesizer: StreamingSynthesizer
+    private var modifier: FrameModifier
+    private var timeline: TempoTimeline
+    private var scratch: ParameterFrame
+    private var inputMedian = MedianTracker()
+    private var outputMedian = MedianTracker()
+
+    init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int) {
+        self.sampleRate = sampleRate
+        self.framePeriod = framePeriod
+        synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        modifier = FrameModifier(voice: voice, sampleRate: sampleRate, fftSize: fftSize)
+        timeline = TempoTimeline(tempo: voice.tempo, bins: fftSize / 2 + 1)
+        scratch = ParameterFrame(bins: fftSize / 2 + 1)
+    }
+
+    var latency: Int { synthesizer.latency }
+
+    var medians: (input: Double?, output: Double?) {
+        (inputMedian.value > 0 ? inputMedian.value : nil, outputMedian.value > 0 ? outputMedian.value : nil)
+    }
+
+    /// Synthesises the job's frames and appends the samples that became final.
+    func run(_ job: SynthesisJob, into output: inout [Double]) {
+        for block in job.blocks {
+            feed(block)
+        }
+        if let finalLength = job.finalLength {
+            feedRemainingFrames(outputLength: finalLength)
+            _ = synthesizer.finish(into: &output)
+        } else {
+            _ = synthesizer.drain(into: &output)
+        }
+    }
+
+    private func feed(_ block: StreamingAnalyzer.Block) {
+        for row in 0..<block.f0.count {
+            modifier.modify(
+                f0: block.f0[row], spectrogram: block.spectrogram, aperiodicity: block.aperiodicity, row: row,
+                into: &scratch)
+            if block.f0[row] > 0 { inputMedian.add(block.f0[row]) }
+            if scratch.f0 > 0 { outputMedian.add(scratch.f0) }
+            timeline.add(&scratch)
+            while let output = timeline.nextOutputFrame() {
+                append(output)
+            }
+        }
+    }
+
+    /// At the end, output frames past the last input frame hold the last frame, until WORLD's frame count
+    /// for the output length is reached.
+    private func feedRemainingFrames(outputLength: Int) {
+        let total = F0Contour.frameCount(samples: outputLength, sampleRate: sampleRate, framePeriod: framePeriod)
+        while timeline.emittedFrames < total, let output = timeline.holdingLastFrame() {
+            append(output)
+        }
+    }
+
+    private func append(_ frame: ParameterFrame) {
+        frame.spectrum.withUnsafeBufferPointer { spectrum in
+            frame.aperiodicity.withUnsafeBufferPointer { aperiodicity in
+                synthesizer.append(f0: frame.f0, spectrum: spectrum, aperiodicity: aperiodicity)
+            }
+        }
+    }
+}
+
+/// Where the vocoder works: on the caller's thread, or on threads of its own.
+private enum VocoderWork {
+    case onCaller(Resynthesis)
+    case onThreads(VocoderThreads)
+
+    var medians: (input: Double?, output: Double?) {
+        switch self {
+        case .onCaller(let resynthesis): resynthesis.medians
+        case .onThreads(let threads): threads.medians
+        }
     }
 }

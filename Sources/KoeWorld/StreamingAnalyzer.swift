@@ -12,6 +12,10 @@ import Foundation
 ///
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
+///
+/// `pushPending` settles the frames' F0 sources and copies the samples their analysis reads, leaving the
+/// analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any thread may
+/// run; `push` does both, the blocks side by side on `threads` threads.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
@@ -39,16 +43,43 @@ public final class StreamingAnalyzer {
         /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
         /// the work, not the latency.
         public var lookBehindFrames: Int?
+        /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
+        /// side, or a lone block's CheapTrick and D4C frames. The frames are the same for any number.
+        public var threads = 1
 
         public init() {}
     }
 
     /// Consecutive analysed frames, starting at frame `firstFrame` of the stream.
-    public struct Block {
+    public struct Block: Sendable {
         public var firstFrame: Int
         public var f0: [Double]
         public var spectrogram: Matrix
         public var aperiodicity: Matrix
+    }
+
+    /// Consecutive frames whose F0 the samples so far settle, with a copy of every sample their analysis reads.
+    public struct PendingBlock: Sendable {
+        public let firstFrame: Int
+        public let frameCount: Int
+        fileprivate let group: F0Group
+        fileprivate let samples: SignalCopy
+        /// The samples CheapTrick and D4C read.
+        fileprivate let spectralRange: Range<Int>
+        fileprivate let tools: AnalysisTools
+
+        /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
+        /// `threads` share the block's CheapTrick and D4C frames.
+        public func analyzed(threads: Int = 1) -> Block {
+            let f0 = tools.finalF0(group, samples: samples)
+            let segment = samples.slice(spectralRange)
+            let time = (firstFrame..<(firstFrame + frameCount)).map { tools.frames.time(of: $0, from: spectralRange.lowerBound) }
+            let contour = F0Contour(time: time, f0: f0)
+            return Block(
+                firstFrame: firstFrame, f0: f0,
+                spectrogram: tools.cheapTrick.estimate(segment, contour: contour, threads: threads),
+                aperiodicity: tools.d4c.estimate(segment, contour: contour, threads: threads))
+        }
     }
 
     public let sampleRate: Int
@@ -57,9 +88,7 @@ public final class StreamingAnalyzer {
     /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
     public let latency: Int
 
-    private let frames: FrameGrid
-    private let cheapTrick: CheapTrick
-    private let d4c: D4C
+    private let tools: AnalysisTools
     /// Samples a spectral window can reach past its frame's centre.
     private let spectralReach: Int
     private var f0Source: F0Source
@@ -71,18 +100,25 @@ public final class StreamingAnalyzer {
     public init(sampleRate: Int, options: Options = Options()) {
         self.sampleRate = sampleRate
         self.options = options
-        frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
-        cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
+        let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
+        let cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
         fftSize = cheapTrick.fftSize
-        d4c = D4C(sampleRate: sampleRate, fftSize: fftSize)
         spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
+        var harvestOptions = Harvest.Options()
+        harvestOptions.framePeriod = options.framePeriod
+        harvestOptions.f0Floor = options.f0Floor
+        harvestOptions.f0Ceil = options.f0Ceil
+        tools = AnalysisTools(
+            frames: frames, cheapTrick: cheapTrick, d4c: D4C(sampleRate: sampleRate, fftSize: fftSize),
+            refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
+            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions))
         switch options.f0Method {
         case .dio:
             let source = DioSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
             latency = source.latency
             f0Source = .dio(source)
         case .harvest:
-            let source = HarvestSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
+            let source = HarvestSource(options: options, frames: frames, spectralReach: spectralReach)
             latency = source.latency
             f0Source = .harvest(source)
         }
@@ -100,61 +136,120 @@ public final class StreamingAnalyzer {
 
     /// Takes the next samples; returns the blocks that became complete.
     public func push(_ samples: [Double]) throws -> [Block] {
+        analyze(try pushPending(samples))
+    }
+
+    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream.
+    public func finish() throws -> [Block] {
+        analyze(try finishPending())
+    }
+
+    /// Takes the next samples; returns the blocks that became complete, their analysis still to run.
+    public func pushPending(_ samples: [Double]) throws -> [PendingBlock] {
         if let index = samples.firstIndex(where: { !$0.isFinite }) {
             throw WorldError.nonFiniteSample(index: received + index)
         }
         retained.append(contentsOf: samples)
         received += samples.count
-        var blocks: [Block] = []
-        let groups = retained.withUnsafeBufferPointer { buffer in
-            f0Source.push(samples, signal: signalView(buffer, ended: false))
-        }
-        for group in groups {
-            blocks.append(analyze(group, signalEnd: nil))
-        }
+        let groups = f0Source.push(samples, available: retainedStart..<received)
+        let blocks = groups.map { pending($0, signalEnd: nil) }
         discardSamplesNoLongerNeeded()
         return blocks
     }
 
-    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream.
-    public func finish() throws -> [Block] {
+    /// No more samples: every remaining frame of WORLD's frame count for the whole stream, its analysis still
+    /// to run.
+    public func finishPending() throws -> [PendingBlock] {
         let minimum = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: options.f0Floor)
         guard received >= minimum else { throw WorldError.signalTooShort(samples: received, minimum: minimum) }
         let frameCount = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let groups = retained.withUnsafeBufferPointer { buffer in
-            f0Source.finish(frameCount: frameCount, signal: signalView(buffer, ended: true))
+        return f0Source.finish(frameCount: frameCount, signalLength: received).map { pending($0, signalEnd: received) }
+    }
+
+    /// Several blocks side by side on the threads; a lone block's frames shared among them.
+    private func analyze(_ pending: [PendingBlock]) -> [Block] {
+        guard pending.count > 1 else { return pending.map { $0.analyzed(threads: options.threads) } }
+        var blocks = [Block?](repeating: nil, count: pending.count)
+        blocks.withUnsafeMutableBufferPointer { blocks in
+            Parallel.forEach(pending.count, threads: options.threads) { index in
+                blocks[index] = pending[index].analyzed()
+            }
         }
-        return groups.map { analyze($0, signalEnd: received) }
+        return blocks.map { $0! }
     }
 
-    private func signalView(_ buffer: UnsafeBufferPointer<Double>, ended: Bool) -> SignalView {
-        SignalView(samples: buffer, start: retainedStart, length: ended ? received : Int.max)
-    }
-
-    /// CheapTrick and D4C over the samples the group's windows reach: up to the frames' reach past the last
-    /// frame (which has always arrived once its F0 is settled), or to the end of a finished stream.
-    private func analyze(_ group: F0Group, signalEnd: Int?) -> Block {
-        let lastFrame = group.firstFrame + group.f0.count - 1
-        let start = max(0, frames.centre(of: group.firstFrame) - spectralReach)
-        let end = signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1)
-        precondition(start >= retainedStart && end <= received, "a block's windows reach samples not held")
-        let segment = Array(retained[(start - retainedStart)..<(end - retainedStart)])
-        let time = (group.firstFrame...lastFrame).map { frames.time(of: $0, from: start) }
-        let contour = F0Contour(time: time, f0: group.f0)
+    /// The group with a copy of the samples its F0 source reads and its spectral windows reach: up to the
+    /// frames' reach past the last frame (which has always arrived once its F0 is settled), or to the end of a
+    /// finished stream.
+    private func pending(_ group: F0Group, signalEnd: Int?) -> PendingBlock {
+        let frames = tools.frames
+        let lastFrame = group.firstFrame + group.frameCount - 1
+        let spectral = max(0, frames.centre(of: group.firstFrame) - spectralReach)
+            ..< (signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1))
+        let copied = min(spectral.lowerBound, group.samplesRead.lowerBound)
+            ..< max(spectral.upperBound, group.samplesRead.upperBound)
+        precondition(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
+        let samples = SignalCopy(
+            samples: Array(retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)]),
+            start: copied.lowerBound, signalLength: signalEnd ?? Int.max)
         nextFrame = lastFrame + 1
-        return Block(
-            firstFrame: group.firstFrame, f0: group.f0,
-            spectrogram: cheapTrick.estimate(segment, contour: contour),
-            aperiodicity: d4c.estimate(segment, contour: contour))
+        return PendingBlock(
+            firstFrame: group.firstFrame, frameCount: group.frameCount, group: group, samples: samples,
+            spectralRange: spectral, tools: tools)
     }
 
     private func discardSamplesNoLongerNeeded() {
         let keepFrom = min(
-            frames.centre(of: nextFrame) - spectralReach, f0Source.firstSampleNeeded)
+            tools.frames.centre(of: nextFrame) - spectralReach, f0Source.firstSampleNeeded)
         let drop = min(keepFrom - retainedStart, retained.count)
         guard drop > 0, drop >= retained.count / 2 else { return }
         retained.removeFirst(drop)
         retainedStart += drop
+    }
+}
+
+/// What analyses pending blocks, shared by all of them and safe to use on several threads at once.
+private struct AnalysisTools: Sendable {
+    let frames: FrameGrid
+    let cheapTrick: CheapTrick
+    let d4c: D4C
+    /// One StoneMask refiner for each thread refining at once.
+    let refiners: WorkspacePool<StoneMask.Refiner>
+    let harvest: Harvest
+
+    /// The group's final F0: DIO's refined by StoneMask frame by frame, or Harvest's over the group's segment.
+    func finalF0(_ group: F0Group, samples: SignalCopy) -> [Double] {
+        switch group.estimate {
+        case .refine(let initial):
+            return samples.withView { signal in
+                refiners.withWorkspace { refiner in
+                    initial.indices.map { index in
+                        refiner.refined(initial[index], at: frames.time(of: group.firstFrame + index, from: 0), in: signal)
+                    }
+                }
+            }
+        case .harvest(let offset):
+            let contour = harvest.estimate(samples.slice(group.samplesRead))
+            return (0..<group.frameCount).map { contour.f0[min(offset + $0, contour.frameCount - 1)] }
+        }
+    }
+}
+
+/// A copy of samples `start ..< start + samples.count` of a signal `signalLength` samples long (`Int.max`
+/// while it goes on).
+private struct SignalCopy: Sendable {
+    let samples: [Double]
+    let start: Int
+    let signalLength: Int
+
+    /// The samples of `range`, as an array of their own unless they are the whole copy.
+    func slice(_ range: Range<Int>) -> [Double] {
+        if range == start..<(start + samples.count) { return samples }
+        return Array(samples[(range.lowerBound - start)..<(range.upperBound - start)])
+    }
+
+    func withView<Result>(_ body: (SignalView) -> Result) -> Result {
+        samples.withUnsafeBufferPointer { body(SignalView(samples: $0, start: start, length: signalLength)) }
     }
 }
 
@@ -179,27 +274,38 @@ private struct FrameGrid {
     }
 }
 
-/// Final F0 for consecutive frames, analysed spectrally together.
-private struct F0Group {
+/// Consecutive frames whose F0 is settled, analysed spectrally together, and how their final F0 is found.
+private struct F0Group: Sendable {
+    enum Estimate: Sendable {
+        /// DIO's F0, for StoneMask to refine from the samples around each frame.
+        case refine([Double])
+        /// Harvest over all of `samplesRead`; the group's first frame is the contour's frame `offset`.
+        case harvest(offset: Int)
+    }
+
     var firstFrame: Int
-    var f0: [Double]
+    var frameCount: Int
+    /// The samples the final F0 is found from.
+    var samplesRead: Range<Int>
+    var estimate: Estimate
 }
 
 private enum F0Source {
     case dio(DioSource)
     case harvest(HarvestSource)
 
-    func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
+    /// The groups settled once the samples `available` are held; `samples` are the latest of them.
+    func push(_ samples: [Double], available: Range<Int>) -> [F0Group] {
         switch self {
-        case .dio(let source): source.push(samples, signal: signal)
-        case .harvest(let source): source.push(signal: signal)
+        case .dio(let source): source.push(samples)
+        case .harvest(let source): source.push(available: available)
         }
     }
 
-    func finish(frameCount: Int, signal: SignalView) -> [F0Group] {
+    func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
         switch self {
-        case .dio(let source): source.finish(signal: signal)
-        case .harvest(let source): source.finish(frameCount: frameCount, signal: signal)
+        case .dio(let source): source.finish(signalLength: signalLength)
+        case .harvest(let source): source.finish(frameCount: frameCount, signalLength: signalLength)
         }
     }
 
@@ -212,12 +318,11 @@ private enum F0Source {
     }
 }
 
-/// F0 from `StreamingDio`, refined frame by frame by StoneMask; one group per DIO block that settles frames.
+/// F0 from `StreamingDio`, for StoneMask to refine frame by frame; one group per DIO block that settles frames.
 private final class DioSource {
     let latency: Int
     private let frames: FrameGrid
     private let dio: StreamingDio
-    private let refiner: StoneMask.Refiner
     private let stoneMaskReach: Int
     private var fed = 0
     private var nextFrame = 0
@@ -233,12 +338,11 @@ private final class DioSource {
         let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)
         dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
-        refiner = StoneMask.Refiner(sampleRate: sampleRate)
         latency = dio.latency
     }
 
     /// Feeds DIO one block at a time, so each group holds exactly the frames one block settled.
-    func push(_ samples: [Double], signal: SignalView) -> [F0Group] {
+    func push(_ samples: [Double]) -> [F0Group] {
         var groups: [F0Group] = []
         var offset = 0
         while offset < samples.count {
@@ -248,24 +352,26 @@ private final class DioSource {
             fed += end - offset
             offset = end
             if !settled.isEmpty {
-                groups.append(refined(settled, signal: signal))
+                groups.append(group(settled, signalLength: Int.max))
             }
         }
         return groups
     }
 
-    func finish(signal: SignalView) -> [F0Group] {
+    func finish(signalLength: Int) -> [F0Group] {
         let settled = dio.finish()
-        return settled.isEmpty ? [] : [refined(settled, signal: signal)]
+        return settled.isEmpty ? [] : [group(settled, signalLength: signalLength)]
     }
 
-    private func refined(_ raw: [Double], signal: SignalView) -> F0Group {
+    /// The frames with the samples StoneMask reads around them; past the end of a stream of `signalLength`
+    /// samples, it repeats the last sample instead of reading on.
+    private func group(_ settled: [Double], signalLength: Int) -> F0Group {
         let first = nextFrame
-        let f0 = raw.enumerated().map { offset, f0 in
-            refiner.refined(f0, at: frames.time(of: first + offset, from: 0), in: signal)
-        }
-        nextFrame += raw.count
-        return F0Group(firstFrame: first, f0: f0)
+        let last = first + settled.count - 1
+        nextFrame += settled.count
+        let samples = max(0, frames.centre(of: first) - stoneMaskReach)
+            ..< min(signalLength, frames.centre(of: last) + stoneMaskReach + 1)
+        return F0Group(firstFrame: first, frameCount: settled.count, samplesRead: samples, estimate: .refine(settled))
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
@@ -275,22 +381,14 @@ private final class DioSource {
 /// boundaries are fixed on the frame grid, so chunking does not change them.
 private final class HarvestSource {
     let latency: Int
-    private let sampleRate: Int
     private let frames: FrameGrid
-    private let harvest: Harvest
     private let blockFrames: Int
     private let lookAheadFrames: Int
     private let lookBehindFrames: Int
     private var nextFrame = 0
 
-    init(sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
-        self.sampleRate = sampleRate
+    init(options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
         self.frames = frames
-        var harvestOptions = Harvest.Options()
-        harvestOptions.framePeriod = options.framePeriod
-        harvestOptions.f0Floor = options.f0Floor
-        harvestOptions.f0Ceil = options.f0Ceil
-        harvest = Harvest(sampleRate: sampleRate, options: harvestOptions)
         let period = options.framePeriod
         blockFrames = max(1, options.blockFrames ?? Int(1000 / period))
         let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
@@ -299,20 +397,20 @@ private final class HarvestSource {
         latency = Int((Double(blockFrames - 1 + lookAheadFrames) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
-    func push(signal: SignalView) -> [F0Group] {
+    func push(available: Range<Int>) -> [F0Group] {
         var groups: [F0Group] = []
-        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= signal.start + signal.samples.count {
-            groups.append(estimate(frames: nextFrame..<(nextFrame + blockFrames), signal: signal, reachesEnd: false))
+        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= available.upperBound {
+            groups.append(group(frames: nextFrame..<(nextFrame + blockFrames), signalLength: nil))
         }
         return groups
     }
 
-    func finish(frameCount: Int, signal: SignalView) -> [F0Group] {
+    func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
         var groups: [F0Group] = []
         while nextFrame < frameCount {
             let end = min(frameCount, nextFrame + blockFrames)
-            let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= signal.length
-            groups.append(estimate(frames: nextFrame..<end, signal: signal, reachesEnd: reachesEnd))
+            let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= signalLength
+            groups.append(group(frames: nextFrame..<end, signalLength: reachesEnd ? signalLength : nil))
         }
         return groups
     }
@@ -336,18 +434,15 @@ private final class HarvestSource {
         frames.centre(of: segmentStartFrame(forBlockAt: nextFrame, isLast: true))
     }
 
-    /// Harvest over one block's segment; a block whose segment reaches the end of the stream takes the
-    /// stream's last sample as its end and looks further behind.
-    private func estimate(frames block: Range<Int>, signal: SignalView, reachesEnd: Bool) -> F0Group {
-        let firstSegmentFrame = segmentStartFrame(forBlockAt: block.lowerBound, isLast: reachesEnd)
+    /// One block, for Harvest over its segment; a block whose segment reaches the end of the stream (of
+    /// `signalLength` samples) takes the stream's last sample as its end and looks further behind.
+    private func group(frames block: Range<Int>, signalLength: Int?) -> F0Group {
+        let firstSegmentFrame = segmentStartFrame(forBlockAt: block.lowerBound, isLast: signalLength != nil)
         let start = frames.centre(of: firstSegmentFrame)
-        let end = reachesEnd ? signal.length : sampleEnd(ofBlockEndingAt: block.upperBound)
-        let segment = Array(signal.samples[(start - signal.start)..<(end - signal.start)])
-        let contour = harvest.estimate(segment)
-        let offset = block.lowerBound - firstSegmentFrame
+        let end = signalLength ?? sampleEnd(ofBlockEndingAt: block.upperBound)
         nextFrame = block.upperBound
         return F0Group(
-            firstFrame: block.lowerBound,
-            f0: (0..<block.count).map { contour.f0[min(offset + $0, contour.frameCount - 1)] })
+            firstFrame: block.lowerBound, frameCount: block.count, samplesRead: start..<end,
+            estimate: .harvest(offset: block.lowerBound - firstSegmentFrame))
     }
 }

@@ -30,8 +30,8 @@ struct Batch: ParsableCommand {
             manifest (any manifest in DIR by default), and converts everything else again: failed inputs, and \
             outputs a killed run left unrecorded. A temporary file a killed run left beside an output is removed.
 
-            Each job is a worker process converting one file at a time (one core, or --threads for the channels \
-            of a multichannel file); a file that crashes its worker is reported failed and the batch goes on.
+            Each job is a worker process converting one file at a time (one core, or --threads shared as \
+            convert shares them); a file that crashes its worker is reported failed and the batch goes on.
 
             Exit status: 0 every input ok or skipped; 1 some inputs failed (the others are done); 2 usage \
             error, or the batch could not start (output folder or manifest unusable), nothing converted.
@@ -179,7 +179,7 @@ struct BatchOptions: ParsableArguments {
     var jobs: Int?
 
     @Option(help: ArgumentHelp(
-        "Threads for each file: the channels of a multichannel file in parallel, as convert's --threads.",
+        "Threads for each file, shared as convert's --threads shares them: the channels at once, and each channel's vocoder on its share.",
         valueName: "n"))
     var threads = 1
 

@@ -33,14 +33,15 @@ final class ChainPlan {
         _ = try Equalizer.make(bands: bands, sampleRate: sampleRate)
     }
 
-    func makeStages(sampleRate: Int) throws -> [any Stage] {
+    /// `threads`: the threads the channel's vocoder may use.
+    func makeStages(sampleRate: Int, threads: Int) throws -> [any Stage] {
         var stages: [any Stage] = []
         if var voice {
             let channel = voiceStages.count
             if channel < referenceMedians.count, let median = referenceMedians[channel] {
                 voice.referenceMedian = median
             }
-            let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis)
+            let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis, threads: threads)
             voiceStages.append(stage)
             stages.append(stage)
         }

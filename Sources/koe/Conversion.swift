@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import KoePipeline
 import KoeStages
 
@@ -12,7 +13,8 @@ struct Conversion {
     private var framesIn = 0
     private var framesOut = 0
     private var seconds = 0.0
-    /// The most input, in frames, that had arrived without its output having left: the latency this run had.
+    /// The most input, in frames, that had arrived without its output having left: the latency this run had,
+    /// work still queued on other threads included.
     private var heldBackPeak = 0.0
 
     init(source: AudioSource, pipeline: Pipeline, sink: AudioSink, chunkFrames: Int) {
@@ -27,13 +29,18 @@ struct Conversion {
 
     /// Converts all of `source` through the stages `chain` plans. The sink is opened by `openSink` only once the
     /// chain is known to fit the input, so a refused input leaves no output behind; it is complete on return.
+    /// Channels run on up to `threads` threads at once, and each channel's vocoder gets an equal share of them,
+    /// so the threads in use never exceed `threads`.
     static func convert(
         _ source: AudioSource, through chain: ChainPlan, threads: Int, chunkFrames: Int, progress: ProgressBar?,
         openingSink openSink: (AudioSource) throws -> AudioSink
     ) throws -> ConversionStatistics {
         try chain.check(sampleRate: source.sampleRate)
         try chain.surveyMedians(of: source)
-        let pipeline = try Pipeline(channels: source.channels, threads: threads) { try chain.makeStages(sampleRate: source.sampleRate) }
+        let threadsPerChannel = max(1, threads / source.channels)
+        let pipeline = try Pipeline(channels: source.channels, threads: threads) {
+            try chain.makeStages(sampleRate: source.sampleRate, threads: threadsPerChannel)
+        }
         var conversion = Conversion(source: source, pipeline: pipeline, sink: try openSink(source), chunkFrames: chunkFrames)
         try conversion.run(progress: progress)
         return conversion.statistics(voice: chain.voiceStages.first)
@@ -45,6 +52,9 @@ struct Conversion {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
             try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            if source.mayWaitForInput {
+                try write(try pipeline.settle())
+            }
             heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / pipeline.lengthRatio)
             progress?.update(framesDone: framesIn)
         }
@@ -75,6 +85,16 @@ struct Conversion {
     }
 }
 
+extension AudioSource {
+    /// True when the next read may have to wait: standard input with nothing in it yet (the reader of
+    /// standard input is always made for `STDIN_FILENO`). A file never keeps its reader waiting.
+    fileprivate var mayWaitForInput: Bool {
+        guard case .standardInput = self else { return false }
+        var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        return poll(&request, 1, 0) <= 0
+    }
+}
+
 /// What `--json` reports at the end of a conversion.
 struct ConversionStatistics: Encodable {
     let inputSeconds: Double
@@ -82,7 +102,8 @@ struct ConversionStatistics: Encodable {
     let sampleRate: Int
     let channels: Int
     let processingSeconds: Double
-    /// The algorithmic latency this conversion had: the most input held back before its output was released.
+    /// The latency this conversion had: the most input held back before its output was released (in a file
+    /// conversion on several threads, the work queued for them counts too).
     let latencyMilliseconds: Double
     /// The stages' guaranteed bound on it, for any signal.
     let latencyBoundMilliseconds: Double

@@ -14,6 +14,10 @@ import TestSupport
     }
 
     private func convert(_ arguments: String...) throws {
+        try convert(arguments)
+    }
+
+    private func convert(_ arguments: [String]) throws {
         let result = try koe.run(arguments)
         try #require(result.status == 0, "koe \(arguments.joined(separator: " ")): \(result.standardError)")
     }
@@ -45,6 +49,41 @@ import TestSupport
             try convert("convert", "vowel.wav", "chunked.wav", "--pitch", "1.2", "--formant", "1.1", "--chunk-size", String(size))
             #expect(try samples(of: "chunked.wav") == whole, "--chunk-size \(size)")
         }
+    }
+
+    @Test func threadCountsAndChunkSizesGiveIdenticalOutput() throws {
+        let speech = Signals.vowel(f0: 140, sampleRate: 48000, duration: 0.4)
+            + Signals.whiteNoise(count: 9600, amplitude: 0.05)
+            + Signals.vowel(f0: 210, sampleRate: 48000, duration: 0.3, formants: [500, 1500, 2500])
+        // 32-bit float output shows any difference; its header's PEAK chunk holds a time stamp, so samples are compared.
+        try koe.writeAudio(speech, sampleRate: 48000, to: "speech.wav", encoding: .float32)
+        let change = ["--pitch", "1.2", "--formant", "1.1"]
+        for method in ["dio", "harvest"] {
+            try convert(["speech.wav", "one.wav", "--f0-method", method, "--threads", "1"] + change)
+            let reference = try samples(of: "one.wav")
+            try #require(reference.count == speech.count)
+            for threads in [2, 3] {
+                try convert(["speech.wav", "more.wav", "--f0-method", method, "--threads", String(threads)] + change)
+                let same = try samples(of: "more.wav") == reference
+                #expect(same, "\(method), --threads \(threads)")
+            }
+            for size in [1, 17, 4096] where method == "dio" {
+                try convert(["speech.wav", "more.wav", "--threads", "2", "--chunk-size", String(size)] + change)
+                let same = try samples(of: "more.wav") == reference
+                #expect(same, "--threads 2 --chunk-size \(size)")
+            }
+        }
+        try koe.writeAudio(speech, sampleRate: 48000, to: "speech16.wav")
+        try convert(["speech16.wav", "one16.wav", "--threads", "1"] + change)
+        try convert(["speech16.wav", "two16.wav", "--threads", "2"] + change)
+        let sameBytes = koe.bytes(of: "two16.wav") == koe.bytes(of: "one16.wav")
+        #expect(sameBytes, "16-bit files, --threads 2 and 1")
+        let raw48 = ["--type", "raw", "--rate", "48000", "--encoding", "signed", "--bits", "16", "--channels", "1"]
+        let input = Self.int16Bytes(try samples(of: "speech16.wav"))
+        let piped = try koe.run(["-", "-", "--threads", "2"] + change + raw48, standardInput: input)
+        try #require(piped.status == 0, "\(piped.standardError)")
+        let samePipe = piped.standardOutput == Self.int16Bytes(try samples(of: "one16.wav"))
+        #expect(samePipe, "pipe with --threads 2")
     }
 
     @Test func pipeGivesWhatTheFileGives() throws {
@@ -101,7 +140,7 @@ import TestSupport
 
     @Test func jsonIsOneObjectWithTheDocumentedKeys() throws {
         try koe.writeVowel()
-        let result = try koe.run("convert", "vowel.wav", "out.wav", "--pitch", "1.5", "--json")
+        let result = try koe.run("convert", "vowel.wav", "out.wav", "--pitch", "1.5", "--json", "--threads", "1")
         try #require(result.status == 0, "\(result.standardError)")
         #expect(result.errorLines.count == 1)
         let stats = try Self.jsonObject(result.standardError)

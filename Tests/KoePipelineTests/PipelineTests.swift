@@ -58,6 +58,57 @@ import TestSupport
         #expect(first.count == input.count)
     }
 
+    /// Returns nothing until settled or ended, as a stage whose work runs late would.
+    private final class LateStage: BackgroundStage {
+        private var held: [Double] = []
+        let latency = 0
+
+        func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
+            held += input
+            return isFinal ? try settle() : []
+        }
+
+        func settle() throws -> [Double] {
+            defer { held = [] }
+            return held
+        }
+    }
+
+    @Test func settleCollectsLateOutputThroughTheRestOfTheChain() throws {
+        let input = interleavedStereo()
+        let late = try Pipeline(channels: 2) { [LateStage()] + (try makeChain()) }
+        let prompt = try Pipeline(channels: 2, makeChain: makeChain)
+        var fromLate: [Double] = []
+        var fromPrompt: [Double] = []
+        for start in stride(from: 0, to: input.count, by: 1000) {
+            let chunk = Array(input[start..<min(input.count, start + 1000)])
+            #expect(try late.process(interleaved: chunk, isFinal: false).isEmpty)
+            fromLate += try late.settle()
+            fromPrompt += try prompt.process(interleaved: chunk, isFinal: false)
+            #expect(fromLate == fromPrompt)
+        }
+        #expect(try late.process(interleaved: [], isFinal: true) == prompt.process(interleaved: [], isFinal: true))
+    }
+
+    @Test(arguments: [1, 17, 4096])
+    func vocoderThreadsDoNotChangeTheOutput(chunkFrames: Int) throws {
+        let input = Signals.vowel(f0: 140, sampleRate: 16000, duration: 0.4) + Signals.whiteNoise(count: 2000, amplitude: 0.05)
+        var voice = VoiceSettings()
+        voice.pitchRatio = 1.2
+        func run(threads: Int) throws -> [Double] {
+            let pipeline = Pipeline(channels: 1) { [VoiceShift(sampleRate: 16000, voice: voice, threads: threads)] }
+            var output: [Double] = []
+            for start in stride(from: 0, to: input.count, by: chunkFrames) {
+                output += try pipeline.process(interleaved: Array(input[start..<min(input.count, start + chunkFrames)]), isFinal: false)
+                if start % (chunkFrames * 3) == 0 { output += try pipeline.settle() }
+            }
+            return output + (try pipeline.process(interleaved: [], isFinal: true))
+        }
+        let single = try run(threads: 1)
+        #expect(single.count == input.count)
+        #expect(try run(threads: 2) == single)
+    }
+
     @Test func emptyChainPassesAudioThrough() throws {
         let pipeline = Pipeline(channels: 2) { [] }
         let input = interleavedStereo()

@@ -19,8 +19,8 @@ import TestSupport
         return voice
     }
 
-    private func run(_ input: [Double], voice: VoiceSettings, chunk: Int) throws -> [Double] {
-        let stage = VoiceShift(sampleRate: sampleRate, voice: voice)
+    private func run(_ input: [Double], voice: VoiceSettings, chunk: Int, threads: Int = 1) throws -> [Double] {
+        let stage = VoiceShift(sampleRate: sampleRate, voice: voice, threads: threads)
         var output: [Double] = []
         var start = 0
         while start < input.count {
@@ -42,6 +42,56 @@ import TestSupport
         let input = speechLike()
         let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1 }
         #expect(try run(input, voice: voice, chunk: chunk) == run(input, voice: voice, chunk: input.count))
+    }
+
+    @Test(arguments: [1, 17, 4096])
+    func threadsDoNotChangeTheOutput(chunk: Int) throws {
+        let input = speechLike()
+        let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1; $0.tempo = 0.9 }
+        let single = try run(input, voice: voice, chunk: input.count)
+        for threads in [2, 3] {
+            #expect(try run(input, voice: voice, chunk: chunk, threads: threads) == single, "\(threads) threads")
+        }
+    }
+
+    @Test func settleHandsOutWhatOneThreadWouldHave() throws {
+        let input = speechLike()
+        let voice = settings { $0.pitchRatio = 0.8 }
+        let single = VoiceShift(sampleRate: sampleRate, voice: voice)
+        let shared = VoiceShift(sampleRate: sampleRate, voice: voice, threads: 2)
+        var fromSingle: [Double] = []
+        var fromShared: [Double] = []
+        for start in stride(from: 0, to: input.count, by: 1000) {
+            let chunk = Array(input[start..<min(input.count, start + 1000)])
+            fromSingle += try single.process(chunk, isFinal: false)
+            fromShared += try shared.process(chunk, isFinal: false)
+            #expect(fromShared.count <= fromSingle.count)
+            fromShared += try shared.settle()
+            #expect(fromShared == fromSingle, "after \(start + chunk.count) samples")
+        }
+        #expect(try shared.process([], isFinal: true) == single.process([], isFinal: true))
+        #expect(shared.medianInputF0 == single.medianInputF0 && shared.medianOutputF0 == single.medianOutputF0)
+    }
+
+    @Test func aFailingStreamStopsCleanlyWithThreads() throws {
+        let input = speechLike()
+        for threads in [1, 2] {
+            let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
+            _ = try stage.process(Array(input.prefix(8000)), isFinal: false)
+            #expect(throws: WorldError.nonFiniteSample(index: 8002)) {
+                _ = try stage.process([0, 0, .infinity], isFinal: false)
+            }
+            let short = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
+            #expect(throws: WorldError.self) { _ = try short.process([0.1, 0.2], isFinal: true) }
+        }
+    }
+
+    @Test func aStageLeftMidStreamStopsItsThreads() throws {
+        let input = speechLike()
+        for _ in 0..<20 {
+            let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: 3)
+            _ = try stage.process(input, isFinal: false)
+        }
     }
 
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {

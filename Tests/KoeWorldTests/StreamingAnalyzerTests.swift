@@ -50,6 +50,75 @@ import TestSupport
         #expect(chunked.map(\.aperiodicity) == whole.map(\.aperiodicity))
     }
 
+    /// Everything the blocks hold, block by block.
+    private func contents(_ blocks: [StreamingAnalyzer.Block]) -> [[Double]] {
+        blocks.flatMap { [[Double($0.firstFrame)], $0.f0, $0.spectrogram.storage, $0.aperiodicity.storage] }
+    }
+
+    @Test(arguments: [1, 17, 4096])
+    func threadsDoNotChangeTheFrames(chunk: Int) throws {
+        let input = signal()
+        let single = contents(try analyze(input, chunk: input.count))
+        for threads in [2, 3] {
+            var options = StreamingAnalyzer.Options()
+            options.threads = threads
+            let shared = contents(try analyze(input, chunk: chunk, options: options))
+            #expect(shared == single, "\(threads) threads")
+        }
+    }
+
+    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest])
+    func threadsDoNotChangeTheFramesOfABigPush(method: StreamingAnalyzer.F0Method) throws {
+        // 48 kHz, where D4C's love train scores frames; a whole-signal push settles many groups at once, and
+        // a lone Harvest block shares its frames among the threads.
+        let rate = 48000
+        let input = Signals.vowel(f0: 140, sampleRate: rate, duration: 0.7)
+            + Signals.whiteNoise(count: rate / 5, amplitude: 0.05)
+            + Signals.vowel(f0: 210, sampleRate: rate, duration: 0.5, formants: [500, 1500, 2500])
+        var options = StreamingAnalyzer.Options()
+        options.f0Method = method
+        func blocks(threads: Int, chunk: Int) throws -> [StreamingAnalyzer.Block] {
+            options.threads = threads
+            let analyzer = StreamingAnalyzer(sampleRate: rate, options: options)
+            var blocks: [StreamingAnalyzer.Block] = []
+            for start in stride(from: 0, to: input.count, by: chunk) {
+                blocks += try analyzer.push(Array(input[start..<min(input.count, start + chunk)]))
+            }
+            return blocks + (try analyzer.finish())
+        }
+        let single = try blocks(threads: 1, chunk: 4096)
+        #expect(single.contains { $0.f0.contains { $0 > 0 } && $0.aperiodicity.storage.contains { $0 < 0.5 } })
+        #expect(try contents(blocks(threads: 2, chunk: input.count)) == contents(single))
+        #expect(try contents(blocks(threads: 3, chunk: 4096)) == contents(single))
+    }
+
+    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest])
+    func pendingBlocksAnalysedLaterAndElsewhereGiveWhatPushGives(method: StreamingAnalyzer.F0Method) throws {
+        var options = StreamingAnalyzer.Options()
+        options.f0Method = method
+        options.blockFrames = 40
+        let input = signal()
+        let pushed = try analyze(input, chunk: 777, options: options)
+        let analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        var pending: [StreamingAnalyzer.PendingBlock] = []
+        for start in stride(from: 0, to: input.count, by: 777) {
+            pending += try analyzer.pushPending(Array(input[start..<min(input.count, start + 777)]))
+        }
+        pending += try analyzer.finishPending()
+        #expect(pending.count == pushed.count && pending.count > 3)
+        // Last first, on other threads, while the analyser has long discarded the samples.
+        let blocks = pending
+        var later = [StreamingAnalyzer.Block?](repeating: nil, count: blocks.count)
+        later.withUnsafeMutableBufferPointer { later in
+            nonisolated(unsafe) let later = later
+            DispatchQueue.concurrentPerform(iterations: blocks.count) { index in
+                let last = blocks.count - 1 - index
+                later[last] = blocks[last].analyzed(threads: index % 2 + 1)
+            }
+        }
+        #expect(contents(later.map { $0! }) == contents(pushed))
+    }
+
     @Test func framesCoverWorldsFrameCount() throws {
         let input = signal()
         let blocks = try analyze(input, chunk: 1000)

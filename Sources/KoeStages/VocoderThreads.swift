@@ -1,0 +1,182 @@
+import Foundation
+import KoeWorld
+
+/// The vocoder's work on threads of its own, so its caller only settles F0 and hands the blocks over:
+/// pending blocks are analysed side by side, in any order, and the analysed blocks are synthesised one at a
+/// time in stream order. The first thread synthesises whenever it can, before analysing, so output flows,
+/// memory stays bounded and the synthesiser's buffers stay in one core's cache; the others analyse first and
+/// synthesise only when nothing is left to analyse. `submit` waits while too many frames are in hand; the
+/// output collects until taken.
+final class VocoderThreads: @unchecked Sendable {
+    /// Guards every variable property, and signals each change of them.
+    private let condition = NSCondition()
+    private var waiting: [(index: Int, block: StreamingAnalyzer.PendingBlock)] = []
+    private var analysed: [Int: StreamingAnalyzer.Block] = [:]
+    private var submitted = 0
+    private var synthesised = 0
+    private var framesInHand = 0
+    /// Set with the last block: the output length the stream ends at, and whether that end is synthesised.
+    private var finalLength: Int?
+    private var hasFinished = false
+    private var isSynthesising = false
+    private var output: [Double] = []
+    private var latestMedians: (input: Double?, output: Double?) = (nil, nil)
+    private var isStopping = false
+    private var runningThreads = 0
+    /// Touched only by the thread that set `isSynthesising`.
+    private let resynthesis: Resynthesis
+    private let threads: Int
+
+    /// Frames submitted but not yet synthesised, beyond which `submit` waits (unless fewer blocks than
+    /// threads are in hand, so that each thread can have one): about 1.3 s at 5 ms a frame.
+    private static let capacity = 256
+
+    init(_ resynthesis: Resynthesis, threads: Int) {
+        self.resynthesis = resynthesis
+        self.threads = threads
+        runningThreads = threads
+        for worker in 0..<threads {
+            let thread = Thread { [self] in work(prefersSynthesis: worker == 0) }
+            thread.name = "koe vocoder \(worker + 1)"
+            thread.start()
+        }
+    }
+
+    /// Hands over the next blocks of the stream; `finalLength` with the last of them.
+    func submit(_ blocks: [StreamingAnalyzer.PendingBlock], finalLength: Int?) {
+        condition.lock()
+        defer { condition.unlock() }
+        for block in blocks {
+            while framesInHand > 0, framesInHand + block.frameCount > Self.capacity, submitted - synthesised >= threads {
+                condition.wait()
+            }
+            waiting.append((submitted, block))
+            submitted += 1
+            framesInHand += block.frameCount
+            // Only the threads wait while the caller is here: one of them is enough for one block.
+            condition.signal()
+        }
+        if let finalLength {
+            self.finalLength = finalLength
+            condition.broadcast()
+        }
+    }
+
+    /// Waits until every block handed over is synthesised, and the end of the stream if it was handed over.
+    func waitUntilIdle() {
+        condition.lock()
+        defer { condition.unlock() }
+        while synthesised < submitted || (finalLength != nil && !hasFinished) {
+            condition.wait()
+        }
+    }
+
+    /// The samples synthesised since the last call.
+    func takeOutput() -> [Double] {
+        condition.lock()
+        defer { condition.unlock() }
+        let taken = output
+        output = []
+        return taken
+    }
+
+    var medians: (input: Double?, output: Double?) {
+        condition.lock()
+        defer { condition.unlock() }
+        return latestMedians
+    }
+
+    /// Ends the threads, dropping the work not yet started, and returns once they have exited.
+    func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        isStopping = true
+        condition.broadcast()
+        while runningThreads > 0 {
+            condition.wait()
+        }
+    }
+
+    private enum Job {
+        case synthesise(StreamingAnalyzer.Block)
+        case finish(outputLength: Int)
+        case analyse(index: Int, StreamingAnalyzer.PendingBlock)
+    }
+
+    private func work(prefersSynthesis: Bool) {
+        condition.lock()
+        while let job = nextJob(prefersSynthesis: prefersSynthesis) {
+            condition.unlock()
+            switch job {
+            case .synthesise(let block):
+                let produced = synthesise(SynthesisJob(blocks: [block], finalLength: nil))
+                record(produced) {
+                    synthesised += 1
+                    framesInHand -= block.f0.count
+                }
+            case .finish(let outputLength):
+                let produced = synthesise(SynthesisJob(blocks: [], finalLength: outputLength))
+                record(produced) { hasFinished = true }
+            case .analyse(let index, let pending):
+                let block = pending.analyzed()
+                condition.lock()
+                analysed[index] = block
+                // The synthesis waits for this block: wake the first thread if it sleeps.
+                if index == synthesised, !isSynthesising { condition.broadcast() }
+                condition.unlock()
+            }
+            condition.lock()
+        }
+        runningThreads -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for a job, with the lock held; nil once the threads are to stop.
+    private func nextJob(prefersSynthesis: Bool) -> Job? {
+        while !isStopping {
+            if prefersSynthesis || waiting.isEmpty, let job = synthesisJob() {
+                return job
+            }
+            if !waiting.isEmpty {
+                let (index, block) = waiting.removeFirst()
+                return .analyse(index: index, block)
+            }
+            condition.wait()
+        }
+        return nil
+    }
+
+    /// The next synthesis, if it is free and has something to do.
+    private func synthesisJob() -> Job? {
+        guard !isSynthesising else { return nil }
+        if let block = analysed.removeValue(forKey: synthesised) {
+            isSynthesising = true
+            return .synthesise(block)
+        }
+        if synthesised == submitted, let finalLength, !hasFinished {
+            isSynthesising = true
+            return .finish(outputLength: finalLength)
+        }
+        return nil
+    }
+
+    /// Runs on the thread that set `isSynthesising`, without the lock.
+    private func synthesise(_ job: SynthesisJob) -> [Double] {
+        var produced: [Double] = []
+        resynthesis.run(job, into: &produced)
+        return produced
+    }
+
+    /// Publishes what a synthesis made, and what it finished, and frees the synthesis for the next thread.
+    private func record(_ produced: [Double], finished: () -> Void) {
+        let medians = resynthesis.medians
+        condition.lock()
+        output.append(contentsOf: produced)
+        latestMedians = medians
+        finished()
+        isSynthesising = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
