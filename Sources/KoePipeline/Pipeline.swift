@@ -129,7 +129,6 @@ private final class Lane {
     }
 
     func take(_ count: Int) -> [Double] {
-        defer { ready.removeFirst(count) }
-        return Array(ready.prefix(count))
+        ready.takeFirst(count)
     }
 }

@@ -28,8 +28,9 @@ final class VocoderThreads: @unchecked Sendable {
     private let threads: Int
 
     /// Frames submitted but not yet synthesised, beyond which `submit` waits (unless fewer blocks than
-    /// threads are in hand, so that each thread can have one): about 1.3 s at 5 ms a frame.
-    private static let capacity = 256
+    /// threads are in hand, so that each thread can have one): 0.5 s at 5 ms a frame, many blocks for the threads
+    /// to share, and little memory.
+    private static let capacity = 100
 
     init(_ resynthesis: Resynthesis, threads: Int) {
         self.resynthesis = resynthesis

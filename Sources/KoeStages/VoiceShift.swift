@@ -89,8 +89,7 @@ public final class VoiceShift: BackgroundStage {
     private func release(isFinal: Bool) -> [Double] {
         let limit = isFinal ? outputLength : min(outputLength, emitted + pending.count)
         var count = min(pending.count, max(0, limit - emitted))
-        var output = Array(pending.prefix(count))
-        pending.removeFirst(count)
+        var output = pending.takeFirst(count)
         if isFinal, emitted + count < limit {
             output.append(contentsOf: repeatElement(0, count: limit - emitted - count))
             count = limit - emitted

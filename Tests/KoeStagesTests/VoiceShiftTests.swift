@@ -94,6 +94,16 @@ import TestSupport
         }
     }
 
+    @Test func takeFirstHandsOverAllOrCopiesPart() {
+        var buffer = [Double](repeating: 1, count: 10_000)
+        buffer.removeLast(9_990)
+        #expect(buffer.takeFirst(4) == [1, 1, 1, 1])
+        #expect(buffer.count == 6)
+        #expect(buffer.takeFirst(6) == [Double](repeating: 1, count: 6))
+        #expect(buffer.isEmpty && buffer.capacity == 0)
+        #expect(buffer.takeFirst(0).isEmpty)
+    }
+
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {
         let input = speechLike()
         let streamed = try run(input, voice: settings { $0.pitchRatio = 1 }, chunk: 4096)
