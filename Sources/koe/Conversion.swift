@@ -29,8 +29,8 @@ struct Conversion {
 
     /// Converts all of `source` through the stages `chain` plans. The sink is opened by `openSink` only once the
     /// chain is known to fit the input, so a refused input leaves no output behind; it is complete on return.
-    /// Channels run on up to `threads` threads at once, and each channel's vocoder gets an equal share of them,
-    /// so the threads in use never exceed `threads`.
+    /// Channels run on up to `threads` threads at once, and each channel's vocoder works on an equal share of
+    /// `threads` (threads of its own when the share is 2 or more), so the cores are not oversubscribed.
     static func convert(
         _ source: AudioSource, through chain: ChainPlan, threads: Int, chunkFrames: Int, progress: ProgressBar?,
         openingSink openSink: (AudioSource) throws -> AudioSink
