@@ -80,12 +80,7 @@ import TestSupport
     @Test(arguments: [8000, 192_000])
     func shortestValidInputDoesNotTrap(sampleRate: Int) {
         let length = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: 71)
-        let signals = [
-            [Double](repeating: 0, count: length),
-            [Double](repeating: -0.7, count: length),
-            Signals.whiteNoise(count: length),
-            Signals.sine(frequency: 150, sampleRate: sampleRate, duration: Double(length) / Double(sampleRate)),
-        ]
+        let signals = Signals.edgeCases(count: length, sampleRate: sampleRate)
         for signal in signals {
             var options = Dio.Options()
             for speed in [1, 12] {

@@ -94,12 +94,7 @@ import TestSupport
     @Test(arguments: [8000, 192_000])
     func neverTrapsOnEdgeSignals(sampleRate: Int) {
         let length = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: 71)
-        let signals = [
-            [Double](repeating: 0, count: length),
-            [Double](repeating: -0.7, count: length),
-            Signals.whiteNoise(count: length),
-            Signals.sine(frequency: 150, sampleRate: sampleRate, duration: Double(length) / Double(sampleRate)),
-        ]
+        let signals = Signals.edgeCases(count: length, sampleRate: sampleRate)
         for signal in signals {
             let f0 = stream(signal, chunk: 999, sampleRate: sampleRate)
             #expect(f0.count == F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: 5))

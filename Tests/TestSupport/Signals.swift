@@ -53,4 +53,14 @@ public enum Signals {
             return y
         }
     }
+
+    /// Signals that trip careless analysis: silence, DC, white noise and a 150 Hz sine, each `count` samples long.
+    public static func edgeCases(count: Int, sampleRate: Int) -> [[Double]] {
+        [
+            [Double](repeating: 0, count: count),
+            [Double](repeating: -0.7, count: count),
+            whiteNoise(count: count),
+            sine(frequency: 150, sampleRate: sampleRate, duration: Double(count) / Double(sampleRate)),
+        ]
+    }
 }
