@@ -135,6 +135,17 @@ struct AnalysisOptions: ParsableArguments {
     @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
     var f0Ceil = Dio.Options().f0Ceil
 
+    @Option(
+        name: .customLong("look-ahead"),
+        help: ArgumentHelp(
+            "Milliseconds of input the analysis waits for past a frame before settling its F0 (default: DIO 80, Harvest 150). Longer agrees with whole-file WORLD on more frames and adds as much latency.",
+            valueName: "ms"))
+    var lookAhead: Double?
+
+    /// Longer than any voiced run WORLD's contour repair has reached back over in the corpus (200 ms), by far;
+    /// the bound keeps the samples held for it small.
+    static let longestLookAhead = 10_000.0
+
     func validate() throws {
         guard framePeriod.isFinite && framePeriod >= 1 && framePeriod <= 100 else {
             throw ValidationError("--frame-period must be between 1 and 100 ms (got \(framePeriod))")
@@ -145,6 +156,9 @@ struct AnalysisOptions: ParsableArguments {
         guard f0Ceil.isFinite && f0Floor < f0Ceil else {
             throw ValidationError("--f0-floor (\(f0Floor) Hz) must be below --f0-ceil (\(f0Ceil) Hz)")
         }
+        if let lookAhead, !(lookAhead.isFinite && lookAhead >= 0 && lookAhead <= Self.longestLookAhead) {
+            throw ValidationError("--look-ahead must be between 0 and \(Int(Self.longestLookAhead)) ms (got \(lookAhead))")
+        }
     }
 
     var streamingOptions: StreamingAnalyzer.Options {
@@ -153,6 +167,10 @@ struct AnalysisOptions: ParsableArguments {
         options.framePeriod = framePeriod
         options.f0Floor = f0Floor
         options.f0Ceil = f0Ceil
+        if let lookAhead {
+            options.lookAhead = lookAhead
+            options.lookAheadFrames = Int((lookAhead / framePeriod).rounded(.up))
+        }
         return options
     }
 }

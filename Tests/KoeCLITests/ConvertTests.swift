@@ -163,6 +163,20 @@ import TestSupport
         #expect(abs(medianOut / medianIn - 1.5) < 0.01)
     }
 
+    /// The look-ahead moves the latency bound by itself; 300 ms is past both methods' defaults (DIO 80, Harvest 150).
+    @Test(arguments: [("dio", 220.0), ("harvest", 150.0)])
+    func lookAheadAddsItsLatency(method: String, added: Double) throws {
+        try koe.writeVowel()
+        func latencyBound(_ options: [String]) throws -> Double {
+            let arguments = ["vowel.wav", "out.wav", "--pitch", "1.2", "--json", "--f0-method", method] + options
+            let result = try koe.run(arguments)
+            try #require(result.status == 0, "\(result.standardError)")
+            return try #require(try Self.jsonObject(result.standardError)["latency_bound_ms"] as? Double)
+        }
+        let longer = try latencyBound(["--look-ahead", "300"]) - latencyBound([])
+        #expect(abs(longer - added) < 0.1, "--look-ahead 300 added \(longer) ms")
+    }
+
     @Test func convertIsTheDefaultSubcommand() throws {
         try koe.writeVowel()
         try convert("vowel.wav", "out.wav", "--pitch", "1.2")
@@ -208,6 +222,9 @@ import TestSupport
         ["--eq", "peak:1000:6:0"],
         ["--geq", "1,2,3"],
         ["--chunk-size", "0"],
+        ["--look-ahead=-1"],
+        ["--look-ahead", "nan"],
+        ["--look-ahead", "20000"],
         ["--progress", "--quiet"],
     ])
     func badVoiceAndEqualizerFlags(options: [String]) throws {
