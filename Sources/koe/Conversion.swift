@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import KoePipeline
 import KoeStages
+import KoeWorld
 
 /// Drives one conversion: reads chunks, pushes them through the pipeline, writes what comes out.
 struct Conversion {
@@ -51,17 +52,26 @@ struct Conversion {
         while let chunk = try source.read(maxFrames: chunkFrames) {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
-            try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            try write(try blamingInput { try pipeline.process(interleaved: chunk, isFinal: false) })
             if source.mayWaitForInput {
-                try write(try pipeline.settle())
+                try write(try blamingInput { try pipeline.settle() })
             }
             heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / pipeline.lengthRatio)
             progress?.update(framesDone: framesIn)
         }
         try source.requireAudio(framesRead: framesIn)
-        try write(try pipeline.process(interleaved: [], isFinal: true))
+        try write(try blamingInput { try pipeline.process(interleaved: [], isFinal: true) })
         try sink.finish()
         seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    /// The pipeline's work, with a signal the vocoder cannot analyse reported as this input's fault.
+    private func blamingInput(_ work: () throws -> [Double]) throws -> [Double] {
+        do {
+            return try work()
+        } catch let error as WorldError {
+            throw CommandError.badInput(path: source.name, reason: error.description)
+        }
     }
 
     private mutating func write(_ interleaved: [Double]) throws {

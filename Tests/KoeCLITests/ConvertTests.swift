@@ -283,7 +283,7 @@ import TestSupport
         try koe.writeAudio(Signals.sine(frequency: 200, sampleRate: 16000, duration: 0.005), to: "blip.wav")
         let result = try koe.run("convert", "blip.wav", "out.wav", "--pitch", "1.2")
         if result.status != 0 {
-            #expect(result.errorLines.count == 1 && result.standardError.hasPrefix("koe: error: "), "\(result.standardError)")
+            #expect(result.errorLines.count == 1 && result.standardError.hasPrefix("koe: error: blip.wav: "), "\(result.standardError)")
             #expect(!FileManager.default.fileExists(atPath: koe.path("out.wav")))
         } else {
             #expect(try AudioFile(reading: koe.path("out.wav")).frames == 80)
