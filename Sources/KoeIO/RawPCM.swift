@@ -40,6 +40,13 @@ public final class RawPCMReader {
         }
     }
 
+    /// False when the next `read` may have to wait for the stream: nothing has arrived since the last one.
+    /// (The end of the stream counts as arrived.)
+    public var hasInputWaiting: Bool {
+        var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&request, 1, 0) > 0
+    }
+
     /// One read(2) into the room after the pending bytes; 0 at the end of the stream.
     private func readSome(upTo capacity: Int) throws -> Int {
         while true {

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import KoePipeline
 import KoeStages
 import KoeWorld
@@ -96,12 +95,11 @@ struct Conversion {
 }
 
 extension AudioSource {
-    /// True when the next read may have to wait: standard input with nothing in it yet (the reader of
-    /// standard input is always made for `STDIN_FILENO`). A file never keeps its reader waiting.
+    /// True when the next read may have to wait: standard input with nothing in it yet. A file never keeps its
+    /// reader waiting.
     fileprivate var mayWaitForInput: Bool {
-        guard case .standardInput = self else { return false }
-        var request = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
-        return poll(&request, 1, 0) <= 0
+        guard case .standardInput(let reader) = self else { return false }
+        return !reader.hasInputWaiting
     }
 }
 

@@ -91,6 +91,21 @@ import TestSupport
         #expect(reader.framesRead == 2)
     }
 
+    @Test func readerTellsWhetherInputIsWaiting() throws {
+        let format = try format(.signed, 16)
+        let (readEnd, writeEnd) = makePipe()
+        defer { close(readEnd) }
+        let reader = RawPCMReader(format: format, descriptor: readEnd)
+        #expect(!reader.hasInputWaiting, "nothing written yet")
+        let frame: [UInt8] = [0x00, 0x40]
+        _ = frame.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) }
+        #expect(reader.hasInputWaiting)
+        #expect(try reader.read(maxFrames: 10) == [0.5])
+        #expect(!reader.hasInputWaiting, "everything written has been read")
+        close(writeEnd)
+        #expect(reader.hasInputWaiting, "the end of the stream is there to read")
+    }
+
     @Test func readerWaitsOnANonBlockingPipe() throws {
         let format = try format(.signed, 16, channels: 2)
         let samples = exactlyHeld(by: format, count: 2 * 300)
