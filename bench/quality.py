@@ -27,8 +27,9 @@ Bars:
  (d) --tempo R, R in 0.8, 1.25: output length round(n / R) exactly (halves away from zero, as koe
      documents), and the median F0 ratio of output frame t against the input at t * R within 1 % of 1.
  (e) --pitch-range 0: standard deviation of output F0 over its voiced frames < 1 Hz. Also printed: a
-     robust spread (1.4826 x median absolute deviation), and for calibration both figures for pyworld's
-     resynthesis with every voiced frame at the median F0 (Praat's own scatter on a monotone voice).
+     robust spread (1.4826 x median absolute deviation), the spread over interior frames (Praat's whole
+     analysis window voiced, so no frame straddles a voicing boundary), and for calibration these figures for
+     pyworld's resynthesis with every voiced frame at the median F0 (Praat's own scatter on a monotone voice).
  (f) --pitch 1 --formant 1 --vocoder: wideband PESQ (16 kHz) against the input no lower than that of
      pyworld's own whole-file analysis-synthesis (dio, stonemask, cheaptrick, d4c, synthesize) minus 0.05,
      on every file, at the default look-ahead. For diagnosis it also prints koe at `--look-ahead 300` and
@@ -372,21 +373,28 @@ def measure_tempo(workspace, speech, results):
 
 
 def spread(speech, output):
-    """Output F0 over Praat's voiced frames: the values, their standard deviation, and 1.4826 x their median
-    absolute deviation (the standard deviation that outliers cannot sway)."""
+    """Output F0 over Praat's voiced frames: the values, their standard deviation, 1.4826 x their median
+    absolute deviation (the standard deviation that outliers cannot sway), and the standard deviation over the
+    interior frames, whose whole analysis window (3 periods of Praat's floor) Praat finds voiced."""
     f0 = speech.pitch(output)[1]
     voiced = f0[f0 > 0]
     robust = 1.4826 * float(numpy.median(numpy.abs(voiced - numpy.median(voiced))))
-    return voiced, float(numpy.std(voiced)), robust
+    reach = math.ceil(1.5 / speech.floor / 0.01)
+    padded = numpy.concatenate([numpy.zeros(reach), f0 > 0, numpy.zeros(reach)])
+    interior = numpy.array([padded[i:i + 2 * reach + 1].all() for i in range(len(f0))])
+    inner = float(numpy.std(f0[interior])) if interior.any() else math.nan
+    return voiced, float(numpy.std(voiced)), robust, inner, int(interior.sum())
 
 
 def measure_monotone(workspace, speech, results):
-    voiced, deviation, robust = spread(speech, workspace.koe_convert(speech.path, ["--pitch-range", "0"]))
-    _, reference, reference_robust = spread(speech, pyworld_resynthesis(speech.samples, speech.rate, monotone=True))
+    voiced, deviation, robust, inner, inner_count = spread(speech, workspace.koe_convert(speech.path, ["--pitch-range", "0"]))
+    _, reference, reference_robust, reference_inner, _ = spread(
+        speech, pyworld_resynthesis(speech.samples, speech.rate, monotone=True))
     results.add(BAR_MONOTONE, f"{speech.name}:", f"std {deviation:.2f} Hz", deviation < 1.0)
     print(f"  --pitch-range 0  F0 std {deviation:.2f} Hz, robust {robust:.2f} Hz over {len(voiced)} voiced frames "
-          f"(5-50-95 %: {' '.join(f'{value:.1f}' for value in numpy.percentile(voiced, [5, 50, 95]))} Hz)   "
-          f"[pyworld at a constant median F0: std {reference:.2f} Hz, robust {reference_robust:.2f} Hz]")
+          f"(5-50-95 %: {' '.join(f'{value:.1f}' for value in numpy.percentile(voiced, [5, 50, 95]))} Hz), "
+          f"std {inner:.2f} Hz over the {inner_count} interior ones   [pyworld at a constant median F0: std "
+          f"{reference:.2f} Hz, robust {reference_robust:.2f} Hz, interior {reference_inner:.2f} Hz]")
 
 
 def measure_vocoder(workspace, speech, results):
