@@ -8,8 +8,10 @@ import Foundation
 /// input reaches `lookAhead` past it, from everything the filtered signal then reveals: its own events, and the
 /// candidates of the frames after it, through which voiced runs may extend back to it. Whole-signal DIO, which
 /// sees the end, differs in three ways:
-/// - It subtracts the signal's mean, which a stream cannot know. The low-cut removes DC anyway; the mean only
-///   shifts the band signals within the low-cut's reach (20 ms) of either end of the signal.
+/// - It subtracts the signal's mean, which a stream cannot know; the stream subtracts the mean of its opening
+///   instead, the samples up to its first frame's look-ahead (of the whole signal, if it ends sooner). The
+///   low-cut removes DC anyway: an offset only shifts the band signals within its reach (20 ms) of either end,
+///   so the frames there agree when the signal's offset is steady.
 /// - Its frames near a settling frame's look-ahead see events further on; here their candidates come from the
 ///   events seen so far, as if the signal ended there.
 /// - Its contour repair (step 4) extends voiced runs backwards arbitrarily far; here a run starting past the
@@ -51,6 +53,13 @@ public final class StreamingDio {
     private var windowScores: [Double] = []
     private var final: [Double] = []
     private var isFinished = false
+    /// Input samples whose mean is subtracted from every sample, held until they have all arrived.
+    private let openingLength: Int
+    private var opening: [Double] = []
+    /// The opening's mean, once known.
+    private var offset: Double?
+    /// The latest samples less the offset, reused from call to call.
+    private var centred: [Double] = []
 
     public init(sampleRate: Int, options: Options = Options()) {
         self.sampleRate = sampleRate
@@ -68,6 +77,7 @@ public final class StreamingDio {
         let shortest = bandReaches[0] + Int((Double(repair.halfRange + 1) * samplesPerFrame).rounded(.up)) + 1
         lookAheadSamples = max(shortest, Int((options.lookAhead * rate / 1000).rounded(.up)))
         latency = lookAheadSamples + blockLength + 1
+        openingLength = lookAheadSamples + blockLength
     }
 
     /// Frames handed out so far.
@@ -82,12 +92,15 @@ public final class StreamingDio {
     public func push(_ samples: [Double]) -> [Double] {
         precondition(!isFinished, "no samples can follow finish")
         final.removeAll(keepingCapacity: true)
-        filters.append(samples) { band, _, values in
-            events[band].append(contentsOf: UnsafeBufferPointer(values))
-        } afterBlock: { inputThrough in
-            while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
-                settleNextFrame(inputThrough: inputThrough)
-            }
+        guard offset == nil else {
+            filter(samples)
+            return final
+        }
+        let toOpening = min(samples.count, openingLength - opening.count)
+        opening.append(contentsOf: samples[..<toOpening])
+        if opening.count == openingLength {
+            filterOpening(isWholeSignal: false)
+            filter(Array(samples[toOpening...]))
         }
         return final
     }
@@ -97,8 +110,12 @@ public final class StreamingDio {
         precondition(!isFinished, "finish can be called once")
         isFinished = true
         final.removeAll(keepingCapacity: true)
-        let length = filters.received
-        // Whole-signal DIO analyses one sample past the end (a zero) and nothing beyond.
+        let length = filters.received + opening.count
+        if offset == nil {
+            filterOpening(isWholeSignal: true)
+        }
+        // Whole-signal DIO analyses one sample past the end, a zero less the mean, and nothing beyond.
+        filter([0])
         filters.flush(through: length) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         }
@@ -107,6 +124,30 @@ public final class StreamingDio {
         fillWindow(frames: first..<frameCount, horizon: nil)
         settle(frameCount: frameCount)
         return final
+    }
+
+    /// Takes the opening's mean as the offset and filters the opening. When the stream ended within it, the
+    /// mean is whole-signal DIO's own: over the signal and the zero after it.
+    private func filterOpening(isWholeSignal: Bool) {
+        let held = opening
+        opening = []
+        let count = held.count + (isWholeSignal ? 1 : 0)
+        offset = count == 0 ? 0 : held.reduce(0, +) / Double(count)
+        filter(held)
+    }
+
+    /// Filters the samples less the offset, settling the frames whose look-ahead they complete.
+    private func filter(_ samples: [Double]) {
+        let offset = offset ?? 0
+        centred.removeAll(keepingCapacity: true)
+        centred.append(contentsOf: samples.lazy.map { $0 - offset })
+        filters.append(centred) { band, _, values in
+            events[band].append(contentsOf: UnsafeBufferPointer(values))
+        } afterBlock: { inputThrough in
+            while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
+                settleNextFrame(inputThrough: inputThrough)
+            }
+        }
     }
 
     private func frameCentre(_ frame: Int) -> Int {
