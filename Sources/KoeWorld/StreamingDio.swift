@@ -11,7 +11,8 @@ import Foundation
 /// - It subtracts the signal's mean, which a stream cannot know; the stream subtracts the mean of its opening
 ///   instead, the samples up to its first frame's look-ahead (of the whole signal, if it ends sooner). The
 ///   low-cut removes DC anyway: an offset only shifts the band signals within its reach (20 ms) of either end,
-///   so the frames there agree when the signal's offset is steady.
+///   so the frames there agree when the signal's offset is steady. (In digital silence less an offset the bands
+///   hold only rounding noise, where DIO's voicing, WORLD's too, is chance: frames there may differ.)
 /// - Its frames near a settling frame's look-ahead see events further on; here their candidates come from the
 ///   events seen so far, as if the signal ended there.
 /// - Its contour repair (step 4) extends voiced runs backwards arbitrarily far; here a run starting past the
