@@ -84,24 +84,34 @@ struct MedianTracker {
     private static let octaves = 8.0
     private var counts = [Int](repeating: 0, count: Int(MedianTracker.binsPerOctave * MedianTracker.octaves))
     private var total = 0
+    /// The bin holding the middle value: the lowest bin through which more than half the values lie.
+    private var medianBin = 0
+    /// Values in the bins below `medianBin`.
+    private var below = 0
 
+    /// Counts the value; the median bin moves only as far as the values between its old and new place, so
+    /// adding costs little however many bins the histogram has.
     mutating func add(_ f0: Double) {
         let position = log2(f0 / MedianTracker.lowest) * MedianTracker.binsPerOctave
         let bin = min(max(Int(position), 0), counts.count - 1)
         counts[bin] += 1
         total += 1
+        if bin < medianBin {
+            below += 1
+        }
+        while 2 * (below + counts[medianBin]) <= total {
+            below += counts[medianBin]
+            medianBin += 1
+        }
+        while 2 * below > total {
+            medianBin -= 1
+            below -= counts[medianBin]
+        }
     }
 
     /// The centre frequency of the bin holding the middle value (Hz); 0 before any value.
     var value: Double {
         guard total > 0 else { return 0 }
-        var seen = 0
-        for (bin, count) in counts.enumerated() {
-            seen += count
-            if 2 * seen > total {
-                return MedianTracker.lowest * exp2((Double(bin) + 0.5) / MedianTracker.binsPerOctave)
-            }
-        }
-        return MedianTracker.lowest * exp2(MedianTracker.octaves)
+        return MedianTracker.lowest * exp2((Double(medianBin) + 0.5) / MedianTracker.binsPerOctave)
     }
 }

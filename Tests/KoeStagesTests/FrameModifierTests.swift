@@ -1,3 +1,4 @@
+import Foundation
 import KoeWorld
 import Testing
 @testable import KoeStages
@@ -47,5 +48,20 @@ import Testing
         var tracker = MedianTracker()
         for f0 in [100.0, 110, 120, 130, 400] { tracker.add(f0) }
         #expect(abs(tracker.value / 120 - 1) < 0.0006)
+    }
+
+    /// Against the middle of the sorted values after every addition, rising, falling and jumping about.
+    @Test func medianTrackerFollowsTheSortedMiddleAsValuesArrive() {
+        var tracker = MedianTracker()
+        var seen: [Double] = []
+        let scattered = (0..<300).map { index -> Double in 60 * exp2(Double((index * 37) % 101) / 25) }
+        let falling = (0..<100).map { index -> Double in 900 - 8 * Double(index) }
+        let values = scattered + falling
+        for value in values {
+            tracker.add(value)
+            seen.append(value)
+            let middle = seen.sorted()[seen.count / 2]
+            #expect(abs(log2(tracker.value / middle)) < 1.0 / 1200, "after \(seen.count) values")
+        }
     }
 }
