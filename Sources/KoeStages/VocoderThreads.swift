@@ -77,13 +77,12 @@ final class VocoderThreads: @unchecked Sendable {
         }
     }
 
-    /// The samples synthesised since the last call.
-    func takeOutput() -> [Double] {
+    /// Appends the samples synthesised since the last call to `samples`; the output keeps its capacity.
+    func takeOutput(into samples: inout [Double]) {
         condition.lock()
         defer { condition.unlock() }
-        let taken = output
-        output = []
-        return taken
+        samples.append(contentsOf: output)
+        output.removeAll(keepingCapacity: true)
     }
 
     var medians: (input: Double?, output: Double?) {

@@ -76,7 +76,7 @@ public final class VoiceShift: BackgroundStage {
             }
             threads.submit(pendingBlocks, finalLength: isFinal ? outputLength : nil)
             if isFinal { threads.waitUntilIdle() }
-            pending.append(contentsOf: threads.takeOutput())
+            threads.takeOutput(into: &pending)
         }
         return release(isFinal: isFinal)
     }
@@ -84,7 +84,7 @@ public final class VoiceShift: BackgroundStage {
     public func settle() throws -> [Double] {
         if case .onThreads(let threads) = work {
             threads.waitUntilIdle()
-            pending.append(contentsOf: threads.takeOutput())
+            threads.takeOutput(into: &pending)
         }
         return release(isFinal: false)
     }
