@@ -75,24 +75,24 @@ public final class StreamingAnalyzer {
         /// `threads` share the block's CheapTrick and D4C frames. The block's arrays are recycled ones when
         /// there are any; the copies this pending block holds go back for reuse once it is gone.
         public func analyzed(threads: Int = 1) -> Block {
-            let spares = tools.spares
-            var f0 = spares.takeFrameValues()
+            let recycler = tools.recycler
+            var f0 = recycler.takeFrameValues()
             tools.finalF0(group, samples: samples, into: &f0)
-            var time = spares.takeFrameValues()
+            var time = recycler.takeFrameValues()
             for frame in firstFrame..<(firstFrame + frameCount) {
                 time.append(tools.frames.time(of: frame, from: spectralRange.lowerBound))
             }
-            var spectrogram = spares.takeMatrix()
-            var aperiodicity = spares.takeMatrix()
+            var spectrogram = recycler.takeMatrix()
+            var aperiodicity = recycler.takeMatrix()
             let contour = F0Contour(time: time, f0: f0)
             samples.withSlice(spectralRange) { segment in
                 tools.cheapTrick.estimate(segment, contour: contour, threads: threads, into: &spectrogram)
                 tools.d4c.estimate(segment, contour: contour, threads: threads, into: &aperiodicity)
             }
-            spares.giveFrameValues(time)
-            spares.giveSamples(samples.samples)
+            recycler.giveFrameValues(time)
+            recycler.giveSamples(samples.samples)
             if case .refine(let initial) = group.estimate {
-                spares.giveFrameValues(initial)
+                recycler.giveFrameValues(initial)
             }
             return Block(firstFrame: firstFrame, f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
         }
@@ -153,7 +153,7 @@ public final class StreamingAnalyzer {
     public let latency: Int
 
     /// Where consumers hand finished blocks back (`recycle` does the same).
-    public var recycler: Recycler { tools.spares }
+    public var recycler: Recycler { tools.recycler }
 
     private let tools: AnalysisTools
     /// Samples a spectral window can reach past its frame's centre.
@@ -178,15 +178,15 @@ public final class StreamingAnalyzer {
         harvestOptions.framePeriod = options.framePeriod
         harvestOptions.f0Floor = options.f0Floor
         harvestOptions.f0Ceil = options.f0Ceil
-        let spares = Recycler()
+        let recycler = Recycler()
         tools = AnalysisTools(
             frames: frames, cheapTrick: cheapTrick, d4c: D4C(sampleRate: sampleRate, fftSize: fftSize),
             refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
-            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions), spares: spares)
+            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions), recycler: recycler)
         switch options.f0Method {
         case .dio:
             let source = DioSource(
-                sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach, spares: spares)
+                sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach, recycler: recycler)
             latency = source.latency
             f0Source = .dio(source)
         case .harvest:
@@ -229,7 +229,7 @@ public final class StreamingAnalyzer {
 
     /// Hands a block the caller is done with back, for its arrays to hold a later block; safe on any thread.
     public func recycle(_ block: Block) {
-        tools.spares.recycle(block)
+        tools.recycler.recycle(block)
     }
 
     /// Takes the next samples; returns the blocks that became complete, their analysis still to run.
@@ -291,7 +291,7 @@ public final class StreamingAnalyzer {
         let copied = min(spectral.lowerBound, group.samplesRead.lowerBound)
             ..< max(spectral.upperBound, group.samplesRead.upperBound)
         precondition(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
-        var copy = tools.spares.takeSamples()
+        var copy = tools.recycler.takeSamples()
         copy.append(contentsOf: retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)])
         let samples = SignalCopy(samples: copy, start: copied.lowerBound, signalLength: signalEnd ?? Int.max)
         nextFrame = lastFrame + 1
@@ -318,7 +318,7 @@ private struct AnalysisTools: Sendable {
     /// One StoneMask refiner for each thread refining at once.
     let refiners: WorkspacePool<StoneMask.Refiner>
     let harvest: Harvest
-    let spares: StreamingAnalyzer.Recycler
+    let recycler: StreamingAnalyzer.Recycler
 
     /// The group's final F0, appended to `f0`: DIO's refined by StoneMask frame by frame, or Harvest's over the
     /// group's segment.
@@ -436,7 +436,7 @@ private final class DioSource {
     private let dio: StreamingDio
     private let stoneMaskReach: Int
     /// Lends the arrays that hold each group's DIO F0.
-    private let spares: StreamingAnalyzer.Recycler
+    private let recycler: StreamingAnalyzer.Recycler
     /// The samples of the DIO block being fed, kept from call to call.
     private var blockSamples: [Double] = []
     private var fed = 0
@@ -444,10 +444,10 @@ private final class DioSource {
 
     init(
         sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int,
-        spares: StreamingAnalyzer.Recycler
+        recycler: StreamingAnalyzer.Recycler
     ) {
         self.frames = frames
-        self.spares = spares
+        self.recycler = recycler
         var dioOptions = StreamingDio.Options()
         dioOptions.dio.framePeriod = options.framePeriod
         dioOptions.dio.f0Floor = options.f0Floor
@@ -490,7 +490,7 @@ private final class DioSource {
         nextFrame += settled.count
         let samples = max(0, frames.centre(of: first) - stoneMaskReach)
             ..< min(signalLength, frames.centre(of: last) + stoneMaskReach + 1)
-        var initial = spares.takeFrameValues()
+        var initial = recycler.takeFrameValues()
         initial.append(contentsOf: settled)
         return F0Group(firstFrame: first, frameCount: settled.count, samplesRead: samples, estimate: .refine(initial))
     }
