@@ -1,14 +1,15 @@
 // One frame's work of each WORLD stage, in steady state: the stage objects, their workspaces and the input are
 // made before measuring, and warm-up iterations let reused buffers reach their size. Each iteration is what
 // the streaming analysis and synthesis do per frame (or per DIO block), so `mallocCountTotal` is the
-// allocations per frame (or block) in steady state; `Thresholds/` holds 0 for each, the bar.
+// allocations per frame (or block) in steady state; `Thresholds/` holds 0 for each, the bar (the
+// p90, as a frame with a window length not met before still fills a cache once).
 //
 // CheapTrick, D4C and StoneMask are measured on a one-frame contour through the calls `StreamingAnalyzer`
 // makes for each block of frames DIO settles: CheapTrick's and D4C's `estimate(into:)` with a matrix kept
 // from call to call, and a `StoneMask.Refiner` kept likewise; the 64-frame variants show whether
 // allocations grow with a call's frames or come once per call. The analyzer hands each block back for reuse
-// once done with it, as `VoiceShift` does; `VoiceShift-chunk` measures the whole vocoder stage, whose
-// output array for each chunk is the one allocation it makes (see `Thresholds/`).
+// once done with it, as `VoiceShift` does. `VoiceShift-chunk` measures the whole vocoder stage on 20 ms
+// chunks (four frames): its bar is 1, the array of output samples `process` returns for each chunk.
 
 import Benchmark
 import Foundation
