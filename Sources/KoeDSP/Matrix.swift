@@ -1,8 +1,8 @@
 /// A dense row-major matrix of doubles: one row a frame, one column a frequency bin.
 /// Stored flat so a whole spectrogram is one contiguous allocation.
 public struct Matrix: Equatable, Sendable {
-    public let rows: Int
-    public let columns: Int
+    public private(set) var rows: Int
+    public private(set) var columns: Int
     public var storage: [Double]
 
     public init(rows: Int, columns: Int, repeating value: Double = 0) {
@@ -17,6 +17,16 @@ public struct Matrix: Equatable, Sendable {
         self.rows = rows
         self.columns = columns
         self.storage = storage
+    }
+
+    /// Makes this a `rows` × `columns` matrix of `value`, keeping the storage's capacity, so a matrix refilled
+    /// call after call allocates only when it grows.
+    public mutating func reshape(rows: Int, columns: Int, repeating value: Double = 0) {
+        precondition(rows >= 0 && columns >= 0, "matrix dimensions must not be negative")
+        self.rows = rows
+        self.columns = columns
+        storage.removeAll(keepingCapacity: true)
+        storage.append(contentsOf: repeatElement(value, count: rows * columns))
     }
 
     public subscript(row: Int, column: Int) -> Double {

@@ -7,7 +7,10 @@ import Foundation
 /// workspace it used last when that one is free, so its buffers are still in that core's cache.
 public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     private let lock = NSLock()
-    private var idle: [(user: pthread_t, workspace: Workspace)] = []
+    /// Idle workspaces, and the thread that used each last. Two arrays rather than one of pairs: unspecialised,
+    /// as other modules call it, taking from and returning to an array of tuples allocated on every call.
+    private var idle: [Workspace] = []
+    private var lastUsers: [pthread_t] = []
     private let make: @Sendable () -> Workspace
 
     public init(make: @escaping @Sendable () -> Workspace) {
@@ -23,15 +26,20 @@ public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
 
     private func take(for user: pthread_t) -> Workspace {
         lock.lock()
-        let index = idle.lastIndex { pthread_equal($0.user, user) != 0 } ?? idle.indices.last
-        let workspace = index.map { idle.remove(at: $0).workspace }
+        var workspace: Workspace?
+        if !idle.isEmpty {
+            let index = idle.indices.reversed().first { pthread_equal(lastUsers[$0], user) != 0 } ?? idle.count - 1
+            workspace = idle.remove(at: index)
+            lastUsers.remove(at: index)
+        }
         lock.unlock()
         return workspace ?? make()
     }
 
     private func giveBack(_ workspace: Workspace, from user: pthread_t) {
         lock.lock()
-        idle.append((user, workspace))
+        idle.append(workspace)
+        lastUsers.append(user)
         lock.unlock()
     }
 }

@@ -25,6 +25,10 @@ final class VocoderThreads: @unchecked Sendable {
     private var runningThreads = 0
     /// Touched only by the thread that set `isSynthesising`.
     private let resynthesis: Resynthesis
+    /// What a synthesis made, before it joins `output`; touched only by the thread that set `isSynthesising`.
+    private var produced: [Double] = []
+    /// Takes back the blocks synthesised, for their arrays to hold later blocks.
+    private let recycler: StreamingAnalyzer.Recycler
     private let threads: Int
 
     /// Frames submitted but not yet synthesised, beyond which `submit` waits (unless fewer blocks than
@@ -32,8 +36,9 @@ final class VocoderThreads: @unchecked Sendable {
     /// to share, and little memory.
     private static let capacity = 100
 
-    init(_ resynthesis: Resynthesis, threads: Int) {
+    init(_ resynthesis: Resynthesis, recycler: StreamingAnalyzer.Recycler, threads: Int) {
         self.resynthesis = resynthesis
+        self.recycler = recycler
         self.threads = threads
         runningThreads = threads
         for worker in 0..<threads {
@@ -72,13 +77,12 @@ final class VocoderThreads: @unchecked Sendable {
         }
     }
 
-    /// The samples synthesised since the last call.
-    func takeOutput() -> [Double] {
+    /// Appends the samples synthesised since the last call to `samples`; the output keeps its capacity.
+    func takeOutput(into samples: inout [Double]) {
         condition.lock()
         defer { condition.unlock() }
-        let taken = output
-        output = []
-        return taken
+        samples.append(contentsOf: output)
+        output.removeAll(keepingCapacity: true)
     }
 
     var medians: (input: Double?, output: Double?) {
@@ -110,14 +114,16 @@ final class VocoderThreads: @unchecked Sendable {
             condition.unlock()
             switch job {
             case .synthesise(let block):
-                let produced = synthesise(SynthesisJob(blocks: [block], finalLength: nil))
-                record(produced) {
+                resynthesis.run(block, into: &produced)
+                let frameCount = block.f0.count
+                recycler.recycle(block)
+                record {
                     synthesised += 1
-                    framesInHand -= block.f0.count
+                    framesInHand -= frameCount
                 }
             case .finish(let outputLength):
-                let produced = synthesise(SynthesisJob(blocks: [], finalLength: outputLength))
-                record(produced) { hasFinished = true }
+                resynthesis.finish(outputLength: outputLength, into: &produced)
+                record { hasFinished = true }
             case .analyse(let index, let pending):
                 let block = pending.analyzed()
                 condition.lock()
@@ -162,18 +168,12 @@ final class VocoderThreads: @unchecked Sendable {
         return nil
     }
 
-    /// Runs on the thread that set `isSynthesising`, without the lock.
-    private func synthesise(_ job: SynthesisJob) -> [Double] {
-        var produced: [Double] = []
-        resynthesis.run(job, into: &produced)
-        return produced
-    }
-
     /// Publishes what a synthesis made, and what it finished, and frees the synthesis for the next thread.
-    private func record(_ produced: [Double], finished: () -> Void) {
+    private func record(finished: () -> Void) {
         let medians = resynthesis.medians
         condition.lock()
         output.append(contentsOf: produced)
+        produced.removeAll(keepingCapacity: true)
         latestMedians = medians
         finished()
         isSynthesising = false

@@ -22,6 +22,9 @@ public final class VoiceShift: BackgroundStage {
     private var received = 0
     private var emitted = 0
     private var pending: [Double] = []
+    /// The blocks of the latest input, analysed or still to analyse; emptied, capacity kept, each time.
+    private var analysedBlocks: [StreamingAnalyzer.Block] = []
+    private var pendingBlocks: [StreamingAnalyzer.PendingBlock] = []
 
     /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
     /// more on that many threads of its own.
@@ -35,7 +38,9 @@ public final class VoiceShift: BackgroundStage {
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
         latency = analyzer.latency + resynthesis.latency
-        work = self.threads > 1 ? .onThreads(VocoderThreads(resynthesis, threads: self.threads)) : .onCaller(resynthesis)
+        work = self.threads > 1
+            ? .onThreads(VocoderThreads(resynthesis, recycler: analyzer.recycler, threads: self.threads))
+            : .onCaller(resynthesis)
     }
 
     deinit {
@@ -56,19 +61,22 @@ public final class VoiceShift: BackgroundStage {
         received += input.count
         switch work {
         case .onCaller(let resynthesis):
-            var blocks = try analyzer.push(input)
+            defer { analysedBlocks.removeAll(keepingCapacity: true) }
+            try analyzer.push(input, into: &analysedBlocks)
             if isFinal {
-                blocks += try analyzer.finish()
+                analysedBlocks += try analyzer.finish()
             }
-            resynthesis.run(SynthesisJob(blocks: blocks, finalLength: isFinal ? outputLength : nil), into: &pending)
+            resynthesis.run(SynthesisJob(blocks: analysedBlocks, finalLength: isFinal ? outputLength : nil), into: &pending)
+            analysedBlocks.forEach(analyzer.recycle)
         case .onThreads(let threads):
-            var blocks = try analyzer.pushPending(input)
+            defer { pendingBlocks.removeAll(keepingCapacity: true) }
+            try analyzer.pushPending(input, into: &pendingBlocks)
             if isFinal {
-                blocks += try analyzer.finishPending()
+                pendingBlocks += try analyzer.finishPending()
             }
-            threads.submit(blocks, finalLength: isFinal ? outputLength : nil)
+            threads.submit(pendingBlocks, finalLength: isFinal ? outputLength : nil)
             if isFinal { threads.waitUntilIdle() }
-            pending.append(contentsOf: threads.takeOutput())
+            threads.takeOutput(into: &pending)
         }
         return release(isFinal: isFinal)
     }
@@ -76,7 +84,7 @@ public final class VoiceShift: BackgroundStage {
     public func settle() throws -> [Double] {
         if case .onThreads(let threads) = work {
             threads.waitUntilIdle()
-            pending.append(contentsOf: threads.takeOutput())
+            threads.takeOutput(into: &pending)
         }
         return release(isFinal: false)
     }
@@ -138,11 +146,22 @@ final class Resynthesis {
             feed(block)
         }
         if let finalLength = job.finalLength {
-            feedRemainingFrames(outputLength: finalLength)
-            _ = synthesizer.finish(into: &output)
+            finish(outputLength: finalLength, into: &output)
         } else {
             _ = synthesizer.drain(into: &output)
         }
+    }
+
+    /// Synthesises one block's frames and appends the samples that became final.
+    func run(_ block: StreamingAnalyzer.Block, into output: inout [Double]) {
+        feed(block)
+        _ = synthesizer.drain(into: &output)
+    }
+
+    /// Synthesises up to the end of the stream, `outputLength` samples long, and appends the rest of the samples.
+    func finish(outputLength: Int, into output: inout [Double]) {
+        feedRemainingFrames(outputLength: outputLength)
+        _ = synthesizer.finish(into: &output)
     }
 
     private func feed(_ block: StreamingAnalyzer.Block) {

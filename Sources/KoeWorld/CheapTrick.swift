@@ -52,43 +52,46 @@ public struct CheapTrick: Sendable {
     /// One power spectrum of `fftSize / 2 + 1` bins a frame. Frames are shared among up to `threads`
     /// threads; the result is the same for any number.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
-        let analysedF0 = analysedF0s(contour)
-        let noiseStarts = noiseOffsets(analysedF0)
-        var spectrogram = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1)
+        var spectrogram = Matrix(rows: 0, columns: 0)
+        signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &spectrogram) }
+        return spectrogram
+    }
+
+    /// `estimate`, written into `spectrogram` (reshaped to one row a frame), which keeps its storage from
+    /// call to call: with the same or fewer frames, a call allocates nothing.
+    public func estimate(
+        _ signal: UnsafeBufferPointer<Double>, contour: F0Contour, threads: Int = 1, into spectrogram: inout Matrix
+    ) {
+        spectrogram.reshape(rows: contour.frameCount, columns: fftSize / 2 + 1)
         let columns = spectrogram.columns
-        signal.withUnsafeBufferPointer { x in
-            spectrogram.storage.withUnsafeMutableBufferPointer { output in
-                Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 16) { frames in
-                    workspaces.withWorkspace { estimator in
-                        estimator.startNoise(skipping: noiseStarts[frames.lowerBound])
-                        for frame in frames {
-                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
-                            estimator.envelope(of: x, f0: analysedF0[frame], time: contour.time[frame], into: row)
-                        }
+        spectrogram.storage.withUnsafeMutableBufferPointer { output in
+            Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 16) { frames in
+                workspaces.withWorkspace { estimator in
+                    estimator.startNoise(skipping: noiseDrawn(before: frames.lowerBound, contour: contour))
+                    for frame in frames {
+                        let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
+                        estimator.envelope(of: signal, f0: analysedF0(contour.f0[frame]), time: contour.time[frame], into: row)
                     }
                 }
             }
         }
-        return spectrogram
     }
 
-    /// The F0 each frame is analysed with: WORLD's default below the floor (and for unvoiced frames), capped above.
-    private func analysedF0s(_ contour: F0Contour) -> [Double] {
+    /// The F0 a frame is analysed with: WORLD's default below the floor (and for unvoiced frames), capped above.
+    private func analysedF0(_ f0: Double) -> Double {
         let f0Floor = CheapTrick.f0Floor(sampleRate: sampleRate, fftSize: fftSize)
         let highestF0 = SpectralSmoothing.highestF0(fftSize: fftSize, sampleRate: sampleRate)
-        return contour.f0.map { f0 in f0 > f0Floor ? min(f0, highestF0) : CheapTrick.defaultF0 }
+        return f0 > f0Floor ? min(f0, highestF0) : CheapTrick.defaultF0
     }
 
-    /// How many noise values are drawn before each frame, so any run of frames can start its noise where a
-    /// single pass over all frames would have it.
-    private func noiseOffsets(_ analysedF0: [Double]) -> [Int] {
-        var offsets = [Int](repeating: 0, count: analysedF0.count)
+    /// How many noise values are drawn before `frame`, so any run of frames can start its noise where a single
+    /// pass over all frames would have it.
+    private func noiseDrawn(before frame: Int, contour: F0Contour) -> Int {
         var drawn = 0
-        for frame in analysedF0.indices {
-            offsets[frame] = drawn
-            drawn += EnvelopeEstimator.noiseCount(sampleRate: sampleRate, fftSize: fftSize, f0: analysedF0[frame])
+        for earlier in 0..<frame {
+            drawn += EnvelopeEstimator.noiseCount(sampleRate: sampleRate, fftSize: fftSize, f0: analysedF0(contour.f0[earlier]))
         }
-        return offsets
+        return drawn
     }
 }
 

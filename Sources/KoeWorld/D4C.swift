@@ -19,6 +19,8 @@ public struct D4C: Sendable {
     public let options: Options
     /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
     private let workspaces: WorkspacePool<AperiodicityEstimator>
+    /// Each call's love-train scores, kept from call to call.
+    private let scoreBuffers = WorkspacePool { FrameScores() }
 
     public init(sampleRate: Int, fftSize: Int, options: Options = Options()) {
         precondition(fftSize >= 2 && fftSize % 2 == 0, "D4C's FFT size must be even")
@@ -31,48 +33,59 @@ public struct D4C: Sendable {
     /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`
     /// threads; the result is the same for any number.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
-        var aperiodicity = Matrix(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
+        var aperiodicity = Matrix(rows: 0, columns: 0)
+        signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &aperiodicity) }
+        return aperiodicity
+    }
+
+    /// `estimate`, written into `aperiodicity` (reshaped to one row a frame), which keeps its storage from
+    /// call to call: with the same or fewer frames, a call allocates nothing once D4C's buffers have grown.
+    public func estimate(
+        _ signal: UnsafeBufferPointer<Double>, contour: F0Contour, threads: Int = 1, into aperiodicity: inout Matrix
+    ) {
+        aperiodicity.reshape(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
         let columns = aperiodicity.columns
         let plan = NoisePlan(sampleRate: sampleRate, contour: contour)
-        signal.withUnsafeBufferPointer { x in
-            let scores = periodicityScores(x, contour: contour, plan: plan, threads: threads)
-            let analysed = plan.voicedFrames.filter { scores[$0] > options.threshold }
-            let bandNoise = plan.bandNoiseOffsets(analysed)
-            aperiodicity.storage.withUnsafeMutableBufferPointer { output in
-                Parallel.forEachRange(analysed.count, threads: threads, minimumLength: 8) { range in
-                    workspaces.withWorkspace { estimator in
-                        estimator.startNoise(skipping: bandNoise[range.lowerBound])
-                        for frame in analysed[range] {
-                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
-                            estimator.bands.estimate(
-                                x, f0: plan.bandF0[frame], time: contour.time[frame], noise: estimator.noise, into: row)
+        scoreBuffers.withWorkspace { scores in
+            scores.reset(frameCount: contour.frameCount)
+            scores.values.withUnsafeMutableBufferPointer { scores in
+                computePeriodicityScores(signal, contour: contour, plan: plan, threads: threads, into: scores)
+                func isAnalysed(_ frame: Int) -> Bool {
+                    plan.isVoiced(frame) && scores[frame] > options.threshold
+                }
+                let bandNoiseStart = plan.scoreNoiseTotal
+                aperiodicity.storage.withUnsafeMutableBufferPointer { output in
+                    Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 8) { range in
+                        workspaces.withWorkspace { estimator in
+                            estimator.startNoise(
+                                skipping: bandNoiseStart + plan.bandNoiseDrawn(before: range.lowerBound, isAnalysed: isAnalysed))
+                            for frame in range where isAnalysed(frame) {
+                                let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
+                                estimator.bands.estimate(
+                                    signal, f0: plan.bandF0(frame), time: contour.time[frame], noise: estimator.noise, into: row)
+                            }
                         }
                     }
                 }
             }
         }
-        return aperiodicity
     }
 
     /// The love-train score of every voiced frame (0 for the others).
-    private func periodicityScores(
-        _ x: UnsafeBufferPointer<Double>, contour: F0Contour, plan: NoisePlan, threads: Int
-    ) -> [Double] {
-        var scores = [Double](repeating: 0, count: contour.frameCount)
-        guard LoveTrain.bandFits(sampleRate: sampleRate) else { return scores }
-        let voiced = plan.voicedFrames
-        scores.withUnsafeMutableBufferPointer { scores in
-            Parallel.forEachRange(voiced.count, threads: threads, minimumLength: 16) { range in
-                workspaces.withWorkspace { estimator in
-                    estimator.startNoise(skipping: plan.scoreNoiseOffsets[range.lowerBound])
-                    for frame in voiced[range] {
-                        scores[frame] = estimator.loveTrain.score(
-                            x, f0: plan.scoreF0[frame], time: contour.time[frame], noise: estimator.noise)
-                    }
+    private func computePeriodicityScores(
+        _ x: UnsafeBufferPointer<Double>, contour: F0Contour, plan: NoisePlan, threads: Int,
+        into scores: UnsafeMutableBufferPointer<Double>
+    ) {
+        guard LoveTrain.bandFits(sampleRate: sampleRate) else { return }
+        Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 16) { range in
+            workspaces.withWorkspace { estimator in
+                estimator.startNoise(skipping: plan.scoreNoiseDrawn(before: range.lowerBound))
+                for frame in range where plan.isVoiced(frame) {
+                    scores[frame] = estimator.loveTrain.score(
+                        x, f0: plan.scoreF0(frame), time: contour.time[frame], noise: estimator.noise)
                 }
             }
         }
-        return scores
     }
 
     /// WORLD marks unvoiced frames with an F0 of exactly 0; NaN cannot be analysed either.
@@ -88,48 +101,66 @@ public struct D4C: Sendable {
 
 /// Which frames D4C analyses, at which F0, and where each frame's safeguard noise starts in WORLD's single
 /// sequence: first the love-train windows of all voiced frames, then three windows for each frame scored
-/// periodic. Knowing this up front lets any run of frames start its noise where a single pass would.
+/// periodic. Counting the draws before a frame lets any run of frames start its noise where a single pass would.
 private struct NoisePlan {
-    let voicedFrames: [Int]
-    /// F0 of each frame for the love train, and for the band analysis.
-    let scoreF0: [Double]
-    let bandF0: [Double]
-    /// Draws before each voiced frame's love-train window (indexed like `voicedFrames`), and in all.
-    let scoreNoiseOffsets: [Int]
-    let scoreNoiseTotal: Int
+    let contour: F0Contour
+    /// Love-train draws of all voiced frames together.
+    private(set) var scoreNoiseTotal = 0
     private let sampleRate: Int
+    private let drawsScores: Bool
+    private let highestBandF0: Double
 
     init(sampleRate: Int, contour: F0Contour) {
         self.sampleRate = sampleRate
-        let voiced = contour.f0.indices.filter { D4C.isVoiced(contour.f0[$0]) }
-        let scoreF0 = contour.f0.map { max($0, LoveTrain.f0Floor) }
-        let highestF0 = SpectralSmoothing.highestF0(
+        self.contour = contour
+        drawsScores = LoveTrain.bandFits(sampleRate: sampleRate)
+        highestBandF0 = SpectralSmoothing.highestF0(
             fftSize: BandAperiodicity.fftSize(sampleRate: sampleRate), sampleRate: sampleRate)
-        bandF0 = contour.f0.map { min(max(D4C.f0Floor, $0), highestF0) }
-        let drawsPerFrame = LoveTrain.bandFits(sampleRate: sampleRate)
-            ? voiced.map { windowLength(sampleRate: sampleRate, f0: scoreF0[$0], periods: LoveTrain.periods) }
-            : voiced.map { _ in 0 }
-        (scoreNoiseOffsets, scoreNoiseTotal) = prefixSums(drawsPerFrame)
-        voicedFrames = voiced
-        self.scoreF0 = scoreF0
+        scoreNoiseTotal = scoreNoiseDrawn(before: contour.frameCount)
     }
 
-    /// Draws before each of `frames`' band analyses, counting from the start of the sequence.
-    func bandNoiseOffsets(_ frames: [Int]) -> [Int] {
-        let draws = frames.map { 3 * windowLength(sampleRate: sampleRate, f0: bandF0[$0], periods: BandAperiodicity.periods) }
-        return prefixSums(draws).offsets.map { scoreNoiseTotal + $0 }
+    func isVoiced(_ frame: Int) -> Bool {
+        D4C.isVoiced(contour.f0[frame])
+    }
+
+    /// F0 of a frame for the love train, and for the band analysis.
+    func scoreF0(_ frame: Int) -> Double {
+        max(contour.f0[frame], LoveTrain.f0Floor)
+    }
+
+    func bandF0(_ frame: Int) -> Double {
+        min(max(D4C.f0Floor, contour.f0[frame]), highestBandF0)
+    }
+
+    /// Love-train draws before `frame`.
+    func scoreNoiseDrawn(before frame: Int) -> Int {
+        guard drawsScores else { return 0 }
+        var drawn = 0
+        for earlier in 0..<frame where isVoiced(earlier) {
+            drawn += windowLength(sampleRate: sampleRate, f0: scoreF0(earlier), periods: LoveTrain.periods)
+        }
+        return drawn
+    }
+
+    /// Band-analysis draws before `frame`, counting from the end of the love-train draws.
+    func bandNoiseDrawn(before frame: Int, isAnalysed: (Int) -> Bool) -> Int {
+        var drawn = 0
+        for earlier in 0..<frame where isAnalysed(earlier) {
+            drawn += 3 * windowLength(sampleRate: sampleRate, f0: bandF0(earlier), periods: BandAperiodicity.periods)
+        }
+        return drawn
     }
 }
 
-/// Running totals before each element, and the grand total.
-private func prefixSums(_ values: [Int]) -> (offsets: [Int], total: Int) {
-    var offsets = [Int](repeating: 0, count: values.count)
-    var total = 0
-    for index in values.indices {
-        offsets[index] = total
-        total += values[index]
+/// A call's love-train scores, one a frame.
+private final class FrameScores {
+    var values: [Double] = []
+
+    /// Zero scores for `frameCount` frames, in the capacity earlier calls left.
+    func reset(frameCount: Int) {
+        values.removeAll(keepingCapacity: true)
+        values.append(contentsOf: repeatElement(0, count: frameCount))
     }
-    return (offsets, total)
 }
 
 /// The love train and band analysis of one thread, with the noise sequence they share.
@@ -320,6 +351,8 @@ private final class BandAperiodicity {
     private let groupDelay: UnsafeMutableBufferPointer<Double>
     private let smoothedGroupDelay: UnsafeMutableBufferPointer<Double>
     private let bandPower: UnsafeMutableBufferPointer<Double>
+    /// Scratch for finding a band's strongest bins.
+    private let strongestCandidates: UnsafeMutableBufferPointer<Double>
     private let bandWindow: [Double]
     private let bandCount: Int
     /// Band edges in Hz: 0, 3 kHz, 6 kHz, … then Nyquist; `coarse` holds the level (dB) at each.
@@ -354,6 +387,7 @@ private final class BandAperiodicity {
         let spacing = BandAperiodicity.bandSpacing
         bandCount = Int(min(BandAperiodicity.upperLimit, Double(sampleRate) / 2.0 - spacing) / spacing)
         bandWindow = Window.nuttall(length: Int(spacing * Double(fftSize) / Double(sampleRate)) * 2 + 1)
+        strongestCandidates = .allocate(capacity: 4 * (BandAperiodicity.strongBins(fftSize: fftSize, bandWindowLength: bandWindow.count) + 1))
         coarseAxis = (0...bandCount).map { Double($0) * spacing } + [Double(sampleRate) / 2.0]
         coarse = [-60.0] + [Double](repeating: 0, count: bandCount) + [-1e-12]
         outputAxis = (0...(outputFFTSize / 2)).map { Double($0) * Double(sampleRate) / Double(outputFFTSize) }
@@ -366,6 +400,12 @@ private final class BandAperiodicity {
         groupDelay.deallocate()
         smoothedGroupDelay.deallocate()
         bandPower.deallocate()
+        strongestCandidates.deallocate()
+    }
+
+    /// Bins of a band's group-delay spectrum counted as its periodic peak.
+    private static func strongBins(fftSize: Int, bandWindowLength: Int) -> Int {
+        Matlab.round(Double(fftSize) * 8.0 / Double(bandWindowLength))
     }
 
     func estimate(
@@ -462,7 +502,7 @@ private final class BandAperiodicity {
     private func computeCoarseAperiodicity(f0: Double) {
         let half = fftSize / 2
         let windowHalfLength = bandWindow.count / 2
-        let strongBins = Matlab.round(Double(fftSize) * 8.0 / Double(bandWindow.count))
+        let strongBins = BandAperiodicity.strongBins(fftSize: fftSize, bandWindowLength: bandWindow.count)
         let waveform = bandFFT.waveform
         let spectrum = bandFFT.spectrum
         for band in 0..<bandCount {
@@ -474,7 +514,8 @@ private final class BandAperiodicity {
             for bin in 0...half {
                 bandPower[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
             }
-            let (weakSum, total) = sumOfSmallest(UnsafeBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins)
+            let (weakSum, total) = sumOfSmallest(
+                UnsafeBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins, candidates: strongestCandidates)
             let level = 10 * log10(weakSum / total)
             coarse[band + 1] = min(0.0, level + (f0 - 100) / 50.0)
         }
@@ -497,14 +538,22 @@ private final class BandAperiodicity {
 /// The sum of the `count` smallest values and the sum of all. Only a few values are left out, the largest,
 /// so a first pass finds the threshold among a few candidates and a second sums in order below it.
 func sumOfSmallest(_ values: UnsafeBufferPointer<Double>, count: Int) -> (smallest: Double, total: Double) {
+    withUnsafeTemporaryAllocation(of: Double.self, capacity: max(0, 4 * (values.count - count))) { candidates in
+        sumOfSmallest(values, count: count, candidates: candidates)
+    }
+}
+
+/// `sumOfSmallest`, with `candidates` as scratch: room for four times as many values as are left out.
+func sumOfSmallest(
+    _ values: UnsafeBufferPointer<Double>, count: Int, candidates: UnsafeMutableBufferPointer<Double>
+) -> (smallest: Double, total: Double) {
     let excluded = values.count - count
     guard count > 0, excluded > 0 else {
         let total = values.reduce(0, +)
         return (count > 0 ? total : 0, total)
     }
-    let threshold = withUnsafeTemporaryAllocation(of: Double.self, capacity: 4 * excluded) { candidates in
-        largest(excluded, of: values, candidates: candidates)
-    }
+    precondition(candidates.count >= 4 * excluded, "sumOfSmallest needs room for four candidates a value left out")
+    let threshold = largest(excluded, of: values, candidates: UnsafeMutableBufferPointer(rebasing: candidates[0..<(4 * excluded)]))
     // Four running sums of each kind, so that no addition waits for the one before.
     var totals = SIMD4<Double>()
     var smallests = SIMD4<Double>()

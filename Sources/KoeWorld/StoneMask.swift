@@ -13,15 +13,10 @@ public struct StoneMask: Sendable {
         self.sampleRate = sampleRate
     }
 
+    /// The contour with each frame's F0 refined (unvoiced where it cannot be).
     public func refine(_ signal: [Double], contour: F0Contour) -> F0Contour {
-        let refiner = Refiner(sampleRate: sampleRate)
-        var f0 = contour.f0
-        signal.withUnsafeBufferPointer { samples in
-            let view = SignalView(samples: samples, start: 0, length: samples.count)
-            for frame in f0.indices {
-                f0[frame] = refiner.refined(f0[frame], at: contour.time[frame], in: view)
-            }
-        }
+        var f0: [Double] = []
+        signal.withUnsafeBufferPointer { Refiner(sampleRate: sampleRate).refine($0, contour: contour, into: &f0) }
         return F0Contour(time: contour.time, f0: f0)
     }
 
@@ -31,8 +26,9 @@ public struct StoneMask: Sendable {
     }
 
     /// Refines one frame at a time, reading only the samples around it; keeps one pair of FFTs per size and
-    /// window workspaces across frames and calls, so a frame allocates nothing once they have grown.
-    final class Refiner {
+    /// window workspaces across frames and calls, so a frame allocates nothing once they have grown. One
+    /// thread at a time.
+    public final class Refiner {
         private let sampleRate: Int
         private var transforms: [Int: (main: ForwardRealFFT, derivative: ForwardRealFFT)] = [:]
         private var sampleIndex: [Int] = []
@@ -44,8 +40,18 @@ public struct StoneMask: Sendable {
         /// Largest relative correction accepted; beyond it the initial F0 is kept.
         private static let maximumCorrection = 0.2
 
-        init(sampleRate: Int) {
+        public init(sampleRate: Int) {
             self.sampleRate = sampleRate
+        }
+
+        /// `StoneMask.refine`'s F0, written into `f0` (one value a frame), which keeps its capacity from call
+        /// to call.
+        public func refine(_ signal: UnsafeBufferPointer<Double>, contour: F0Contour, into f0: inout [Double]) {
+            let view = SignalView(samples: signal, start: 0, length: signal.count)
+            f0.removeAll(keepingCapacity: true)
+            for frame in 0..<contour.frameCount {
+                f0.append(refined(contour.f0[frame], at: contour.time[frame], in: view))
+            }
         }
 
         /// WORLD refines F0 above 40 Hz and up to a twelfth of the sample rate; anything else is unvoiced.

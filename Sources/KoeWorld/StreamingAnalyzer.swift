@@ -16,6 +16,9 @@ import Foundation
 /// `pushPending` settles the frames' F0 sources and copies the samples their analysis reads, leaving the
 /// analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any thread may
 /// run; `push` does both, the blocks side by side on `threads` threads.
+///
+/// Blocks handed back through `recycle` once used lend their arrays to later blocks, as do the sample copies of
+/// analysed pending blocks, so that with DIO the analysis allocates nothing per block in steady state.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
@@ -69,16 +72,77 @@ public final class StreamingAnalyzer {
         fileprivate let tools: AnalysisTools
 
         /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
-        /// `threads` share the block's CheapTrick and D4C frames.
+        /// `threads` share the block's CheapTrick and D4C frames. The block's arrays are recycled ones when
+        /// there are any; the copies this pending block holds go back for reuse once it is gone.
         public func analyzed(threads: Int = 1) -> Block {
-            let f0 = tools.finalF0(group, samples: samples)
-            let segment = samples.slice(spectralRange)
-            let time = (firstFrame..<(firstFrame + frameCount)).map { tools.frames.time(of: $0, from: spectralRange.lowerBound) }
+            let recycler = tools.recycler
+            var f0 = recycler.takeFrameValues()
+            tools.finalF0(group, samples: samples, into: &f0)
+            var time = recycler.takeFrameValues()
+            for frame in firstFrame..<(firstFrame + frameCount) {
+                time.append(tools.frames.time(of: frame, from: spectralRange.lowerBound))
+            }
+            var spectrogram = recycler.takeMatrix()
+            var aperiodicity = recycler.takeMatrix()
             let contour = F0Contour(time: time, f0: f0)
-            return Block(
-                firstFrame: firstFrame, f0: f0,
-                spectrogram: tools.cheapTrick.estimate(segment, contour: contour, threads: threads),
-                aperiodicity: tools.d4c.estimate(segment, contour: contour, threads: threads))
+            samples.withSlice(spectralRange) { segment in
+                tools.cheapTrick.estimate(segment, contour: contour, threads: threads, into: &spectrogram)
+                tools.d4c.estimate(segment, contour: contour, threads: threads, into: &aperiodicity)
+            }
+            recycler.giveFrameValues(time)
+            recycler.giveSamples(samples.samples)
+            if case .refine(let initial) = group.estimate {
+                recycler.giveFrameValues(initial)
+            }
+            return Block(firstFrame: firstFrame, f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+        }
+    }
+
+    /// Takes back blocks their consumer is done with, on any thread, for their arrays to hold later blocks.
+    public final class Recycler: @unchecked Sendable {
+        private let lock = NSLock()
+        private var samples: [[Double]] = []
+        private var frameValues: [[Double]] = []
+        private var matrices: [Matrix] = []
+
+        /// The block's arrays will hold a later block's; a copy the caller keeps stays as it is.
+        public func recycle(_ block: Block) {
+            locked {
+                frameValues.append(block.f0)
+                matrices.append(block.spectrogram)
+                matrices.append(block.aperiodicity)
+            }
+        }
+
+        /// An empty array, with the capacity of one given back when there is one.
+        fileprivate func takeSamples() -> [Double] {
+            var values = locked { samples.popLast() } ?? []
+            values.removeAll(keepingCapacity: true)
+            return values
+        }
+
+        fileprivate func giveSamples(_ values: [Double]) {
+            locked { samples.append(values) }
+        }
+
+        fileprivate func takeFrameValues() -> [Double] {
+            var values = locked { frameValues.popLast() } ?? []
+            values.removeAll(keepingCapacity: true)
+            return values
+        }
+
+        fileprivate func giveFrameValues(_ values: [Double]) {
+            locked { frameValues.append(values) }
+        }
+
+        fileprivate func takeMatrix() -> Matrix {
+            locked { matrices.popLast() } ?? Matrix(rows: 0, columns: 0)
+        }
+
+        private func locked<Result>(_ body: () -> Result) -> Result {
+            lock.lock()
+            defer { lock.unlock() }
+            return body()
         }
     }
 
@@ -88,10 +152,16 @@ public final class StreamingAnalyzer {
     /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
     public let latency: Int
 
+    /// Where consumers hand finished blocks back (`recycle` does the same).
+    public var recycler: Recycler { tools.recycler }
+
     private let tools: AnalysisTools
     /// Samples a spectral window can reach past its frame's centre.
     private let spectralReach: Int
     private var f0Source: F0Source
+    /// The groups the latest samples settled, and the blocks `push` analyses; emptied, capacity kept, each time.
+    private var groups: [F0Group] = []
+    private var pendingBlocks: [PendingBlock] = []
     private var retained: [Double] = []
     private var retainedStart = 0
     private var received = 0
@@ -108,13 +178,15 @@ public final class StreamingAnalyzer {
         harvestOptions.framePeriod = options.framePeriod
         harvestOptions.f0Floor = options.f0Floor
         harvestOptions.f0Ceil = options.f0Ceil
+        let recycler = Recycler()
         tools = AnalysisTools(
             frames: frames, cheapTrick: cheapTrick, d4c: D4C(sampleRate: sampleRate, fftSize: fftSize),
             refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
-            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions))
+            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions), recycler: recycler)
         switch options.f0Method {
         case .dio:
-            let source = DioSource(sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach)
+            let source = DioSource(
+                sampleRate: sampleRate, options: options, frames: frames, spectralReach: spectralReach, recycler: recycler)
             latency = source.latency
             f0Source = .dio(source)
         case .harvest:
@@ -136,25 +208,50 @@ public final class StreamingAnalyzer {
 
     /// Takes the next samples; returns the blocks that became complete.
     public func push(_ samples: [Double]) throws -> [Block] {
-        analyze(try pushPending(samples))
+        var blocks: [Block] = []
+        try push(samples, into: &blocks)
+        return blocks
+    }
+
+    /// Takes the next samples; appends the blocks that became complete to `blocks`.
+    public func push(_ samples: [Double], into blocks: inout [Block]) throws {
+        defer { pendingBlocks.removeAll(keepingCapacity: true) }
+        try pushPending(samples, into: &pendingBlocks)
+        analyze(pendingBlocks, into: &blocks)
     }
 
     /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream.
     public func finish() throws -> [Block] {
-        analyze(try finishPending())
+        var blocks: [Block] = []
+        analyze(try finishPending(), into: &blocks)
+        return blocks
+    }
+
+    /// Hands a block the caller is done with back, for its arrays to hold a later block; safe on any thread.
+    public func recycle(_ block: Block) {
+        tools.recycler.recycle(block)
     }
 
     /// Takes the next samples; returns the blocks that became complete, their analysis still to run.
     public func pushPending(_ samples: [Double]) throws -> [PendingBlock] {
+        var blocks: [PendingBlock] = []
+        try pushPending(samples, into: &blocks)
+        return blocks
+    }
+
+    /// Takes the next samples; appends the blocks that became complete, their analysis still to run, to `blocks`.
+    public func pushPending(_ samples: [Double], into blocks: inout [PendingBlock]) throws {
         if let index = samples.firstIndex(where: { !$0.isFinite }) {
             throw WorldError.nonFiniteSample(index: received + index)
         }
         retained.append(contentsOf: samples)
         received += samples.count
-        let groups = f0Source.push(samples, available: retainedStart..<received)
-        let blocks = groups.map { pending($0, signalEnd: nil) }
+        groups.removeAll(keepingCapacity: true)
+        f0Source.push(samples, available: retainedStart..<received, into: &groups)
+        for group in groups {
+            blocks.append(pending(group, signalEnd: nil))
+        }
         discardSamplesNoLongerNeeded()
-        return blocks
     }
 
     /// No more samples: every remaining frame of WORLD's frame count for the whole stream, its analysis still
@@ -167,15 +264,20 @@ public final class StreamingAnalyzer {
     }
 
     /// Several blocks side by side on the threads; a lone block's frames shared among them.
-    private func analyze(_ pending: [PendingBlock]) -> [Block] {
-        guard pending.count > 1 else { return pending.map { $0.analyzed(threads: options.threads) } }
-        var blocks = [Block?](repeating: nil, count: pending.count)
-        blocks.withUnsafeMutableBufferPointer { blocks in
+    private func analyze(_ pending: [PendingBlock], into blocks: inout [Block]) {
+        guard pending.count > 1, options.threads > 1 else {
+            for block in pending {
+                blocks.append(block.analyzed(threads: options.threads))
+            }
+            return
+        }
+        var analysed = [Block?](repeating: nil, count: pending.count)
+        analysed.withUnsafeMutableBufferPointer { analysed in
             Parallel.forEach(pending.count, threads: options.threads) { index in
-                blocks[index] = pending[index].analyzed()
+                analysed[index] = pending[index].analyzed()
             }
         }
-        return blocks.map { $0! }
+        blocks.append(contentsOf: analysed.map { $0! })
     }
 
     /// The group with a copy of the samples its F0 source reads and its spectral windows reach: up to the
@@ -189,9 +291,9 @@ public final class StreamingAnalyzer {
         let copied = min(spectral.lowerBound, group.samplesRead.lowerBound)
             ..< max(spectral.upperBound, group.samplesRead.upperBound)
         precondition(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
-        let samples = SignalCopy(
-            samples: Array(retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)]),
-            start: copied.lowerBound, signalLength: signalEnd ?? Int.max)
+        var copy = tools.recycler.takeSamples()
+        copy.append(contentsOf: retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)])
+        let samples = SignalCopy(samples: copy, start: copied.lowerBound, signalLength: signalEnd ?? Int.max)
         nextFrame = lastFrame + 1
         return PendingBlock(
             firstFrame: group.firstFrame, frameCount: group.frameCount, group: group, samples: samples,
@@ -216,21 +318,25 @@ private struct AnalysisTools: Sendable {
     /// One StoneMask refiner for each thread refining at once.
     let refiners: WorkspacePool<StoneMask.Refiner>
     let harvest: Harvest
+    let recycler: StreamingAnalyzer.Recycler
 
-    /// The group's final F0: DIO's refined by StoneMask frame by frame, or Harvest's over the group's segment.
-    func finalF0(_ group: F0Group, samples: SignalCopy) -> [Double] {
+    /// The group's final F0, appended to `f0`: DIO's refined by StoneMask frame by frame, or Harvest's over the
+    /// group's segment.
+    func finalF0(_ group: F0Group, samples: SignalCopy, into f0: inout [Double]) {
         switch group.estimate {
         case .refine(let initial):
-            return samples.withView { signal in
+            samples.withView { signal in
                 refiners.withWorkspace { refiner in
-                    initial.indices.map { index in
-                        refiner.refined(initial[index], at: frames.time(of: group.firstFrame + index, from: 0), in: signal)
+                    for index in initial.indices {
+                        f0.append(refiner.refined(initial[index], at: frames.time(of: group.firstFrame + index, from: 0), in: signal))
                     }
                 }
             }
         case .harvest(let offset):
             let contour = harvest.estimate(samples.slice(group.samplesRead))
-            return (0..<group.frameCount).map { contour.f0[min(offset + $0, contour.frameCount - 1)] }
+            for frame in 0..<group.frameCount {
+                f0.append(contour.f0[min(offset + frame, contour.frameCount - 1)])
+            }
         }
     }
 }
@@ -246,6 +352,11 @@ private struct SignalCopy: Sendable {
     func slice(_ range: Range<Int>) -> [Double] {
         if range == start..<(start + samples.count) { return samples }
         return Array(samples[(range.lowerBound - start)..<(range.upperBound - start)])
+    }
+
+    /// The samples of `range`, in place.
+    func withSlice<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<Double>) -> Result) -> Result {
+        samples.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[(range.lowerBound - start)..<(range.upperBound - start)])) }
     }
 
     func withView<Result>(_ body: (SignalView) -> Result) -> Result {
@@ -294,11 +405,11 @@ private enum F0Source {
     case dio(DioSource)
     case harvest(HarvestSource)
 
-    /// The groups settled once the samples `available` are held; `samples` are the latest of them.
-    func push(_ samples: [Double], available: Range<Int>) -> [F0Group] {
+    /// Appends the groups settled once the samples `available` are held; `samples` are the latest of them.
+    func push(_ samples: [Double], available: Range<Int>, into groups: inout [F0Group]) {
         switch self {
-        case .dio(let source): source.push(samples)
-        case .harvest(let source): source.push(available: available)
+        case .dio(let source): source.push(samples, into: &groups)
+        case .harvest(let source): source.push(available: available, into: &groups)
         }
     }
 
@@ -324,11 +435,19 @@ private final class DioSource {
     private let frames: FrameGrid
     private let dio: StreamingDio
     private let stoneMaskReach: Int
+    /// Lends the arrays that hold each group's DIO F0.
+    private let recycler: StreamingAnalyzer.Recycler
+    /// The samples of the DIO block being fed, kept from call to call.
+    private var blockSamples: [Double] = []
     private var fed = 0
     private var nextFrame = 0
 
-    init(sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
+    init(
+        sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int,
+        recycler: StreamingAnalyzer.Recycler
+    ) {
         self.frames = frames
+        self.recycler = recycler
         var dioOptions = StreamingDio.Options()
         dioOptions.dio.framePeriod = options.framePeriod
         dioOptions.dio.f0Floor = options.f0Floor
@@ -342,20 +461,20 @@ private final class DioSource {
     }
 
     /// Feeds DIO one block at a time, so each group holds exactly the frames one block settled.
-    func push(_ samples: [Double]) -> [F0Group] {
-        var groups: [F0Group] = []
+    func push(_ samples: [Double], into groups: inout [F0Group]) {
         var offset = 0
         while offset < samples.count {
             let toBoundary = dio.blockLength - fed % dio.blockLength
             let end = min(samples.count, offset + toBoundary)
-            let settled = dio.push(Array(samples[offset..<end]))
+            blockSamples.removeAll(keepingCapacity: true)
+            blockSamples.append(contentsOf: samples[offset..<end])
+            let settled = dio.push(blockSamples)
             fed += end - offset
             offset = end
             if !settled.isEmpty {
                 groups.append(group(settled, signalLength: Int.max))
             }
         }
-        return groups
     }
 
     func finish(signalLength: Int) -> [F0Group] {
@@ -371,7 +490,9 @@ private final class DioSource {
         nextFrame += settled.count
         let samples = max(0, frames.centre(of: first) - stoneMaskReach)
             ..< min(signalLength, frames.centre(of: last) + stoneMaskReach + 1)
-        return F0Group(firstFrame: first, frameCount: settled.count, samplesRead: samples, estimate: .refine(settled))
+        var initial = recycler.takeFrameValues()
+        initial.append(contentsOf: settled)
+        return F0Group(firstFrame: first, frameCount: settled.count, samplesRead: samples, estimate: .refine(initial))
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
@@ -397,12 +518,10 @@ private final class HarvestSource {
         latency = Int((Double(blockFrames - 1 + lookAheadFrames) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
-    func push(available: Range<Int>) -> [F0Group] {
-        var groups: [F0Group] = []
+    func push(available: Range<Int>, into groups: inout [F0Group]) {
         while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= available.upperBound {
             groups.append(group(frames: nextFrame..<(nextFrame + blockFrames), signalLength: nil))
         }
-        return groups
     }
 
     func finish(frameCount: Int, signalLength: Int) -> [F0Group] {

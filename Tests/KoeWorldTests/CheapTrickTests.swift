@@ -112,4 +112,21 @@ import Testing
         #expect(analysis.estimate(signal, contour: contour) == first)
         #expect(CheapTrick(sampleRate: 8000).estimate(signal, contour: contour) == first)
     }
+
+    /// A matrix reused from call to call, larger or smaller than the next result, holds exactly that result.
+    @Test func estimatingIntoAReusedMatrixGivesTheSameSpectrogram() {
+        let (signal, contour) = silenceThenVowel(sampleRate: 8000)
+        let analysis = CheapTrick(sampleRate: 8000)
+        let expected = analysis.estimate(signal, contour: contour)
+        let fewer = F0Contour(time: Array(contour.time.suffix(3)), f0: Array(contour.f0.suffix(3)))
+        var reused = Matrix(rows: 1, columns: 7, repeating: -1)
+        signal.withUnsafeBufferPointer { samples in
+            analysis.estimate(samples, contour: contour, into: &reused)
+            #expect(reused == expected)
+            analysis.estimate(samples, contour: fewer, threads: 2, into: &reused)
+            #expect(reused == analysis.estimate(signal, contour: fewer))
+            analysis.estimate(samples, contour: contour, threads: 3, into: &reused)
+            #expect(reused == expected)
+        }
+    }
 }

@@ -114,6 +114,23 @@ import Testing
         #expect(D4C(sampleRate: 48000, fftSize: 2048).estimate(signal, contour: contour) == first)
     }
 
+    /// A matrix reused from call to call, larger or smaller than the next result, holds exactly that result.
+    @Test func estimatingIntoAReusedMatrixGivesTheSameAperiodicity() {
+        let (signal, contour) = silenceThenVowel()
+        let analysis = D4C(sampleRate: 48000, fftSize: 2048)
+        let expected = analysis.estimate(signal, contour: contour)
+        let fewer = F0Contour(time: Array(contour.time.suffix(5)), f0: Array(contour.f0.suffix(5)))
+        var reused = Matrix(rows: 2, columns: 5, repeating: -1)
+        signal.withUnsafeBufferPointer { samples in
+            analysis.estimate(samples, contour: contour, into: &reused)
+            #expect(reused == expected)
+            analysis.estimate(samples, contour: fewer, threads: 2, into: &reused)
+            #expect(reused == analysis.estimate(signal, contour: fewer))
+            analysis.estimate(samples, contour: contour, threads: 3, into: &reused)
+            #expect(reused == expected)
+        }
+    }
+
     /// WORLD sorts a band's power spectrum and sums the smallest part of it; a single pass must agree.
     @Test func sumOfSmallestAgreesWithSorting() {
         var randn = Randn()

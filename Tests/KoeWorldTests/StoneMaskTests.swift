@@ -48,6 +48,21 @@ import TestSupport
         #expect(refined.f0 == initial.f0)
     }
 
+    @Test func aReusedRefinerGivesTheSameF0() {
+        let sampleRate = 16000
+        let signal = Signals.vowel(f0: 130, sampleRate: sampleRate, duration: 0.3)
+        let contour = Dio(sampleRate: sampleRate).estimate(signal)
+        let expected = StoneMask(sampleRate: sampleRate).refine(signal, contour: contour).f0
+        let refiner = StoneMask.Refiner(sampleRate: sampleRate)
+        var f0 = [Double](repeating: -1, count: contour.frameCount + 3)
+        signal.withUnsafeBufferPointer { samples in
+            refiner.refine(samples, contour: contour, into: &f0)
+            #expect(f0 == expected)
+            refiner.refine(samples, contour: contour, into: &f0)
+            #expect(f0 == expected)
+        }
+    }
+
     @Test func refiningFromTheSamplesAroundEachFrameEqualsWholeSignalRefinement() {
         let sampleRate = 16000
         let signal = Signals.vowel(f0: 130, sampleRate: sampleRate, duration: 0.3)

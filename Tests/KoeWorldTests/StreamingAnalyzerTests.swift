@@ -67,6 +67,35 @@ import TestSupport
         }
     }
 
+    /// Blocks handed back lend their arrays to later blocks: whether the consumer copied out what they held
+    /// (the arrays are then reused in place) or keeps the blocks themselves (which must stay as they were).
+    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest], [false, true])
+    func recyclingBlocksDoesNotChangeTheFrames(method: StreamingAnalyzer.F0Method, keepsBlocks: Bool) throws {
+        var options = StreamingAnalyzer.Options()
+        options.f0Method = method
+        let input = signal()
+        let expected = contents(try analyze(input, chunk: input.count, options: options))
+        let analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        var kept: [StreamingAnalyzer.Block] = []
+        var copied: [[Double]] = []
+        var blocks: [StreamingAnalyzer.Block] = []
+        var start = 0
+        while start < input.count {
+            let end = min(input.count, start + 320)
+            try analyzer.push(Array(input[start..<end]), into: &blocks)
+            if keepsBlocks {
+                kept += blocks
+            } else {
+                copied += contents(blocks).map { values in values.map { $0 } }
+            }
+            blocks.forEach(analyzer.recycle)
+            blocks.removeAll(keepingCapacity: true)
+            start = end
+        }
+        let last = contents(try analyzer.finish())
+        #expect((keepsBlocks ? contents(kept) : copied) + last == expected)
+    }
+
     @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest])
     func threadsDoNotChangeTheFramesOfABigPush(method: StreamingAnalyzer.F0Method) throws {
         // 48 kHz, where D4C's love train scores frames; a whole-signal push settles many groups at once, and

@@ -15,6 +15,7 @@ let package = Package(
             name: "KoeWorldMicro",
             dependencies: [
                 .product(name: "KoeWorld", package: "koe"),
+                .product(name: "KoeStages", package: "koe"),
                 .product(name: "KoeIO", package: "koe"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],

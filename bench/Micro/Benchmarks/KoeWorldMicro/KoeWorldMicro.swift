@@ -1,17 +1,20 @@
 // One frame's work of each WORLD stage, in steady state: the stage objects, their workspaces and the input are
 // made before measuring, and warm-up iterations let reused buffers reach their size. Each iteration is what
 // the streaming analysis and synthesis do per frame (or per DIO block), so `mallocCountTotal` is the
-// allocations per frame (or block) in steady state; `Thresholds/` holds 0 for each, the bar.
+// allocations per frame (or block) in steady state; `Thresholds/` holds 0 for each, the bar (the
+// p90, as a frame with a window length not met before still fills a cache once).
 //
-// CheapTrick, D4C and StoneMask are measured through their public calls on a one-frame contour, the way
-// `StreamingAnalyzer` calls CheapTrick and D4C for each block of frames DIO settles; the 64-frame variants
-// show whether allocations grow with a call's frames or come once per call. (The stream refines F0 with a
-// `StoneMask.Refiner` it keeps; the public `refine` makes one per call, so its per-call figure includes
-// that setup. The analyzer benchmark measures the stream's own StoneMask.)
+// CheapTrick, D4C and StoneMask are measured on a one-frame contour through the calls `StreamingAnalyzer`
+// makes for each block of frames DIO settles: CheapTrick's and D4C's `estimate(into:)` with a matrix kept
+// from call to call, and a `StoneMask.Refiner` kept likewise; the 64-frame variants show whether
+// allocations grow with a call's frames or come once per call. The analyzer hands each block back for reuse
+// once done with it, as `VoiceShift` does. `VoiceShift-chunk` measures the whole vocoder stage on 20 ms
+// chunks (four frames): its bar is 1, the array of output samples `process` returns for each chunk.
 
 import Benchmark
 import Foundation
 import KoeIO
+import KoeStages
 import KoeWorld
 
 /// 48 kHz speech from the repository's samples, with DIO + StoneMask F0 computed once.
@@ -83,41 +86,49 @@ let benchmarks: @Sendable () -> Void = {
     let d4c = D4C(sampleRate: rate, fftSize: cheapTrick.fftSize)
     let oneFrame = speech.frames(1)
     let manyFrames = speech.frames(64)
+    // Kept from iteration to iteration, as the analyzer keeps them from block to block.
+    let output = Output()
 
     Benchmark("CheapTrick-frame") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(cheapTrick.estimate(speech.samples, contour: oneFrame))
+            speech.samples.withUnsafeBufferPointer { cheapTrick.estimate($0, contour: oneFrame, into: &output.matrix) }
+            blackHole(output.matrix.rows)
         }
     }
 
     Benchmark("CheapTrick-64-frames") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(cheapTrick.estimate(speech.samples, contour: manyFrames))
+            speech.samples.withUnsafeBufferPointer { cheapTrick.estimate($0, contour: manyFrames, into: &output.matrix) }
+            blackHole(output.matrix.rows)
         }
     }
 
     Benchmark("D4C-frame") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(d4c.estimate(speech.samples, contour: oneFrame))
+            speech.samples.withUnsafeBufferPointer { d4c.estimate($0, contour: oneFrame, into: &output.matrix) }
+            blackHole(output.matrix.rows)
         }
     }
 
     Benchmark("D4C-64-frames") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(d4c.estimate(speech.samples, contour: manyFrames))
+            speech.samples.withUnsafeBufferPointer { d4c.estimate($0, contour: manyFrames, into: &output.matrix) }
+            blackHole(output.matrix.rows)
         }
     }
 
-    let stoneMask = StoneMask(sampleRate: rate)
+    let refiner = StoneMask.Refiner(sampleRate: rate)
     Benchmark("StoneMask-frame") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(stoneMask.refine(speech.samples, contour: oneFrame))
+            speech.samples.withUnsafeBufferPointer { refiner.refine($0, contour: oneFrame, into: &output.f0) }
+            blackHole(output.f0.count)
         }
     }
 
     Benchmark("StoneMask-64-frames") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(stoneMask.refine(speech.samples, contour: manyFrames))
+            speech.samples.withUnsafeBufferPointer { refiner.refine($0, contour: manyFrames, into: &output.f0) }
+            blackHole(output.f0.count)
         }
     }
 
@@ -161,10 +172,37 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("StreamingAnalyzer-block") { benchmark in
         for _ in benchmark.scaledIterations {
             do {
-                blackHole(try analyzer.push(analyzerBlocks[analyzerCursor.next()]))
+                try analyzer.push(analyzerBlocks[analyzerCursor.next()], into: &output.blocks)
             } catch {
                 fatalError("streaming analysis failed: \(error)")
             }
+            blackHole(output.blocks.count)
+            output.blocks.forEach(analyzer.recycle)
+            output.blocks.removeAll(keepingCapacity: true)
         }
     }
+
+    // The whole vocoder stage of `koe convert --pitch 1.2 --formant 1.1 --threads 1`, one 20 ms chunk at a time.
+    var voice = VoiceSettings()
+    voice.pitchRatio = 1.2
+    voice.formantRatio = 1.1
+    let voiceShift = VoiceShift(sampleRate: rate, voice: voice)
+    let chunks = speech.blocks(of: dio.blockLength)
+    let chunkCursor = Cursor(count: chunks.count)
+    Benchmark("VoiceShift-chunk") { benchmark in
+        for _ in benchmark.scaledIterations {
+            do {
+                blackHole(try voiceShift.process(chunks[chunkCursor.next()], isFinal: false))
+            } catch {
+                fatalError("voice shift failed: \(error)")
+            }
+        }
+    }
+}
+
+/// What the benchmarks write into, kept from iteration to iteration.
+final class Output {
+    var matrix = Matrix(rows: 0, columns: 0)
+    var f0: [Double] = []
+    var blocks: [StreamingAnalyzer.Block] = []
 }
