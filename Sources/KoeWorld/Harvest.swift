@@ -430,13 +430,13 @@ private final class InstantaneousFrequencyRefiner {
     private let f0Floor: Double
     private let f0Ceil: Double
     private let twiddles = SingleBinDFT()
-    /// The window's phase steps by 2π / length a sample; its progression, by length, once each.
-    private var windowProgressions: [Int: Trigonometry.Progression] = [:]
-    private var mainWindow: UnsafeMutableBufferPointer<Double>
-    private var derivativeWindow: UnsafeMutableBufferPointer<Double>
+    /// One window a length, made when first needed.
+    private var windows: [RefinementWindow?]
     private var windowedSamples: UnsafeMutableBufferPointer<Double>
     /// The signal under the main window and under its derivative, side by side, sample by sample.
     private var windowedPairs: UnsafeMutableBufferPointer<SIMD2<Double>>
+    private let harmonicBins: UnsafeMutableBufferPointer<Int>
+    private let harmonicSpectra: UnsafeMutableBufferPointer<(main: Complex, derivative: Complex)>
 
     init(signal: DecimatedSignal, f0Floor: Double, f0Ceil: Double) {
         self.signal = signal.samples
@@ -444,17 +444,18 @@ private final class InstantaneousFrequencyRefiner {
         self.f0Floor = f0Floor
         self.f0Ceil = f0Ceil
         let longest = 2 * Int(1.5 * sampleRate / f0Floor + 1.0) + 1
-        mainWindow = .allocate(capacity: longest)
-        derivativeWindow = .allocate(capacity: longest)
+        windows = Array(repeating: nil, count: longest + 1)
         windowedSamples = .allocate(capacity: longest)
         windowedPairs = .allocate(capacity: longest)
+        harmonicBins = .allocate(capacity: Tuning.maximumHarmonics)
+        harmonicSpectra = .allocate(capacity: Tuning.maximumHarmonics)
     }
 
     deinit {
-        mainWindow.deallocate()
-        derivativeWindow.deallocate()
         windowedSamples.deallocate()
         windowedPairs.deallocate()
+        harmonicBins.deallocate()
+        harmonicSpectra.deallocate()
     }
 
     /// Refines every candidate in place (0 where it fails) and returns their scores.
@@ -475,10 +476,14 @@ private final class InstantaneousFrequencyRefiner {
         let half = Int(1.5 * sampleRate / f0 + 1.0)
         let length = 2 * half + 1
         let fftSize = Int(pow(2.0, 2.0 + Double(Int(log(Double(half) * 2.0 + 1.0) / Tuning.log2))))
-        ensureWindowCapacity(length)
+        ensureCapacity(length)
         let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
-        makeWindows(length: length, firstIndex: firstIndex, position: position)
-        applyWindows(length: length, firstIndex: firstIndex)
+        // Phase 2π t / duration at t = (firstIndex - 1) / fs - position, with duration = length / fs.
+        let duration = Double(length) / sampleRate
+        let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
+        let window = window(length: length)
+        window.place(startPhase: 2.0 * Double.pi * firstTime / duration)
+        applyWindow(window, firstIndex: firstIndex)
         let (refined, score) = harmonicEstimate(length: length, fftSize: fftSize, f0: f0)
         if refined < f0Floor || refined > f0Ceil || score < Tuning.minimumScore {
             return (0, 0)
@@ -486,51 +491,31 @@ private final class InstantaneousFrequencyRefiner {
         return (refined, score)
     }
 
-    private func ensureWindowCapacity(_ length: Int) {
-        guard length > mainWindow.count else { return }
-        mainWindow.deallocate()
-        derivativeWindow.deallocate()
+    private func ensureCapacity(_ length: Int) {
+        guard length > windowedPairs.count else { return }
         windowedSamples.deallocate()
         windowedPairs.deallocate()
-        mainWindow = .allocate(capacity: length)
-        derivativeWindow = .allocate(capacity: length)
         windowedSamples = .allocate(capacity: length)
         windowedPairs = .allocate(capacity: length)
+        windows += Array(repeating: nil, count: length + 1 - windows.count)
     }
 
-    private func windowProgression(length: Int) -> Trigonometry.Progression {
-        if let progression = windowProgressions[length] { return progression }
-        let progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
-        windowProgressions[length] = progression
-        return progression
+    private func window(length: Int) -> RefinementWindow {
+        if let window = windows[length] { return window }
+        let window = RefinementWindow(length: length)
+        windows[length] = window
+        return window
     }
 
-    /// Blackman window centred on `position` over samples `firstIndex ..< firstIndex + length` (one-based),
-    /// and its central-difference derivative (negated, as WORLD takes it).
-    private func makeWindows(length: Int, firstIndex: Int, position: Double) {
-        // Phase 2π t / duration at t = (firstIndex + i - 1) / fs - position, with duration = length / fs.
-        let duration = Double(length) / sampleRate
-        let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
-        let window = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
-        windowProgression(length: length).cosines(start: 2.0 * Double.pi * firstTime / duration, into: window)
-        for i in 0..<length {
-            let cosine = window[i]
-            window[i] = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)
-        }
-        derivativeWindow[0] = -mainWindow[1] / 2.0
-        for i in 1..<(length - 1) {
-            derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
-        }
-        derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
-    }
-
-    /// The signal under both windows, as pairs; samples beyond the ends repeat the end samples.
-    private func applyWindows(length: Int, firstIndex: Int) {
+    /// The signal over samples `firstIndex ..< firstIndex + length` (one-based) under both windows, as pairs;
+    /// samples beyond the ends repeat the end samples.
+    private func applyWindow(_ window: RefinementWindow, firstIndex: Int) {
+        let length = window.length
         signal.withUnsafeBufferPointer { x in
             let samples = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
             samples.copyClamped(from: x, first: firstIndex - 1)
             for i in 0..<length {
-                windowedPairs[i] = SIMD2(mainWindow[i], derivativeWindow[i]) * samples[i]
+                windowedPairs[i] = window.pairs[i] * samples[i]
             }
         }
     }
@@ -541,14 +526,19 @@ private final class InstantaneousFrequencyRefiner {
     private func harmonicEstimate(length: Int, fftSize: Int, f0: Double) -> (f0: Double, score: Double) {
         let size = Double(fftSize)
         let harmonics = min(Int(sampleRate / 2.0 / f0), Tuning.maximumHarmonics)
+        for harmonic in 0..<harmonics {
+            harmonicBins[harmonic] = Matlab.round(f0 * size / sampleRate * (Double(harmonic) + 1.0))
+        }
+        twiddles.bins(
+            UnsafeBufferPointer(rebasing: harmonicBins[0..<harmonics]), size: fftSize,
+            of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]), into: harmonicSpectra)
         var numerator = 0.0
         var denominator = 0.0
         var disagreement = 0.0
         for harmonic in 0..<harmonics {
             let number = Double(harmonic) + 1.0
-            let bin = Matlab.round(f0 * size / sampleRate * number)
-            let (main, derivative) = twiddles.bins(
-                bin, size: fftSize, of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]))
+            let bin = harmonicBins[harmonic]
+            let (main, derivative) = harmonicSpectra[harmonic]
             let power = main.real * main.real + main.imag * main.imag
             let phaseRate = main.real * derivative.imag - main.imag * derivative.real
             let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / size + phaseRate / power * sampleRate / 2.0 / Double.pi
@@ -563,38 +553,117 @@ private final class InstantaneousFrequencyRefiner {
     }
 }
 
+/// A Blackman window of one length and its central-difference derivative (negated, as WORLD takes it), as
+/// (main, derivative) pairs. The window's phase steps by 2π / length a sample from a start phase that
+/// depends only on rounding in the frame's position, so the few start phases recur: the window is remade
+/// only when the phase differs from the last one.
+private final class RefinementWindow {
+    let length: Int
+    let pairs: UnsafeMutableBufferPointer<SIMD2<Double>>
+    private let progression: Trigonometry.Progression
+    private let main: UnsafeMutableBufferPointer<Double>
+    private var startPhase: Double?
+
+    init(length: Int) {
+        precondition(length >= 3, "a refinement window spans at least three samples")
+        self.length = length
+        progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
+        pairs = .allocate(capacity: length)
+        main = .allocate(capacity: length)
+    }
+
+    deinit {
+        pairs.deallocate()
+        main.deallocate()
+    }
+
+    func place(startPhase: Double) {
+        guard startPhase.bitPattern != self.startPhase?.bitPattern else { return }
+        self.startPhase = startPhase
+        progression.cosines(start: startPhase, into: main)
+        for i in 0..<length {
+            let cosine = main[i]
+            main[i] = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)
+        }
+        pairs[0] = SIMD2(main[0], -main[1] / 2.0)
+        for i in 1..<(length - 1) {
+            pairs[i] = SIMD2(main[i], -(main[i + 1] - main[i - 1]) / 2.0)
+        }
+        pairs[length - 1] = SIMD2(main[length - 1], main[length - 2] / 2.0)
+    }
+}
+
 /// Single bins of forward DFTs (FFTW's sign and scale) of zero-padded power-of-two sizes, from one table
-/// of `exp(-2πi m / size)` for the largest size seen.
+/// of `exp(-2πi m / size)` for the largest size seen. Bins are summed three at a time in one pass over the
+/// samples: each bin's sums still run sample by sample (so the values are those of one bin at a time), but
+/// the three bins' additions no longer wait on one another.
 private final class SingleBinDFT {
     private var size = 0
-    private var cosines: [Double] = []
-    private var sines: [Double] = []
+    /// `(cos, cos, sin, sin)` of `2π m / size`, laid out to multiply a (main, derivative) pair twice over.
+    private var table: [SIMD4<Double>] = []
 
-    /// Bin `bin` of the `size`-point DFTs of both halves of `pairs` (at most `size` of them).
-    func bins(_ bin: Int, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>) -> (Complex, Complex) {
-        precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size)
+    /// Bins `bins` of the `size`-point DFTs of both halves of `pairs` (at most `size` of them), as
+    /// (main, derivative) spectra in `spectra`.
+    func bins(
+        _ bins: UnsafeBufferPointer<Int>, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>,
+        into spectra: UnsafeMutableBufferPointer<(main: Complex, derivative: Complex)>
+    ) {
+        precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size && spectra.count >= bins.count)
         if size > self.size { makeTable(size: size) }
-        let mask = self.size - 1
-        let stride = ((bin % size + size) % size) * (self.size / size)
-        return cosines.withUnsafeBufferPointer { cosines in
-            sines.withUnsafeBufferPointer { sines in
-                var real = SIMD2<Double>(repeating: 0)
-                var negatedImag = SIMD2<Double>(repeating: 0)
-                var index = 0
-                for n in 0..<pairs.count {
-                    real += pairs[n] * cosines[index]
-                    negatedImag += pairs[n] * sines[index]
-                    index = (index + stride) & mask
-                }
-                return (Complex(real[0], -negatedImag[0]), Complex(real[1], -negatedImag[1]))
+        let step = self.size / size
+        func tableStride(_ index: Int) -> Int {
+            let bin = bins[min(index, bins.count - 1)]
+            return ((bin % size + size) % size) * step
+        }
+        func store(_ sum: SIMD4<Double>, at index: Int) {
+            guard index < bins.count else { return }
+            spectra[index] = (Complex(sum[0], -sum[2]), Complex(sum[1], -sum[3]))
+        }
+        table.withUnsafeBufferPointer { table in
+            // A short last group repeats its last bin rather than taking a slower path.
+            for first in stride(from: 0, to: bins.count, by: 3) {
+                let sums = threeBins(
+                    strides: (tableStride(first), tableStride(first + 1), tableStride(first + 2)), of: pairs, table: table)
+                store(sums.0, at: first)
+                store(sums.1, at: first + 1)
+                store(sums.2, at: first + 2)
             }
         }
     }
 
+    /// Sums `(pair.main, pair.derivative, pair.main, pair.derivative) * (cos, cos, sin, sin)` over the
+    /// samples, for three bins given by their strides through the table.
+    @inline(__always)
+    private func threeBins(
+        strides: (Int, Int, Int), of pairs: UnsafeBufferPointer<SIMD2<Double>>, table: UnsafeBufferPointer<SIMD4<Double>>
+    ) -> (SIMD4<Double>, SIMD4<Double>, SIMD4<Double>) {
+        let mask = size - 1
+        var sumA = SIMD4<Double>(repeating: 0)
+        var sumB = SIMD4<Double>(repeating: 0)
+        var sumC = SIMD4<Double>(repeating: 0)
+        var indexA = 0
+        var indexB = 0
+        var indexC = 0
+        for n in 0..<pairs.count {
+            let pair = pairs[n]
+            let twice = SIMD4(lowHalf: pair, highHalf: pair)
+            sumA += twice * table[indexA]
+            sumB += twice * table[indexB]
+            sumC += twice * table[indexC]
+            indexA = (indexA + strides.0) & mask
+            indexB = (indexB + strides.1) & mask
+            indexC = (indexC + strides.2) & mask
+        }
+        return (sumA, sumB, sumC)
+    }
+
     private func makeTable(size: Int) {
         self.size = size
-        cosines = (0..<size).map { cos(2.0 * Double.pi * Double($0) / Double(size)) }
-        sines = (0..<size).map { sin(2.0 * Double.pi * Double($0) / Double(size)) }
+        table = (0..<size).map { m in
+            let angle = 2.0 * Double.pi * Double(m) / Double(size)
+            let (cosine, sine) = (cos(angle), sin(angle))
+            return SIMD4(cosine, cosine, sine, sine)
+        }
     }
 }
 
