@@ -154,7 +154,9 @@ private final class ZeroCrossingSearch {
     private var filtered: [Double]
     /// Length of the filter last written to `filterFFT`; the rest of its input is zero.
     private var filterTaps = 0
+    private let crossings: ZeroCrossings
     private var events: [EventIntervals]
+    private var difference: [Double]
     private var interpolated: [[Double]]
 
     init(signal: DecimatedSignal, lowestBand: Double, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
@@ -170,7 +172,9 @@ private final class ZeroCrossingSearch {
         filterFFT = ForwardRealFFT(size: fftSize)
         inverseFFT = InverseRealFFT(size: fftSize)
         filtered = [Double](repeating: 0, count: length)
+        crossings = ZeroCrossings(capacity: length)
         events = (0..<4).map { _ in EventIntervals(capacity: length) }
+        difference = [Double](repeating: 0, count: length)
         interpolated = Array(repeating: [Double](repeating: 0, count: frameTimes.count), count: 4)
 
         for i in 0..<length {
@@ -237,24 +241,25 @@ private final class ZeroCrossingSearch {
         Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
     }
 
-    /// Falling crossings of the filtered signal, then (negated) its rising crossings,
-    /// then peaks and dips from the crossings of its first difference.
+    /// Falling and rising crossings of the filtered signal, then peaks and dips as the falling and rising
+    /// crossings of its first difference. (WORLD finds rising crossings as the falling crossings of the negated
+    /// signal, and differences that; the crossings and their fractional positions come out the same.)
     private func findEventIntervals() {
-        filtered.withUnsafeMutableBufferPointer { signal in
-            events[0].find(in: UnsafeBufferPointer(signal), length: length, sampleRate: sampleRate)
-            for i in 0..<length {
-                signal[i] = -signal[i]
+        filtered.withUnsafeBufferPointer { signal in
+            difference.withUnsafeMutableBufferPointer { difference in
+                measureCrossings(of: signal, falling: 0, rising: 1)
+                for i in 0..<(length - 1) {
+                    difference[i] = signal[i + 1] - signal[i]
+                }
+                measureCrossings(of: UnsafeBufferPointer(rebasing: difference[0..<(length - 1)]), falling: 2, rising: 3)
             }
-            events[1].find(in: UnsafeBufferPointer(signal), length: length, sampleRate: sampleRate)
-            for i in 0..<(length - 1) {
-                signal[i] = signal[i] - signal[i + 1]
-            }
-            events[2].find(in: UnsafeBufferPointer(signal), length: length - 1, sampleRate: sampleRate)
-            for i in 0..<(length - 1) {
-                signal[i] = -signal[i]
-            }
-            events[3].find(in: UnsafeBufferPointer(signal), length: length - 1, sampleRate: sampleRate)
         }
+    }
+
+    private func measureCrossings(of signal: UnsafeBufferPointer<Double>, falling: Int, rising: Int) {
+        crossings.find(in: signal)
+        events[falling].measure(crossings: crossings.falling, in: signal, sampleRate: sampleRate)
+        events[rising].measure(crossings: crossings.rising, in: signal, sampleRate: sampleRate)
     }
 
     private func interpolateEvents() {
@@ -285,15 +290,15 @@ private struct EventIntervals {
         rates = [Double](repeating: 0, count: capacity)
     }
 
-    /// Falling zero crossings located to a fraction of a sample (at WORLD's one-based positions);
-    /// each pair of neighbours gives one interval.
-    mutating func find(in signal: UnsafeBufferPointer<Double>, length: Int, sampleRate: Double) {
+    /// Crossings (a crossing at `i` lies between samples `i` and `i + 1`) located to a fraction of a sample,
+    /// at WORLD's one-based positions; each pair of neighbours gives one interval.
+    mutating func measure(crossings: UnsafeBufferPointer<Int32>, in signal: UnsafeBufferPointer<Double>, sampleRate: Double) {
         var found = 0
         locations.withUnsafeMutableBufferPointer { locations in
             rates.withUnsafeMutableBufferPointer { rates in
                 var previousEdge = -1.0
-                for i in 0..<(length - 1) where 0.0 < signal[i] && signal[i + 1] <= 0.0 {
-                    let edge = i + 1
+                for crossing in crossings {
+                    let edge = Int(crossing) + 1
                     let fineEdge = Double(edge) - signal[edge - 1] / (signal[edge] - signal[edge - 1])
                     if previousEdge >= 0 {
                         rates[found] = sampleRate / (fineEdge - previousEdge)
@@ -317,6 +322,48 @@ private struct EventIntervals {
                 }
             }
         }
+    }
+}
+
+/// Where a signal crosses zero going down (`x[i] > 0 >= x[i + 1]`) and going up (`x[i] < 0 <= x[i + 1]`),
+/// by the index `i` before the crossing. Found without branching on the signal, whose crossings no branch
+/// predictor foresees.
+private final class ZeroCrossings {
+    private let fallingIndices: UnsafeMutableBufferPointer<Int32>
+    private let risingIndices: UnsafeMutableBufferPointer<Int32>
+    private var fallingCount = 0
+    private var risingCount = 0
+
+    /// For signals of at most `capacity` samples.
+    init(capacity: Int) {
+        precondition(capacity < Int(Int32.max), "signal too long to index with 32 bits")
+        fallingIndices = .allocate(capacity: capacity)
+        risingIndices = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        fallingIndices.deallocate()
+        risingIndices.deallocate()
+    }
+
+    var falling: UnsafeBufferPointer<Int32> { UnsafeBufferPointer(rebasing: fallingIndices[0..<fallingCount]) }
+    var rising: UnsafeBufferPointer<Int32> { UnsafeBufferPointer(rebasing: risingIndices[0..<risingCount]) }
+
+    func find(in signal: UnsafeBufferPointer<Double>) {
+        precondition(signal.count <= fallingIndices.count)
+        var fallingFound = 0
+        var risingFound = 0
+        // Every index is written at the next free place; only a crossing moves the place on.
+        for i in 0..<max(signal.count - 1, 0) {
+            let here = signal[i]
+            let next = signal[i + 1]
+            fallingIndices[fallingFound] = Int32(truncatingIfNeeded: i)
+            risingIndices[risingFound] = Int32(truncatingIfNeeded: i)
+            fallingFound &+= (here > 0 ? 1 : 0) & (next <= 0 ? 1 : 0)
+            risingFound &+= (here < 0 ? 1 : 0) & (next >= 0 ? 1 : 0)
+        }
+        fallingCount = fallingFound
+        risingCount = risingFound
     }
 }
 
