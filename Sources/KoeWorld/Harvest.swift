@@ -482,8 +482,19 @@ private final class InstantaneousFrequencyRefiner {
     private var windowedSamples: UnsafeMutableBufferPointer<Double>
     /// The signal under the main window and under its derivative, side by side, sample by sample.
     private var windowedPairs: UnsafeMutableBufferPointer<SIMD2<Double>>
+    /// Length of the window now applied in `windowedPairs`, at the current frame; 0 for none yet.
+    private var windowedLength = 0
+    private var frame = 0
+    /// Bins summed lately, in slots hashed from window length and bin; a slot keeps its latest. A frame's
+    /// candidates come from it and its neighbours, so many share a window length and several harmonic bins,
+    /// and a bin summed again would come out the same.
+    private let summedBins: UnsafeMutableBufferPointer<SummedBin>
     private let harmonicBins: UnsafeMutableBufferPointer<Int>
-    private let harmonicSpectra: UnsafeMutableBufferPointer<(main: Complex, derivative: Complex)>
+    private let harmonicSpectra: UnsafeMutableBufferPointer<BinSpectra>
+    /// The harmonics whose bins still need summing, their bins, and the sums.
+    private let missingHarmonics: UnsafeMutableBufferPointer<Int>
+    private let missingBins: UnsafeMutableBufferPointer<Int>
+    private let missingSpectra: UnsafeMutableBufferPointer<BinSpectra>
 
     init(signal: DecimatedSignal, f0Floor: Double, f0Ceil: Double) {
         self.signal = signal.samples
@@ -492,23 +503,34 @@ private final class InstantaneousFrequencyRefiner {
         self.f0Ceil = f0Ceil
         let longest = 2 * Int(1.5 * sampleRate / f0Floor + 1.0) + 1
         windows = Array(repeating: nil, count: longest + 1)
+        summedBins = .allocate(capacity: 1 << 11)
+        summedBins.initialize(repeating: SummedBin())
         windowedSamples = .allocate(capacity: longest)
         windowedPairs = .allocate(capacity: longest)
         harmonicBins = .allocate(capacity: Tuning.maximumHarmonics)
         harmonicSpectra = .allocate(capacity: Tuning.maximumHarmonics)
+        missingHarmonics = .allocate(capacity: Tuning.maximumHarmonics)
+        missingBins = .allocate(capacity: Tuning.maximumHarmonics)
+        missingSpectra = .allocate(capacity: Tuning.maximumHarmonics)
     }
 
     deinit {
         windowedSamples.deallocate()
         windowedPairs.deallocate()
+        summedBins.deallocate()
         harmonicBins.deallocate()
         harmonicSpectra.deallocate()
+        missingHarmonics.deallocate()
+        missingBins.deallocate()
+        missingSpectra.deallocate()
     }
 
     /// Refines every candidate in place (0 where it fails) and returns their scores.
     func refine(_ candidates: inout Matrix, frameTimes: [Double]) -> Matrix {
         var scores = Matrix(rows: candidates.rows, columns: candidates.columns)
         for frame in 0..<candidates.rows {
+            self.frame = frame
+            windowedLength = 0
             for j in 0..<candidates.columns {
                 let (f0, score) = refine(candidates[frame, j], at: frameTimes[frame])
                 candidates[frame, j] = f0
@@ -522,15 +544,10 @@ private final class InstantaneousFrequencyRefiner {
         guard f0 > 0 else { return (0, 0) }
         let half = Int(1.5 * sampleRate / f0 + 1.0)
         let length = 2 * half + 1
-        let fftSize = Int(pow(2.0, 2.0 + Double(Int(log(Double(half) * 2.0 + 1.0) / Tuning.log2))))
-        ensureCapacity(length)
-        let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
-        // Phase 2π t / duration at t = (firstIndex - 1) / fs - position, with duration = length / fs.
-        let duration = Double(length) / sampleRate
-        let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
-        let window = window(length: length)
-        window.place(startPhase: 2.0 * Double.pi * firstTime / duration)
-        applyWindow(window, firstIndex: firstIndex)
+        let fftSize = Self.fftSize(half: half)
+        if length != windowedLength {
+            applyWindow(length: length, half: half, position: position)
+        }
         let (refined, score) = harmonicEstimate(length: length, fftSize: fftSize, f0: f0)
         if refined < f0Floor || refined > f0Ceil || score < Tuning.minimumScore {
             return (0, 0)
@@ -545,6 +562,24 @@ private final class InstantaneousFrequencyRefiner {
         windowedSamples = .allocate(capacity: length)
         windowedPairs = .allocate(capacity: length)
         windows += Array(repeating: nil, count: length + 1 - windows.count)
+    }
+
+    /// The DFT size WORLD takes for a window of 2 `half` + 1 samples: a power of two, two to four times longer.
+    private static func fftSize(half: Int) -> Int {
+        Int(pow(2.0, 2.0 + Double(Int(log(Double(half) * 2.0 + 1.0) / Tuning.log2))))
+    }
+
+    /// Windows the signal around `position` with the window of `length` = 2 `half` + 1 samples.
+    private func applyWindow(length: Int, half: Int, position: Double) {
+        ensureCapacity(length)
+        let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
+        // Phase 2π t / duration at t = (firstIndex - 1) / fs - position, with duration = length / fs.
+        let duration = Double(length) / sampleRate
+        let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
+        let window = window(length: length)
+        window.place(startPhase: 2.0 * Double.pi * firstTime / duration)
+        applyWindow(window, firstIndex: firstIndex)
+        windowedLength = length
     }
 
     private func window(length: Int) -> RefinementWindow {
@@ -576,9 +611,7 @@ private final class InstantaneousFrequencyRefiner {
         for harmonic in 0..<harmonics {
             harmonicBins[harmonic] = Matlab.round(f0 * size / sampleRate * (Double(harmonic) + 1.0))
         }
-        twiddles.bins(
-            UnsafeBufferPointer(rebasing: harmonicBins[0..<harmonics]), size: fftSize,
-            of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]), into: harmonicSpectra)
+        sumHarmonicBins(harmonics, length: length, fftSize: fftSize)
         var numerator = 0.0
         var denominator = 0.0
         var disagreement = 0.0
@@ -598,6 +631,52 @@ private final class InstantaneousFrequencyRefiner {
         let score = 1.0 / (disagreement / Double(harmonics) + Tuning.safeGuard)
         return (refined, score)
     }
+
+    /// The spectra at `harmonicBins` into `harmonicSpectra`: those this frame already has copied,
+    /// the others summed together and kept for the frame's other candidates.
+    private func sumHarmonicBins(_ harmonics: Int, length: Int, fftSize: Int) {
+        var missing = 0
+        for harmonic in 0..<harmonics {
+            let bin = harmonicBins[harmonic]
+            if let known = summedBin(length: length, bin: bin) {
+                harmonicSpectra[harmonic] = known
+            } else {
+                missingHarmonics[missing] = harmonic
+                missingBins[missing] = bin
+                missing += 1
+            }
+        }
+        guard missing > 0 else { return }
+        twiddles.bins(
+            UnsafeBufferPointer(rebasing: missingBins[0..<missing]), size: fftSize,
+            of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]), into: missingSpectra)
+        for k in 0..<missing {
+            harmonicSpectra[missingHarmonics[k]] = missingSpectra[k]
+            summedBins[slot(length: length, bin: missingBins[k])] = SummedBin(
+                frame: frame, length: length, bin: missingBins[k], spectra: missingSpectra[k])
+        }
+    }
+
+    private func summedBin(length: Int, bin: Int) -> BinSpectra? {
+        let summed = summedBins[slot(length: length, bin: bin)]
+        return summed.frame == frame && summed.length == length && summed.bin == bin ? summed.spectra : nil
+    }
+
+    @inline(__always)
+    private func slot(length: Int, bin: Int) -> Int {
+        (bin &* 31 &+ length &* 977) & (summedBins.count - 1)
+    }
+}
+
+/// One bin of the spectra of the signal under the main window and under its derivative.
+private typealias BinSpectra = (main: Complex, derivative: Complex)
+
+/// A bin's sums at one frame, for the window of one length.
+private struct SummedBin {
+    var frame = -1
+    var length = 0
+    var bin = 0
+    var spectra: BinSpectra = (.zero, .zero)
 }
 
 /// A Blackman window of one length and its central-difference derivative (negated, as WORLD takes it), as
@@ -653,7 +732,7 @@ private final class SingleBinDFT {
     /// (main, derivative) spectra in `spectra`.
     func bins(
         _ bins: UnsafeBufferPointer<Int>, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>,
-        into spectra: UnsafeMutableBufferPointer<(main: Complex, derivative: Complex)>
+        into spectra: UnsafeMutableBufferPointer<BinSpectra>
     ) {
         precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size && spectra.count >= bins.count)
         if size > self.size { makeTable(size: size) }
@@ -667,8 +746,12 @@ private final class SingleBinDFT {
             spectra[index] = (Complex(sum[0], -sum[2]), Complex(sum[1], -sum[3]))
         }
         table.withUnsafeBufferPointer { table in
-            // A short last group repeats its last bin rather than taking a slower path.
             for first in stride(from: 0, to: bins.count, by: 3) {
+                if first == bins.count - 1 {
+                    store(oneBin(stride: tableStride(first), of: pairs, table: table), at: first)
+                    break
+                }
+                // A group of two repeats its last bin: still faster than two single passes.
                 let sums = threeBins(
                     strides: (tableStride(first), tableStride(first + 1), tableStride(first + 2)), of: pairs, table: table)
                 store(sums.0, at: first)
@@ -702,6 +785,21 @@ private final class SingleBinDFT {
             indexC = (indexC + strides.2) & mask
         }
         return (sumA, sumB, sumC)
+    }
+
+    @inline(__always)
+    private func oneBin(
+        stride: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>, table: UnsafeBufferPointer<SIMD4<Double>>
+    ) -> SIMD4<Double> {
+        let mask = size - 1
+        var sum = SIMD4<Double>(repeating: 0)
+        var index = 0
+        for n in 0..<pairs.count {
+            let pair = pairs[n]
+            sum += SIMD4(lowHalf: pair, highHalf: pair) * table[index]
+            index = (index + stride) & mask
+        }
+        return sum
     }
 
     private func makeTable(size: Int) {
