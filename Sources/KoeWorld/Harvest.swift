@@ -157,7 +157,8 @@ private final class ZeroCrossingSearch {
     private let crossings: ZeroCrossings
     private var events: [EventIntervals]
     private var difference: [Double]
-    private var interpolated: [[Double]]
+    /// The four kinds' rates on the frame grid, one kind after another.
+    private let interpolated: UnsafeMutableBufferPointer<Double>
 
     init(signal: DecimatedSignal, lowestBand: Double, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
         let length = signal.samples.count
@@ -175,12 +176,17 @@ private final class ZeroCrossingSearch {
         crossings = ZeroCrossings(capacity: length)
         events = (0..<4).map { _ in EventIntervals(capacity: length) }
         difference = [Double](repeating: 0, count: length)
-        interpolated = Array(repeating: [Double](repeating: 0, count: frameTimes.count), count: 4)
+        interpolated = .allocate(capacity: 4 * frameTimes.count)
+        interpolated.initialize(repeating: 0)
 
         for i in 0..<length {
             signalFFT.waveform[i] = signal.samples[i]
         }
         signalFFT.execute()
+    }
+
+    deinit {
+        interpolated.deallocate()
     }
 
     /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
@@ -191,8 +197,11 @@ private final class ZeroCrossingSearch {
             findEventIntervals()
             guard events.allSatisfy({ $0.count >= 3 }) else { continue }
             interpolateEvents()
-            for frame in 0..<frameTimes.count {
-                raw[frame, channel] = candidate(frame: frame, band: band)
+            let channels = bands.count
+            raw.storage.withUnsafeMutableBufferPointer { raw in
+                for frame in 0..<frameTimes.count {
+                    raw[frame * channels + channel] = candidate(frame: frame, band: band)
+                }
             }
         }
         return raw
@@ -265,7 +274,9 @@ private final class ZeroCrossingSearch {
     private func interpolateEvents() {
         frameTimes.withUnsafeBufferPointer { times in
             for kind in 0..<4 {
-                events[kind].interpolate(at: times, into: &interpolated[kind])
+                let frames = times.count
+                events[kind].interpolate(
+                    at: times, into: UnsafeMutableBufferPointer(rebasing: interpolated[(kind * frames)..<((kind + 1) * frames)]))
             }
         }
     }
@@ -273,7 +284,9 @@ private final class ZeroCrossingSearch {
     /// The four event estimates averaged, kept only near this channel's band and inside the search range.
     @inline(__always)
     private func candidate(frame: Int, band: Double) -> Double {
-        let f0 = (interpolated[0][frame] + interpolated[1][frame] + interpolated[2][frame] + interpolated[3][frame]) / 4.0
+        let frames = frameTimes.count
+        let f0 = (interpolated[frame] + interpolated[frames + frame] + interpolated[2 * frames + frame]
+            + interpolated[3 * frames + frame]) / 4.0
         let outside = f0 > band * 1.1 || f0 < band * 0.9 || f0 > f0Ceil || f0 < f0Floor
         return outside ? 0 : f0
     }
@@ -312,14 +325,12 @@ private struct EventIntervals {
         count = found
     }
 
-    func interpolate(at times: UnsafeBufferPointer<Double>, into output: inout [Double]) {
+    func interpolate(at times: UnsafeBufferPointer<Double>, into output: UnsafeMutableBufferPointer<Double>) {
         locations.withUnsafeBufferPointer { x in
             rates.withUnsafeBufferPointer { y in
-                output.withUnsafeMutableBufferPointer { yi in
-                    Matlab.interp1(
-                        x: UnsafeBufferPointer(rebasing: x[0..<count]), y: UnsafeBufferPointer(rebasing: y[0..<count]),
-                        at: times, into: yi)
-                }
+                Matlab.interp1(
+                    x: UnsafeBufferPointer(rebasing: x[0..<count]), y: UnsafeBufferPointer(rebasing: y[0..<count]),
+                    at: times, into: output)
             }
         }
     }
@@ -448,7 +459,6 @@ private func removeUnreliableCandidates(_ candidates: inout Matrix, scores: inou
     let original = candidates
     let frames = candidates.rows
     let count = candidates.columns
-    let threshold = 0.05
     original.storage.withUnsafeBufferPointer { all in
         func row(_ frame: Int) -> UnsafeBufferPointer<Double> {
             UnsafeBufferPointer(rebasing: all[(frame * count)..<((frame + 1) * count)])
@@ -457,14 +467,25 @@ private func removeUnreliableCandidates(_ candidates: inout Matrix, scores: inou
             for j in 0..<count {
                 let reference = all[frame * count + j]
                 if reference == 0 { continue }
-                let ahead = nearestCandidate(to: reference, in: row(frame + 1), allowedRange: 1.0).error
-                let behind = nearestCandidate(to: reference, in: row(frame - 1), allowedRange: 1.0).error
-                if min(ahead, behind) <= threshold { continue }
+                if hasCandidate(near: reference, in: row(frame + 1)) || hasCandidate(near: reference, in: row(frame - 1)) {
+                    continue
+                }
                 candidates[frame, j] = 0
                 scores[frame, j] = 0
             }
         }
     }
+}
+
+/// Whether some candidate lies within 5 % of `reference` (relative): WORLD takes the nearest candidate's
+/// error and compares it with 5 %, which comes to the same.
+@inline(__always)
+private func hasCandidate(near reference: Double, in row: UnsafeBufferPointer<Double>) -> Bool {
+    let threshold = 0.05
+    for candidate in row where candidate != 0 && abs(reference - candidate) / reference <= threshold {
+        return true
+    }
+    return false
 }
 
 // MARK: - Refinement by instantaneous frequency
@@ -528,13 +549,16 @@ private final class InstantaneousFrequencyRefiner {
     /// Refines every candidate in place (0 where it fails) and returns their scores.
     func refine(_ candidates: inout Matrix, frameTimes: [Double]) -> Matrix {
         var scores = Matrix(rows: candidates.rows, columns: candidates.columns)
-        for frame in 0..<candidates.rows {
-            self.frame = frame
-            windowedLength = 0
-            for j in 0..<candidates.columns {
-                let (f0, score) = refine(candidates[frame, j], at: frameTimes[frame])
-                candidates[frame, j] = f0
-                scores[frame, j] = score
+        let (rows, columns) = (candidates.rows, candidates.columns)
+        candidates.storage.withUnsafeMutableBufferPointer { candidates in
+            scores.storage.withUnsafeMutableBufferPointer { scores in
+                for frame in 0..<rows {
+                    self.frame = frame
+                    windowedLength = 0
+                    for index in (frame * columns)..<((frame + 1) * columns) {
+                        (candidates[index], scores[index]) = refine(candidates[index], at: frameTimes[frame])
+                    }
+                }
             }
         }
         return scores
