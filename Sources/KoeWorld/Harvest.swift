@@ -25,12 +25,16 @@ public struct Harvest: Sendable {
 
     public let sampleRate: Int
     public let options: Options
+    /// The band-pass channels' filters, made once: every estimate uses the same.
+    private let filters: [BandFilter]
 
     public init(sampleRate: Int, options: Options = Options()) {
         precondition(options.framePeriod > 0, "Harvest needs a positive frame period")
         precondition(options.f0Floor > 0 && options.f0Ceil > options.f0Floor, "Harvest needs 0 < f0 floor < f0 ceil")
         self.sampleRate = sampleRate
         self.options = options
+        let rate = DecimatedSignal.rate(from: sampleRate)
+        filters = Self.bandCentres(options).map { BandFilter(centre: $0, sampleRate: rate) }
     }
 
     /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames.
@@ -48,14 +52,13 @@ public struct Harvest: Sendable {
     private func basicContour(_ signal: [Double]) -> [Double] {
         let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: Tuning.basicFramePeriod)
         let frameTimes = (0..<frameCount).map { Double($0) / 1000.0 }
-        let bands = bandCentres()
         let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
 
         let search = ZeroCrossingSearch(
-            signal: decimated, lowestBand: bands[0], frameTimes: frameTimes,
+            signal: decimated, lowestBand: filters[0].centre, frameTimes: frameTimes,
             f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
-        let raw = search.rawCandidates(bands: bands)
-        let perFrameLimit = Matlab.round(Double(bands.count) / 10.0)
+        let raw = search.rawCandidates(filters: filters)
+        let perFrameLimit = Matlab.round(Double(filters.count) / 10.0)
         var candidates = spreadToNeighbours(officialCandidates(raw, limit: perFrameLimit))
 
         let refiner = InstantaneousFrequencyRefiner(signal: decimated, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
@@ -67,7 +70,7 @@ public struct Harvest: Sendable {
     }
 
     /// Centre frequencies of the band-pass channels: 40 a octave, from just under the floor to just over the ceil.
-    private func bandCentres() -> [Double] {
+    private static func bandCentres(_ options: Options) -> [Double] {
         let lowest = options.f0Floor * 0.9
         let highest = options.f0Ceil * 1.1
         let count = 1 + Int(log(highest / lowest) / Tuning.log2 * Tuning.channelsInOctave)
@@ -104,13 +107,21 @@ private struct DecimatedSignal {
     let sampleRate: Double
 
     init(_ signal: [Double], sampleRate: Int) {
-        let speed = Matlab.round(Double(sampleRate) / Tuning.targetSampleRate)
-        let factor = max(min(speed, Tuning.maximumDecimation), 1)
+        let factor = Self.factor(from: sampleRate)
         let count = Int((Double(signal.count) / Double(factor)).rounded(.up))
-        self.sampleRate = Double(sampleRate) / Double(factor)
+        self.sampleRate = Self.rate(from: sampleRate)
         var samples = factor == 1 ? signal : Self.decimateWithPadding(signal, factor: factor, count: count)
         Self.removeMean(&samples)
         self.samples = samples
+    }
+
+    static func rate(from sampleRate: Int) -> Double {
+        Double(sampleRate) / Double(factor(from: sampleRate))
+    }
+
+    private static func factor(from sampleRate: Int) -> Int {
+        let speed = Matlab.round(Double(sampleRate) / Tuning.targetSampleRate)
+        return max(min(speed, Tuning.maximumDecimation), 1)
     }
 
     /// Edge-padded with the end samples before decimating, so the filter's start-up stays out of the result.
@@ -190,14 +201,15 @@ private final class ZeroCrossingSearch {
     }
 
     /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
-    func rawCandidates(bands: [Double]) -> Matrix {
-        var raw = Matrix(rows: frameTimes.count, columns: bands.count)
-        for (channel, band) in bands.enumerated() {
-            bandPass(around: band)
+    func rawCandidates(filters: [BandFilter]) -> Matrix {
+        var raw = Matrix(rows: frameTimes.count, columns: filters.count)
+        for (channel, filter) in filters.enumerated() {
+            let band = filter.centre
+            bandPass(filter)
             findEventIntervals()
             guard events.allSatisfy({ $0.count >= 3 }) else { continue }
             interpolateEvents()
-            let channels = bands.count
+            let channels = filters.count
             raw.storage.withUnsafeMutableBufferPointer { raw in
                 for frame in 0..<frameTimes.count {
                     raw[frame * channels + channel] = candidate(frame: frame, band: band)
@@ -207,13 +219,11 @@ private final class ZeroCrossingSearch {
         return raw
     }
 
-    /// Convolves the signal with a Nuttall-windowed cosine of two periods each side, through the FFT,
-    /// and compensates the filter's delay.
-    private func bandPass(around band: Double) {
-        let half = Matlab.round(sampleRate / band * 2.0)
-        let window = Window.nuttall(length: 2 * half + 1)
-        for i in -half...half {
-            filterFFT.waveform[i + half] = window[i + half] * cos(2 * Double.pi * band * Double(i) / sampleRate)
+    /// Convolves the signal with the filter through the FFT and compensates the filter's delay.
+    private func bandPass(_ filter: BandFilter) {
+        let half = filter.half
+        for i in 0..<filter.taps.count {
+            filterFFT.waveform[i] = filter.taps[i]
         }
         // The forward transform keeps its input, so only the taps of a longer previous filter need clearing.
         for i in (2 * half + 1)..<max(2 * half + 1, filterTaps) {
@@ -289,6 +299,21 @@ private final class ZeroCrossingSearch {
             + interpolated[3 * frames + frame]) / 4.0
         let outside = f0 > band * 1.1 || f0 < band * 0.9 || f0 > f0Ceil || f0 < f0Floor
         return outside ? 0 : f0
+    }
+}
+
+/// One band-pass channel: a Nuttall-windowed cosine at the channel's centre, two periods each side.
+private struct BandFilter: Sendable {
+    let centre: Double
+    let half: Int
+    let taps: [Double]
+
+    init(centre: Double, sampleRate: Double) {
+        self.centre = centre
+        let half = Matlab.round(sampleRate / centre * 2.0)
+        let window = Window.nuttall(length: 2 * half + 1)
+        self.half = half
+        taps = (-half...half).map { i in window[i + half] * cos(2 * Double.pi * centre * Double(i) / sampleRate) }
     }
 }
 
