@@ -25,8 +25,8 @@ public struct Harvest: Sendable {
 
     public let sampleRate: Int
     public let options: Options
-    /// The band-pass channels' filters, made once: every estimate uses the same.
-    private let filters: [BandFilter]
+    /// The band-pass channels, made once: every estimate uses the same.
+    private let filterBank: HarvestFilterBank
 
     public init(sampleRate: Int, options: Options = Options()) {
         precondition(options.framePeriod > 0, "Harvest needs a positive frame period")
@@ -34,7 +34,7 @@ public struct Harvest: Sendable {
         self.sampleRate = sampleRate
         self.options = options
         let rate = DecimatedSignal.rate(from: sampleRate)
-        filters = Self.bandCentres(options).map { BandFilter(centre: $0, sampleRate: rate) }
+        filterBank = HarvestFilterBank(centres: Self.bandCentres(options), sampleRate: rate)
     }
 
     /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames.
@@ -55,10 +55,10 @@ public struct Harvest: Sendable {
         let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
 
         let search = ZeroCrossingSearch(
-            signal: decimated, lowestBand: filters[0].centre, frameTimes: frameTimes,
+            signal: decimated, filterBank: filterBank, frameTimes: frameTimes,
             f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
-        let raw = search.rawCandidates(filters: filters)
-        let perFrameLimit = Matlab.round(Double(filters.count) / 10.0)
+        let raw = search.rawCandidates()
+        let perFrameLimit = Matlab.round(Double(filterBank.filters.count) / 10.0)
         var candidates = spreadToNeighbours(officialCandidates(raw, limit: perFrameLimit))
 
         let refiner = InstantaneousFrequencyRefiner(signal: decimated, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
@@ -159,29 +159,31 @@ private final class ZeroCrossingSearch {
     private let f0Floor: Double
     private let f0Ceil: Double
 
+    private let filters: [HarvestFilterBank.Filter]
     private let signalFFT: ForwardRealFFT
-    private let filterFFT: ForwardRealFFT
+    /// The filters' spectra kept by the bank, if it keeps them at this size; otherwise each is made when used.
+    private let filterSpectra: FilterSpectra?
+    private lazy var filterTransform = FilterTransform(fftSize: signalFFT.size)
     private let inverseFFT: InverseRealFFT
     private var filtered: [Double]
-    /// Length of the filter last written to `filterFFT`; the rest of its input is zero.
-    private var filterTaps = 0
     private let crossings: ZeroCrossings
     private var events: [EventIntervals]
     private var difference: [Double]
     /// The four kinds' rates on the frame grid, one kind after another.
     private let interpolated: UnsafeMutableBufferPointer<Double>
 
-    init(signal: DecimatedSignal, lowestBand: Double, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
+    init(signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
         let length = signal.samples.count
         sampleRate = signal.sampleRate
         self.length = length
         self.frameTimes = frameTimes
         self.f0Floor = f0Floor
         self.f0Ceil = f0Ceil
-        let longestFilter = 2 * Int(2.0 * signal.sampleRate / lowestBand)
+        filters = filterBank.filters
+        let longestFilter = 2 * Int(2.0 * signal.sampleRate / filters[0].centre)
         let fftSize = Matlab.suitableFFTSize(length + 5 + longestFilter)
         signalFFT = ForwardRealFFT(size: fftSize)
-        filterFFT = ForwardRealFFT(size: fftSize)
+        filterSpectra = filterBank.spectra(fftSize: fftSize)
         inverseFFT = InverseRealFFT(size: fftSize)
         filtered = [Double](repeating: 0, count: length)
         crossings = ZeroCrossings(capacity: length)
@@ -201,11 +203,11 @@ private final class ZeroCrossingSearch {
     }
 
     /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
-    func rawCandidates(filters: [BandFilter]) -> Matrix {
+    func rawCandidates() -> Matrix {
         var raw = Matrix(rows: frameTimes.count, columns: filters.count)
         for (channel, filter) in filters.enumerated() {
             let band = filter.centre
-            bandPass(filter)
+            bandPass(channel: channel)
             findEventIntervals()
             guard events.allSatisfy({ $0.count >= 3 }) else { continue }
             interpolateEvents()
@@ -219,21 +221,12 @@ private final class ZeroCrossingSearch {
         return raw
     }
 
-    /// Convolves the signal with the filter through the FFT and compensates the filter's delay.
-    private func bandPass(_ filter: BandFilter) {
-        let half = filter.half
-        for i in 0..<filter.taps.count {
-            filterFFT.waveform[i] = filter.taps[i]
-        }
-        // The forward transform keeps its input, so only the taps of a longer previous filter need clearing.
-        for i in (2 * half + 1)..<max(2 * half + 1, filterTaps) {
-            filterFFT.waveform[i] = 0
-        }
-        filterTaps = 2 * half + 1
-        filterFFT.execute()
-        multiplySpectra()
+    /// Convolves the signal with a channel's filter through the FFT and compensates the filter's delay.
+    private func bandPass(channel: Int) {
+        let filter = filters[channel]
+        multiplySpectra(by: filterSpectra?.spectrum(channel: channel) ?? filterTransform.spectrum(of: filter))
         inverseFFT.execute()
-        let delay = half + 1
+        let delay = filter.half + 1
         for i in 0..<length {
             filtered[i] = inverseFFT.waveform[i + delay]
         }
@@ -242,10 +235,9 @@ private final class ZeroCrossingSearch {
     /// Signal spectrum times filter spectrum into the inverse FFT's input. WORLD mirrors bins in place
     /// while it multiplies, which leaves the two top bins both holding the Nyquist bin times the product
     /// one below it; that is reproduced here so the filtered signals agree.
-    private func multiplySpectra() {
-        let half = filterFFT.size / 2
+    private func multiplySpectra(by filter: UnsafeBufferPointer<Complex>) {
+        let half = signalFFT.size / 2
         let signal = signalFFT.spectrum
-        let filter = filterFFT.spectrum
         let product = inverseFFT.spectrum
         for k in 0..<(half - 1) {
             product[k] = multiply(signal[k], filter[k])
@@ -299,21 +291,6 @@ private final class ZeroCrossingSearch {
             + interpolated[3 * frames + frame]) / 4.0
         let outside = f0 > band * 1.1 || f0 < band * 0.9 || f0 > f0Ceil || f0 < f0Floor
         return outside ? 0 : f0
-    }
-}
-
-/// One band-pass channel: a Nuttall-windowed cosine at the channel's centre, two periods each side.
-private struct BandFilter: Sendable {
-    let centre: Double
-    let half: Int
-    let taps: [Double]
-
-    init(centre: Double, sampleRate: Double) {
-        self.centre = centre
-        let half = Matlab.round(sampleRate / centre * 2.0)
-        let window = Window.nuttall(length: 2 * half + 1)
-        self.half = half
-        taps = (-half...half).map { i in window[i + half] * cos(2 * Double.pi * centre * Double(i) / sampleRate) }
     }
 }
 
