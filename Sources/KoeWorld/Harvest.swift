@@ -386,27 +386,33 @@ private final class ZeroCrossings {
 /// (the outermost channels never count as voiced). Returns frames x candidates, zero-padded.
 private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
     let channels = raw.columns
-    var perFrame = Matrix(rows: raw.rows, columns: max(limit, 0))
+    let columns = max(limit, 0)
+    var perFrame = Matrix(rows: raw.rows, columns: columns)
     var widest = 0
-    for frame in 0..<raw.rows {
-        var found = 0
-        var runStart = 0
-        var previousVoiced = false
-        for channel in 1..<channels {
-            let voiced = channel < channels - 1 && raw[frame, channel] > 0
-            if voiced && !previousVoiced {
-                runStart = channel
-            } else if !voiced && previousVoiced && channel - runStart >= Tuning.minimumChannelRun && found < limit {
-                var sum = 0.0
-                for run in runStart..<channel {
-                    sum += raw[frame, run]
+    raw.storage.withUnsafeBufferPointer { raw in
+        perFrame.storage.withUnsafeMutableBufferPointer { perFrame in
+            for frame in 0..<(raw.count / channels) {
+                let row = frame * channels
+                var found = 0
+                var runStart = 0
+                var previousVoiced = false
+                for channel in 1..<channels {
+                    let voiced = channel < channels - 1 && raw[row + channel] > 0
+                    if voiced && !previousVoiced {
+                        runStart = channel
+                    } else if !voiced && previousVoiced && channel - runStart >= Tuning.minimumChannelRun && found < limit {
+                        var sum = 0.0
+                        for run in runStart..<channel {
+                            sum += raw[row + run]
+                        }
+                        perFrame[frame * columns + found] = sum / Double(channel - runStart)
+                        found += 1
+                    }
+                    previousVoiced = voiced
                 }
-                perFrame[frame, found] = sum / Double(channel - runStart)
-                found += 1
+                widest = max(widest, found)
             }
-            previousVoiced = voiced
         }
-        widest = max(widest, found)
     }
     var narrowed = Matrix(rows: raw.rows, columns: widest)
     for frame in 0..<raw.rows {
@@ -423,19 +429,24 @@ private func spreadToNeighbours(_ own: Matrix) -> Matrix {
     let frames = own.rows
     let count = own.columns
     let spread = Tuning.spreadFrames
-    var all = Matrix(rows: frames, columns: count * (2 * spread + 1))
-    for frame in 0..<frames {
-        for j in 0..<count {
-            all[frame, j] = own[frame, j]
-        }
-    }
-    for shift in 1...spread {
-        for j in 0..<count {
-            for frame in stride(from: shift, to: frames, by: 1) {
-                all[frame, j + count * shift] = own[frame - shift, j]
+    let columns = count * (2 * spread + 1)
+    var all = Matrix(rows: frames, columns: columns)
+    own.storage.withUnsafeBufferPointer { own in
+        all.storage.withUnsafeMutableBufferPointer { all in
+            for frame in 0..<frames {
+                for j in 0..<count {
+                    all[frame * columns + j] = own[frame * count + j]
+                }
             }
-            for frame in stride(from: 0, to: frames - shift, by: 1) {
-                all[frame, j + count * (shift + spread)] = own[frame + shift, j]
+            for shift in 1...spread {
+                for j in 0..<count {
+                    for frame in stride(from: shift, to: frames, by: 1) {
+                        all[frame * columns + j + count * shift] = own[(frame - shift) * count + j]
+                    }
+                    for frame in stride(from: 0, to: frames - shift, by: 1) {
+                        all[frame * columns + j + count * (shift + spread)] = own[(frame + shift) * count + j]
+                    }
+                }
             }
         }
     }
@@ -502,6 +513,8 @@ private final class InstantaneousFrequencyRefiner {
     private let twiddles = SingleBinDFT()
     /// One window a length, made when first needed.
     private var windows: [RefinementWindow?]
+    /// `fftSize(half:)` for every half length of window up to the longest.
+    private var fftSizes: [Int]
     private var windowedSamples: UnsafeMutableBufferPointer<Double>
     /// The signal under the main window and under its derivative, side by side, sample by sample.
     private var windowedPairs: UnsafeMutableBufferPointer<SIMD2<Double>>
@@ -526,6 +539,7 @@ private final class InstantaneousFrequencyRefiner {
         self.f0Ceil = f0Ceil
         let longest = 2 * Int(1.5 * sampleRate / f0Floor + 1.0) + 1
         windows = Array(repeating: nil, count: longest + 1)
+        fftSizes = (0...(longest / 2)).map(Self.fftSize(half:))
         summedBins = .allocate(capacity: 1 << 11)
         summedBins.initialize(repeating: SummedBin())
         windowedSamples = .allocate(capacity: longest)
@@ -570,7 +584,8 @@ private final class InstantaneousFrequencyRefiner {
         guard f0 > 0 else { return (0, 0) }
         let half = Int(1.5 * sampleRate / f0 + 1.0)
         let length = 2 * half + 1
-        let fftSize = Self.fftSize(half: half)
+        ensureCapacity(length)
+        let fftSize = fftSizes[half]
         if length != windowedLength {
             applyWindow(length: length, half: half, position: position)
         }
@@ -588,6 +603,7 @@ private final class InstantaneousFrequencyRefiner {
         windowedSamples = .allocate(capacity: length)
         windowedPairs = .allocate(capacity: length)
         windows += Array(repeating: nil, count: length + 1 - windows.count)
+        fftSizes += (fftSizes.count...(length / 2)).map(Self.fftSize(half:))
     }
 
     /// The DFT size WORLD takes for a window of 2 `half` + 1 samples: a power of two, two to four times longer.
@@ -597,7 +613,6 @@ private final class InstantaneousFrequencyRefiner {
 
     /// Windows the signal around `position` with the window of `length` = 2 `half` + 1 samples.
     private func applyWindow(length: Int, half: Int, position: Double) {
-        ensureCapacity(length)
         let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
         // Phase 2π t / duration at t = (firstIndex - 1) / fs - position, with duration = length / fs.
         let duration = Double(length) / sampleRate
@@ -879,14 +894,19 @@ private struct ContourFixer {
     }
 
     private func highestScoring() -> [Double] {
-        (0..<frameCount).map { frame in
-            var best = 0.0
-            var bestScore = 0.0
-            for j in 0..<candidates.columns where scores[frame, j] > bestScore {
-                best = candidates[frame, j]
-                bestScore = scores[frame, j]
+        let columns = candidates.columns
+        return candidates.storage.withUnsafeBufferPointer { candidates in
+            scores.storage.withUnsafeBufferPointer { scores in
+                (0..<frameCount).map { frame in
+                    var best = 0.0
+                    var bestScore = 0.0
+                    for index in (frame * columns)..<((frame + 1) * columns) where scores[index] > bestScore {
+                        best = candidates[index]
+                        bestScore = scores[index]
+                    }
+                    return best
+                }
             }
-            return best
         }
     }
 
