@@ -258,19 +258,17 @@ private final class ZeroCrossingSearch {
     private func findEventIntervals() {
         filtered.withUnsafeBufferPointer { signal in
             difference.withUnsafeMutableBufferPointer { difference in
-                measureCrossings(of: signal, falling: 0, rising: 1)
+                crossings.find(in: signal)
                 for i in 0..<(length - 1) {
                     difference[i] = signal[i + 1] - signal[i]
                 }
-                measureCrossings(of: UnsafeBufferPointer(rebasing: difference[0..<(length - 1)]), falling: 2, rising: 3)
+                let slope = UnsafeBufferPointer(rebasing: difference[0..<(length - 1)])
+                for kind in EventKind.allCases {
+                    events[kind.rawValue].measure(
+                        crossings: crossings[kind], in: kind.onSlope ? slope : signal, sampleRate: sampleRate)
+                }
             }
         }
-    }
-
-    private func measureCrossings(of signal: UnsafeBufferPointer<Double>, falling: Int, rising: Int) {
-        crossings.find(in: signal)
-        events[falling].measure(crossings: crossings.falling, in: signal, sampleRate: sampleRate)
-        events[rising].measure(crossings: crossings.rising, in: signal, sampleRate: sampleRate)
     }
 
     private func interpolateEvents() {
@@ -338,45 +336,70 @@ private struct EventIntervals {
     }
 }
 
-/// Where a signal crosses zero going down (`x[i] > 0 >= x[i + 1]`) and going up (`x[i] < 0 <= x[i + 1]`),
-/// by the index `i` before the crossing. Found without branching on the signal, whose crossings no branch
-/// predictor foresees.
+/// Harvest's four kinds of event: a signal's falling and rising zero crossings, and its peaks and dips, which
+/// are the falling and rising zero crossings of its first difference (its slope).
+private enum EventKind: Int, CaseIterable {
+    case falling, rising, peak, dip
+
+    var onSlope: Bool { self == .peak || self == .dip }
+}
+
+/// Where a signal and its slope cross zero going down (`x[i] > 0 >= x[i + 1]`) and going up
+/// (`x[i] < 0 <= x[i + 1]`), by the index `i` before the crossing, each kind in its own list. Found in one
+/// pass without branching on the signal, whose crossings no branch predictor foresees.
 private final class ZeroCrossings {
-    private let fallingIndices: UnsafeMutableBufferPointer<Int32>
-    private let risingIndices: UnsafeMutableBufferPointer<Int32>
-    private var fallingCount = 0
-    private var risingCount = 0
+    /// Room for one list of `capacity` indices a kind, kind after kind.
+    private let indices: UnsafeMutableBufferPointer<Int32>
+    private let capacity: Int
+    private var counts = [0, 0, 0, 0]
 
     /// For signals of at most `capacity` samples.
     init(capacity: Int) {
         precondition(capacity < Int(Int32.max), "signal too long to index with 32 bits")
-        fallingIndices = .allocate(capacity: capacity)
-        risingIndices = .allocate(capacity: capacity)
+        self.capacity = capacity
+        indices = .allocate(capacity: 4 * capacity)
     }
 
     deinit {
-        fallingIndices.deallocate()
-        risingIndices.deallocate()
+        indices.deallocate()
     }
 
-    var falling: UnsafeBufferPointer<Int32> { UnsafeBufferPointer(rebasing: fallingIndices[0..<fallingCount]) }
-    var rising: UnsafeBufferPointer<Int32> { UnsafeBufferPointer(rebasing: risingIndices[0..<risingCount]) }
+    subscript(kind: EventKind) -> UnsafeBufferPointer<Int32> {
+        let start = kind.rawValue * capacity
+        return UnsafeBufferPointer(rebasing: indices[start..<(start + counts[kind.rawValue])])
+    }
 
+    /// The slope at `i` is `x[i + 1] - x[i]`, so its crossings need one sample more and stop one pair earlier.
     func find(in signal: UnsafeBufferPointer<Double>) {
-        precondition(signal.count <= fallingIndices.count)
-        var fallingFound = 0
-        var risingFound = 0
+        precondition(signal.count <= capacity)
+        let falling = indices.baseAddress!
+        let rising = falling + capacity
+        let peaks = rising + capacity
+        let dips = peaks + capacity
+        var (fallingFound, risingFound, peaksFound, dipsFound) = (0, 0, 0, 0)
+        let pairs = max(signal.count - 1, 0)
+        var slope = pairs > 0 ? signal[1] - signal[0] : 0
         // Every index is written at the next free place; only a crossing moves the place on.
-        for i in 0..<max(signal.count - 1, 0) {
+        for i in 0..<pairs {
             let here = signal[i]
             let next = signal[i + 1]
-            fallingIndices[fallingFound] = Int32(truncatingIfNeeded: i)
-            risingIndices[risingFound] = Int32(truncatingIfNeeded: i)
+            let index = Int32(truncatingIfNeeded: i)
+            falling[fallingFound] = index
+            rising[risingFound] = index
             fallingFound &+= (here > 0 ? 1 : 0) & (next <= 0 ? 1 : 0)
             risingFound &+= (here < 0 ? 1 : 0) & (next >= 0 ? 1 : 0)
+            guard i + 1 < pairs else { break }
+            let nextSlope = signal[i + 2] - next
+            peaks[peaksFound] = index
+            dips[dipsFound] = index
+            peaksFound &+= (slope > 0 ? 1 : 0) & (nextSlope <= 0 ? 1 : 0)
+            dipsFound &+= (slope < 0 ? 1 : 0) & (nextSlope >= 0 ? 1 : 0)
+            slope = nextSlope
         }
-        fallingCount = fallingFound
-        risingCount = risingFound
+        counts[0] = fallingFound
+        counts[1] = risingFound
+        counts[2] = peaksFound
+        counts[3] = dipsFound
     }
 }
 
