@@ -378,23 +378,32 @@ private final class ZeroCrossings {
         let dips = peaks + capacity
         var (fallingFound, risingFound, peaksFound, dipsFound) = (0, 0, 0, 0)
         let pairs = max(signal.count - 1, 0)
-        var slope = pairs > 0 ? signal[1] - signal[0] : 0
+        // The signal and its slope side by side, compared together.
+        var here = SIMD2(pairs > 0 ? signal[0] : 0, pairs > 0 ? signal[1] - signal[0] : 0)
         // Every index is written at the next free place; only a crossing moves the place on.
-        for i in 0..<pairs {
-            let here = signal[i]
-            let next = signal[i + 1]
+        for i in 0..<max(pairs - 1, 0) {
+            let nextSample = signal[i + 1]
+            let next = SIMD2(nextSample, signal[i + 2] - nextSample)
+            // A true lane of a mask is all ones: -1 as an integer.
+            let down = unsafeBitCast((here .> 0) .& (next .<= 0), to: SIMD2<Int64>.self)
+            let up = unsafeBitCast((here .< 0) .& (next .>= 0), to: SIMD2<Int64>.self)
             let index = Int32(truncatingIfNeeded: i)
             falling[fallingFound] = index
             rising[risingFound] = index
-            fallingFound &+= (here > 0 ? 1 : 0) & (next <= 0 ? 1 : 0)
-            risingFound &+= (here < 0 ? 1 : 0) & (next >= 0 ? 1 : 0)
-            guard i + 1 < pairs else { break }
-            let nextSlope = signal[i + 2] - next
             peaks[peaksFound] = index
             dips[dipsFound] = index
-            peaksFound &+= (slope > 0 ? 1 : 0) & (nextSlope <= 0 ? 1 : 0)
-            dipsFound &+= (slope < 0 ? 1 : 0) & (nextSlope >= 0 ? 1 : 0)
-            slope = nextSlope
+            fallingFound &-= Int(down[0])
+            risingFound &-= Int(up[0])
+            peaksFound &-= Int(down[1])
+            dipsFound &-= Int(up[1])
+            here = next
+        }
+        if pairs > 0 {
+            let (last, next) = (signal[pairs - 1], signal[pairs])
+            falling[fallingFound] = Int32(truncatingIfNeeded: pairs - 1)
+            rising[risingFound] = Int32(truncatingIfNeeded: pairs - 1)
+            fallingFound &+= (last > 0 ? 1 : 0) & (next <= 0 ? 1 : 0)
+            risingFound &+= (last < 0 ? 1 : 0) & (next >= 0 ? 1 : 0)
         }
         counts[0] = fallingFound
         counts[1] = risingFound
