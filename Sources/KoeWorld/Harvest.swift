@@ -417,13 +417,13 @@ private final class ZeroCrossings {
 /// Per frame, the mean F0 of each run of at least ten neighbouring channels that all found one
 /// (the outermost channels never count as voiced). Returns frames x candidates, zero-padded.
 private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
-    let channels = raw.columns
+    let (frames, channels) = (raw.rows, raw.columns)
     let columns = max(limit, 0)
-    var perFrame = Matrix(rows: raw.rows, columns: columns)
+    var perFrame = Matrix(rows: frames, columns: columns)
     var widest = 0
     raw.storage.withUnsafeBufferPointer { raw in
         perFrame.storage.withUnsafeMutableBufferPointer { perFrame in
-            for frame in 0..<(raw.count / channels) {
+            for frame in 0..<frames {
                 let row = frame * channels
                 var found = 0
                 var runStart = 0
