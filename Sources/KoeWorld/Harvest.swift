@@ -25,12 +25,16 @@ public struct Harvest: Sendable {
 
     public let sampleRate: Int
     public let options: Options
+    /// The band-pass channels, made once: every estimate uses the same.
+    private let filterBank: HarvestFilterBank
 
     public init(sampleRate: Int, options: Options = Options()) {
         precondition(options.framePeriod > 0, "Harvest needs a positive frame period")
         precondition(options.f0Floor > 0 && options.f0Ceil > options.f0Floor, "Harvest needs 0 < f0 floor < f0 ceil")
         self.sampleRate = sampleRate
         self.options = options
+        let rate = DecimatedSignal.rate(from: sampleRate)
+        filterBank = HarvestFilterBank(centres: Self.bandCentres(options), sampleRate: rate)
     }
 
     /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames.
@@ -48,14 +52,13 @@ public struct Harvest: Sendable {
     private func basicContour(_ signal: [Double]) -> [Double] {
         let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: Tuning.basicFramePeriod)
         let frameTimes = (0..<frameCount).map { Double($0) / 1000.0 }
-        let bands = bandCentres()
         let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
 
         let search = ZeroCrossingSearch(
-            signal: decimated, lowestBand: bands[0], frameTimes: frameTimes,
+            signal: decimated, filterBank: filterBank, frameTimes: frameTimes,
             f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
-        let raw = search.rawCandidates(bands: bands)
-        let perFrameLimit = Matlab.round(Double(bands.count) / 10.0)
+        let raw = search.rawCandidates()
+        let perFrameLimit = Matlab.round(Double(filterBank.filters.count) / 10.0)
         var candidates = spreadToNeighbours(officialCandidates(raw, limit: perFrameLimit))
 
         let refiner = InstantaneousFrequencyRefiner(signal: decimated, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
@@ -67,7 +70,7 @@ public struct Harvest: Sendable {
     }
 
     /// Centre frequencies of the band-pass channels: 40 a octave, from just under the floor to just over the ceil.
-    private func bandCentres() -> [Double] {
+    private static func bandCentres(_ options: Options) -> [Double] {
         let lowest = options.f0Floor * 0.9
         let highest = options.f0Ceil * 1.1
         let count = 1 + Int(log(highest / lowest) / Tuning.log2 * Tuning.channelsInOctave)
@@ -104,13 +107,21 @@ private struct DecimatedSignal {
     let sampleRate: Double
 
     init(_ signal: [Double], sampleRate: Int) {
-        let speed = Matlab.round(Double(sampleRate) / Tuning.targetSampleRate)
-        let factor = max(min(speed, Tuning.maximumDecimation), 1)
+        let factor = Self.factor(from: sampleRate)
         let count = Int((Double(signal.count) / Double(factor)).rounded(.up))
-        self.sampleRate = Double(sampleRate) / Double(factor)
+        self.sampleRate = Self.rate(from: sampleRate)
         var samples = factor == 1 ? signal : Self.decimateWithPadding(signal, factor: factor, count: count)
         Self.removeMean(&samples)
         self.samples = samples
+    }
+
+    static func rate(from sampleRate: Int) -> Double {
+        Double(sampleRate) / Double(factor(from: sampleRate))
+    }
+
+    private static func factor(from sampleRate: Int) -> Int {
+        let speed = Matlab.round(Double(sampleRate) / Tuning.targetSampleRate)
+        return max(min(speed, Tuning.maximumDecimation), 1)
     }
 
     /// Edge-padded with the end samples before decimating, so the filter's start-up stays out of the result.
@@ -148,30 +159,38 @@ private final class ZeroCrossingSearch {
     private let f0Floor: Double
     private let f0Ceil: Double
 
+    private let filters: [HarvestFilterBank.Filter]
     private let signalFFT: ForwardRealFFT
-    private let filterFFT: ForwardRealFFT
+    /// The filters' spectra kept by the bank, if it keeps them at this size; otherwise each is made when used.
+    private let filterSpectra: FilterSpectra?
+    private lazy var filterTransform = FilterTransform(fftSize: signalFFT.size)
     private let inverseFFT: InverseRealFFT
     private var filtered: [Double]
-    /// Length of the filter last written to `filterFFT`; the rest of its input is zero.
-    private var filterTaps = 0
+    private let crossings: ZeroCrossings
     private var events: [EventIntervals]
-    private var interpolated: [[Double]]
+    private var difference: [Double]
+    /// The four kinds' rates on the frame grid, one kind after another.
+    private let interpolated: UnsafeMutableBufferPointer<Double>
 
-    init(signal: DecimatedSignal, lowestBand: Double, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
+    init(signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
         let length = signal.samples.count
         sampleRate = signal.sampleRate
         self.length = length
         self.frameTimes = frameTimes
         self.f0Floor = f0Floor
         self.f0Ceil = f0Ceil
-        let longestFilter = 2 * Int(2.0 * signal.sampleRate / lowestBand)
+        filters = filterBank.filters
+        let longestFilter = 2 * Int(2.0 * signal.sampleRate / filters[0].centre)
         let fftSize = Matlab.suitableFFTSize(length + 5 + longestFilter)
         signalFFT = ForwardRealFFT(size: fftSize)
-        filterFFT = ForwardRealFFT(size: fftSize)
+        filterSpectra = filterBank.spectra(fftSize: fftSize)
         inverseFFT = InverseRealFFT(size: fftSize)
         filtered = [Double](repeating: 0, count: length)
+        crossings = ZeroCrossings(capacity: length)
         events = (0..<4).map { _ in EventIntervals(capacity: length) }
-        interpolated = Array(repeating: [Double](repeating: 0, count: frameTimes.count), count: 4)
+        difference = [Double](repeating: 0, count: length)
+        interpolated = .allocate(capacity: 4 * frameTimes.count)
+        interpolated.initialize(repeating: 0)
 
         for i in 0..<length {
             signalFFT.waveform[i] = signal.samples[i]
@@ -179,38 +198,35 @@ private final class ZeroCrossingSearch {
         signalFFT.execute()
     }
 
+    deinit {
+        interpolated.deallocate()
+    }
+
     /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
-    func rawCandidates(bands: [Double]) -> Matrix {
-        var raw = Matrix(rows: frameTimes.count, columns: bands.count)
-        for (channel, band) in bands.enumerated() {
-            bandPass(around: band)
+    func rawCandidates() -> Matrix {
+        var raw = Matrix(rows: frameTimes.count, columns: filters.count)
+        for (channel, filter) in filters.enumerated() {
+            let band = filter.centre
+            bandPass(channel: channel)
             findEventIntervals()
             guard events.allSatisfy({ $0.count >= 3 }) else { continue }
             interpolateEvents()
-            for frame in 0..<frameTimes.count {
-                raw[frame, channel] = candidate(frame: frame, band: band)
+            let channels = filters.count
+            raw.storage.withUnsafeMutableBufferPointer { raw in
+                for frame in 0..<frameTimes.count {
+                    raw[frame * channels + channel] = candidate(frame: frame, band: band)
+                }
             }
         }
         return raw
     }
 
-    /// Convolves the signal with a Nuttall-windowed cosine of two periods each side, through the FFT,
-    /// and compensates the filter's delay.
-    private func bandPass(around band: Double) {
-        let half = Matlab.round(sampleRate / band * 2.0)
-        let window = Window.nuttall(length: 2 * half + 1)
-        for i in -half...half {
-            filterFFT.waveform[i + half] = window[i + half] * cos(2 * Double.pi * band * Double(i) / sampleRate)
-        }
-        // The forward transform keeps its input, so only the taps of a longer previous filter need clearing.
-        for i in (2 * half + 1)..<max(2 * half + 1, filterTaps) {
-            filterFFT.waveform[i] = 0
-        }
-        filterTaps = 2 * half + 1
-        filterFFT.execute()
-        multiplySpectra()
+    /// Convolves the signal with a channel's filter through the FFT and compensates the filter's delay.
+    private func bandPass(channel: Int) {
+        let filter = filters[channel]
+        multiplySpectra(by: filterSpectra?.spectrum(channel: channel) ?? filterTransform.spectrum(of: filter))
         inverseFFT.execute()
-        let delay = half + 1
+        let delay = filter.half + 1
         for i in 0..<length {
             filtered[i] = inverseFFT.waveform[i + delay]
         }
@@ -219,10 +235,9 @@ private final class ZeroCrossingSearch {
     /// Signal spectrum times filter spectrum into the inverse FFT's input. WORLD mirrors bins in place
     /// while it multiplies, which leaves the two top bins both holding the Nyquist bin times the product
     /// one below it; that is reproduced here so the filtered signals agree.
-    private func multiplySpectra() {
-        let half = filterFFT.size / 2
+    private func multiplySpectra(by filter: UnsafeBufferPointer<Complex>) {
+        let half = signalFFT.size / 2
         let signal = signalFFT.spectrum
-        let filter = filterFFT.spectrum
         let product = inverseFFT.spectrum
         for k in 0..<(half - 1) {
             product[k] = multiply(signal[k], filter[k])
@@ -237,30 +252,31 @@ private final class ZeroCrossingSearch {
         Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
     }
 
-    /// Falling crossings of the filtered signal, then (negated) its rising crossings,
-    /// then peaks and dips from the crossings of its first difference.
+    /// Falling and rising crossings of the filtered signal, then peaks and dips as the falling and rising
+    /// crossings of its first difference. (WORLD finds rising crossings as the falling crossings of the negated
+    /// signal, and differences that; the crossings and their fractional positions come out the same.)
     private func findEventIntervals() {
-        filtered.withUnsafeMutableBufferPointer { signal in
-            events[0].find(in: UnsafeBufferPointer(signal), length: length, sampleRate: sampleRate)
-            for i in 0..<length {
-                signal[i] = -signal[i]
+        filtered.withUnsafeBufferPointer { signal in
+            difference.withUnsafeMutableBufferPointer { difference in
+                crossings.find(in: signal)
+                for i in 0..<(length - 1) {
+                    difference[i] = signal[i + 1] - signal[i]
+                }
+                let slope = UnsafeBufferPointer(rebasing: difference[0..<(length - 1)])
+                for kind in EventKind.allCases {
+                    events[kind.rawValue].measure(
+                        crossings: crossings[kind], in: kind.onSlope ? slope : signal, sampleRate: sampleRate)
+                }
             }
-            events[1].find(in: UnsafeBufferPointer(signal), length: length, sampleRate: sampleRate)
-            for i in 0..<(length - 1) {
-                signal[i] = signal[i] - signal[i + 1]
-            }
-            events[2].find(in: UnsafeBufferPointer(signal), length: length - 1, sampleRate: sampleRate)
-            for i in 0..<(length - 1) {
-                signal[i] = -signal[i]
-            }
-            events[3].find(in: UnsafeBufferPointer(signal), length: length - 1, sampleRate: sampleRate)
         }
     }
 
     private func interpolateEvents() {
         frameTimes.withUnsafeBufferPointer { times in
             for kind in 0..<4 {
-                events[kind].interpolate(at: times, into: &interpolated[kind])
+                let frames = times.count
+                events[kind].interpolate(
+                    at: times, into: UnsafeMutableBufferPointer(rebasing: interpolated[(kind * frames)..<((kind + 1) * frames)]))
             }
         }
     }
@@ -268,7 +284,9 @@ private final class ZeroCrossingSearch {
     /// The four event estimates averaged, kept only near this channel's band and inside the search range.
     @inline(__always)
     private func candidate(frame: Int, band: Double) -> Double {
-        let f0 = (interpolated[0][frame] + interpolated[1][frame] + interpolated[2][frame] + interpolated[3][frame]) / 4.0
+        let frames = frameTimes.count
+        let f0 = (interpolated[frame] + interpolated[frames + frame] + interpolated[2 * frames + frame]
+            + interpolated[3 * frames + frame]) / 4.0
         let outside = f0 > band * 1.1 || f0 < band * 0.9 || f0 > f0Ceil || f0 < f0Floor
         return outside ? 0 : f0
     }
@@ -285,15 +303,15 @@ private struct EventIntervals {
         rates = [Double](repeating: 0, count: capacity)
     }
 
-    /// Falling zero crossings located to a fraction of a sample (at WORLD's one-based positions);
-    /// each pair of neighbours gives one interval.
-    mutating func find(in signal: UnsafeBufferPointer<Double>, length: Int, sampleRate: Double) {
+    /// Crossings (a crossing at `i` lies between samples `i` and `i + 1`) located to a fraction of a sample,
+    /// at WORLD's one-based positions; each pair of neighbours gives one interval.
+    mutating func measure(crossings: UnsafeBufferPointer<Int32>, in signal: UnsafeBufferPointer<Double>, sampleRate: Double) {
         var found = 0
         locations.withUnsafeMutableBufferPointer { locations in
             rates.withUnsafeMutableBufferPointer { rates in
                 var previousEdge = -1.0
-                for i in 0..<(length - 1) where 0.0 < signal[i] && signal[i + 1] <= 0.0 {
-                    let edge = i + 1
+                for crossing in crossings {
+                    let edge = Int(crossing) + 1
                     let fineEdge = Double(edge) - signal[edge - 1] / (signal[edge] - signal[edge - 1])
                     if previousEdge >= 0 {
                         rates[found] = sampleRate / (fineEdge - previousEdge)
@@ -307,16 +325,90 @@ private struct EventIntervals {
         count = found
     }
 
-    func interpolate(at times: UnsafeBufferPointer<Double>, into output: inout [Double]) {
+    func interpolate(at times: UnsafeBufferPointer<Double>, into output: UnsafeMutableBufferPointer<Double>) {
         locations.withUnsafeBufferPointer { x in
             rates.withUnsafeBufferPointer { y in
-                output.withUnsafeMutableBufferPointer { yi in
-                    Matlab.interp1(
-                        x: UnsafeBufferPointer(rebasing: x[0..<count]), y: UnsafeBufferPointer(rebasing: y[0..<count]),
-                        at: times, into: yi)
-                }
+                Matlab.interp1(
+                    x: UnsafeBufferPointer(rebasing: x[0..<count]), y: UnsafeBufferPointer(rebasing: y[0..<count]),
+                    at: times, into: output)
             }
         }
+    }
+}
+
+/// Harvest's four kinds of event: a signal's falling and rising zero crossings, and its peaks and dips, which
+/// are the falling and rising zero crossings of its first difference (its slope).
+private enum EventKind: Int, CaseIterable {
+    case falling, rising, peak, dip
+
+    var onSlope: Bool { self == .peak || self == .dip }
+}
+
+/// Where a signal and its slope cross zero going down (`x[i] > 0 >= x[i + 1]`) and going up
+/// (`x[i] < 0 <= x[i + 1]`), by the index `i` before the crossing, each kind in its own list. Found in one
+/// pass without branching on the signal, whose crossings no branch predictor foresees.
+private final class ZeroCrossings {
+    /// Room for one list of `capacity` indices a kind, kind after kind.
+    private let indices: UnsafeMutableBufferPointer<Int32>
+    private let capacity: Int
+    private var counts = [0, 0, 0, 0]
+
+    /// For signals of at most `capacity` samples.
+    init(capacity: Int) {
+        precondition(capacity < Int(Int32.max), "signal too long to index with 32 bits")
+        self.capacity = capacity
+        indices = .allocate(capacity: 4 * capacity)
+    }
+
+    deinit {
+        indices.deallocate()
+    }
+
+    subscript(kind: EventKind) -> UnsafeBufferPointer<Int32> {
+        let start = kind.rawValue * capacity
+        return UnsafeBufferPointer(rebasing: indices[start..<(start + counts[kind.rawValue])])
+    }
+
+    /// The slope at `i` is `x[i + 1] - x[i]`, so its crossings need one sample more and stop one pair earlier.
+    func find(in signal: UnsafeBufferPointer<Double>) {
+        precondition(signal.count <= capacity)
+        let falling = indices.baseAddress!
+        let rising = falling + capacity
+        let peaks = rising + capacity
+        let dips = peaks + capacity
+        var (fallingFound, risingFound, peaksFound, dipsFound) = (0, 0, 0, 0)
+        let pairs = max(signal.count - 1, 0)
+        // The signal and its slope side by side, compared together.
+        var here = SIMD2(pairs > 0 ? signal[0] : 0, pairs > 0 ? signal[1] - signal[0] : 0)
+        // Every index is written at the next free place; only a crossing moves the place on.
+        for i in 0..<max(pairs - 1, 0) {
+            let nextSample = signal[i + 1]
+            let next = SIMD2(nextSample, signal[i + 2] - nextSample)
+            // A true lane of a mask is all ones: -1 as an integer.
+            let down = unsafeBitCast((here .> 0) .& (next .<= 0), to: SIMD2<Int64>.self)
+            let up = unsafeBitCast((here .< 0) .& (next .>= 0), to: SIMD2<Int64>.self)
+            let index = Int32(truncatingIfNeeded: i)
+            falling[fallingFound] = index
+            rising[risingFound] = index
+            peaks[peaksFound] = index
+            dips[dipsFound] = index
+            fallingFound &-= Int(down[0])
+            risingFound &-= Int(up[0])
+            peaksFound &-= Int(down[1])
+            dipsFound &-= Int(up[1])
+            here = next
+        }
+        if pairs > 0 {
+            let (last, next) = (signal[pairs - 1], signal[pairs])
+            falling[fallingFound] = Int32(truncatingIfNeeded: pairs - 1)
+            rising[risingFound] = Int32(truncatingIfNeeded: pairs - 1)
+            fallingFound &+= (last > 0 ? 1 : 0) & (next <= 0 ? 1 : 0)
+            risingFound &+= (last < 0 ? 1 : 0) & (next >= 0 ? 1 : 0)
+        }
+        counts[0] = fallingFound
+        counts[1] = risingFound
+        counts[2] = peaksFound
+        counts[3] = dipsFound
     }
 }
 
@@ -325,28 +417,34 @@ private struct EventIntervals {
 /// Per frame, the mean F0 of each run of at least ten neighbouring channels that all found one
 /// (the outermost channels never count as voiced). Returns frames x candidates, zero-padded.
 private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
-    let channels = raw.columns
-    var perFrame = Matrix(rows: raw.rows, columns: max(limit, 0))
+    let (frames, channels) = (raw.rows, raw.columns)
+    let columns = max(limit, 0)
+    var perFrame = Matrix(rows: frames, columns: columns)
     var widest = 0
-    for frame in 0..<raw.rows {
-        var found = 0
-        var runStart = 0
-        var previousVoiced = false
-        for channel in 1..<channels {
-            let voiced = channel < channels - 1 && raw[frame, channel] > 0
-            if voiced && !previousVoiced {
-                runStart = channel
-            } else if !voiced && previousVoiced && channel - runStart >= Tuning.minimumChannelRun && found < limit {
-                var sum = 0.0
-                for run in runStart..<channel {
-                    sum += raw[frame, run]
+    raw.storage.withUnsafeBufferPointer { raw in
+        perFrame.storage.withUnsafeMutableBufferPointer { perFrame in
+            for frame in 0..<frames {
+                let row = frame * channels
+                var found = 0
+                var runStart = 0
+                var previousVoiced = false
+                for channel in 1..<channels {
+                    let voiced = channel < channels - 1 && raw[row + channel] > 0
+                    if voiced && !previousVoiced {
+                        runStart = channel
+                    } else if !voiced && previousVoiced && channel - runStart >= Tuning.minimumChannelRun && found < limit {
+                        var sum = 0.0
+                        for run in runStart..<channel {
+                            sum += raw[row + run]
+                        }
+                        perFrame[frame * columns + found] = sum / Double(channel - runStart)
+                        found += 1
+                    }
+                    previousVoiced = voiced
                 }
-                perFrame[frame, found] = sum / Double(channel - runStart)
-                found += 1
+                widest = max(widest, found)
             }
-            previousVoiced = voiced
         }
-        widest = max(widest, found)
     }
     var narrowed = Matrix(rows: raw.rows, columns: widest)
     for frame in 0..<raw.rows {
@@ -363,19 +461,24 @@ private func spreadToNeighbours(_ own: Matrix) -> Matrix {
     let frames = own.rows
     let count = own.columns
     let spread = Tuning.spreadFrames
-    var all = Matrix(rows: frames, columns: count * (2 * spread + 1))
-    for frame in 0..<frames {
-        for j in 0..<count {
-            all[frame, j] = own[frame, j]
-        }
-    }
-    for shift in 1...spread {
-        for j in 0..<count {
-            for frame in stride(from: shift, to: frames, by: 1) {
-                all[frame, j + count * shift] = own[frame - shift, j]
+    let columns = count * (2 * spread + 1)
+    var all = Matrix(rows: frames, columns: columns)
+    own.storage.withUnsafeBufferPointer { own in
+        all.storage.withUnsafeMutableBufferPointer { all in
+            for frame in 0..<frames {
+                for j in 0..<count {
+                    all[frame * columns + j] = own[frame * count + j]
+                }
             }
-            for frame in stride(from: 0, to: frames - shift, by: 1) {
-                all[frame, j + count * (shift + spread)] = own[frame + shift, j]
+            for shift in 1...spread {
+                for j in 0..<count {
+                    for frame in stride(from: shift, to: frames, by: 1) {
+                        all[frame * columns + j + count * shift] = own[(frame - shift) * count + j]
+                    }
+                    for frame in stride(from: 0, to: frames - shift, by: 1) {
+                        all[frame * columns + j + count * (shift + spread)] = own[(frame + shift) * count + j]
+                    }
+                }
             }
         }
     }
@@ -401,7 +504,6 @@ private func removeUnreliableCandidates(_ candidates: inout Matrix, scores: inou
     let original = candidates
     let frames = candidates.rows
     let count = candidates.columns
-    let threshold = 0.05
     original.storage.withUnsafeBufferPointer { all in
         func row(_ frame: Int) -> UnsafeBufferPointer<Double> {
             UnsafeBufferPointer(rebasing: all[(frame * count)..<((frame + 1) * count)])
@@ -410,14 +512,25 @@ private func removeUnreliableCandidates(_ candidates: inout Matrix, scores: inou
             for j in 0..<count {
                 let reference = all[frame * count + j]
                 if reference == 0 { continue }
-                let ahead = nearestCandidate(to: reference, in: row(frame + 1), allowedRange: 1.0).error
-                let behind = nearestCandidate(to: reference, in: row(frame - 1), allowedRange: 1.0).error
-                if min(ahead, behind) <= threshold { continue }
+                if hasCandidate(near: reference, in: row(frame + 1)) || hasCandidate(near: reference, in: row(frame - 1)) {
+                    continue
+                }
                 candidates[frame, j] = 0
                 scores[frame, j] = 0
             }
         }
     }
+}
+
+/// Whether some candidate lies within 5 % of `reference` (relative): WORLD takes the nearest candidate's
+/// error and compares it with 5 %, which comes to the same.
+@inline(__always)
+private func hasCandidate(near reference: Double, in row: UnsafeBufferPointer<Double>) -> Bool {
+    let threshold = 0.05
+    for candidate in row where candidate != 0 && abs(reference - candidate) / reference <= threshold {
+        return true
+    }
+    return false
 }
 
 // MARK: - Refinement by instantaneous frequency
@@ -430,13 +543,26 @@ private final class InstantaneousFrequencyRefiner {
     private let f0Floor: Double
     private let f0Ceil: Double
     private let twiddles = SingleBinDFT()
-    /// The window's phase steps by 2π / length a sample; its progression, by length, once each.
-    private var windowProgressions: [Int: Trigonometry.Progression] = [:]
-    private var mainWindow: UnsafeMutableBufferPointer<Double>
-    private var derivativeWindow: UnsafeMutableBufferPointer<Double>
+    /// One window a length, made when first needed.
+    private var windows: [RefinementWindow?]
+    /// `fftSize(half:)` for every half length of window up to the longest.
+    private var fftSizes: [Int]
     private var windowedSamples: UnsafeMutableBufferPointer<Double>
     /// The signal under the main window and under its derivative, side by side, sample by sample.
     private var windowedPairs: UnsafeMutableBufferPointer<SIMD2<Double>>
+    /// Length of the window now applied in `windowedPairs`, at the current frame; 0 for none yet.
+    private var windowedLength = 0
+    private var frame = 0
+    /// Bins summed lately, in slots hashed from window length and bin; a slot keeps its latest. A frame's
+    /// candidates come from it and its neighbours, so many share a window length and several harmonic bins,
+    /// and a bin summed again would come out the same.
+    private let summedBins: UnsafeMutableBufferPointer<SummedBin>
+    private let harmonicBins: UnsafeMutableBufferPointer<Int>
+    private let harmonicSpectra: UnsafeMutableBufferPointer<BinSpectra>
+    /// The harmonics whose bins still need summing, their bins, and the sums.
+    private let missingHarmonics: UnsafeMutableBufferPointer<Int>
+    private let missingBins: UnsafeMutableBufferPointer<Int>
+    private let missingSpectra: UnsafeMutableBufferPointer<BinSpectra>
 
     init(signal: DecimatedSignal, f0Floor: Double, f0Ceil: Double) {
         self.signal = signal.samples
@@ -444,27 +570,43 @@ private final class InstantaneousFrequencyRefiner {
         self.f0Floor = f0Floor
         self.f0Ceil = f0Ceil
         let longest = 2 * Int(1.5 * sampleRate / f0Floor + 1.0) + 1
-        mainWindow = .allocate(capacity: longest)
-        derivativeWindow = .allocate(capacity: longest)
+        windows = Array(repeating: nil, count: longest + 1)
+        fftSizes = (0...(longest / 2)).map(Self.fftSize(half:))
+        summedBins = .allocate(capacity: 1 << 11)
+        summedBins.initialize(repeating: SummedBin())
         windowedSamples = .allocate(capacity: longest)
         windowedPairs = .allocate(capacity: longest)
+        harmonicBins = .allocate(capacity: Tuning.maximumHarmonics)
+        harmonicSpectra = .allocate(capacity: Tuning.maximumHarmonics)
+        missingHarmonics = .allocate(capacity: Tuning.maximumHarmonics)
+        missingBins = .allocate(capacity: Tuning.maximumHarmonics)
+        missingSpectra = .allocate(capacity: Tuning.maximumHarmonics)
     }
 
     deinit {
-        mainWindow.deallocate()
-        derivativeWindow.deallocate()
         windowedSamples.deallocate()
         windowedPairs.deallocate()
+        summedBins.deallocate()
+        harmonicBins.deallocate()
+        harmonicSpectra.deallocate()
+        missingHarmonics.deallocate()
+        missingBins.deallocate()
+        missingSpectra.deallocate()
     }
 
     /// Refines every candidate in place (0 where it fails) and returns their scores.
     func refine(_ candidates: inout Matrix, frameTimes: [Double]) -> Matrix {
         var scores = Matrix(rows: candidates.rows, columns: candidates.columns)
-        for frame in 0..<candidates.rows {
-            for j in 0..<candidates.columns {
-                let (f0, score) = refine(candidates[frame, j], at: frameTimes[frame])
-                candidates[frame, j] = f0
-                scores[frame, j] = score
+        let (rows, columns) = (candidates.rows, candidates.columns)
+        candidates.storage.withUnsafeMutableBufferPointer { candidates in
+            scores.storage.withUnsafeMutableBufferPointer { scores in
+                for frame in 0..<rows {
+                    self.frame = frame
+                    windowedLength = 0
+                    for index in (frame * columns)..<((frame + 1) * columns) {
+                        (candidates[index], scores[index]) = refine(candidates[index], at: frameTimes[frame])
+                    }
+                }
             }
         }
         return scores
@@ -474,11 +616,11 @@ private final class InstantaneousFrequencyRefiner {
         guard f0 > 0 else { return (0, 0) }
         let half = Int(1.5 * sampleRate / f0 + 1.0)
         let length = 2 * half + 1
-        let fftSize = Int(pow(2.0, 2.0 + Double(Int(log(Double(half) * 2.0 + 1.0) / Tuning.log2))))
-        ensureWindowCapacity(length)
-        let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
-        makeWindows(length: length, firstIndex: firstIndex, position: position)
-        applyWindows(length: length, firstIndex: firstIndex)
+        ensureCapacity(length)
+        let fftSize = fftSizes[half]
+        if length != windowedLength {
+            applyWindow(length: length, half: half, position: position)
+        }
         let (refined, score) = harmonicEstimate(length: length, fftSize: fftSize, f0: f0)
         if refined < f0Floor || refined > f0Ceil || score < Tuning.minimumScore {
             return (0, 0)
@@ -486,51 +628,49 @@ private final class InstantaneousFrequencyRefiner {
         return (refined, score)
     }
 
-    private func ensureWindowCapacity(_ length: Int) {
-        guard length > mainWindow.count else { return }
-        mainWindow.deallocate()
-        derivativeWindow.deallocate()
+    private func ensureCapacity(_ length: Int) {
+        guard length > windowedPairs.count else { return }
         windowedSamples.deallocate()
         windowedPairs.deallocate()
-        mainWindow = .allocate(capacity: length)
-        derivativeWindow = .allocate(capacity: length)
         windowedSamples = .allocate(capacity: length)
         windowedPairs = .allocate(capacity: length)
+        windows += Array(repeating: nil, count: length + 1 - windows.count)
+        fftSizes += (fftSizes.count...(length / 2)).map(Self.fftSize(half:))
     }
 
-    private func windowProgression(length: Int) -> Trigonometry.Progression {
-        if let progression = windowProgressions[length] { return progression }
-        let progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
-        windowProgressions[length] = progression
-        return progression
+    /// The DFT size WORLD takes for a window of 2 `half` + 1 samples: a power of two, two to four times longer.
+    private static func fftSize(half: Int) -> Int {
+        Int(pow(2.0, 2.0 + Double(Int(log(Double(half) * 2.0 + 1.0) / Tuning.log2))))
     }
 
-    /// Blackman window centred on `position` over samples `firstIndex ..< firstIndex + length` (one-based),
-    /// and its central-difference derivative (negated, as WORLD takes it).
-    private func makeWindows(length: Int, firstIndex: Int, position: Double) {
-        // Phase 2π t / duration at t = (firstIndex + i - 1) / fs - position, with duration = length / fs.
+    /// Windows the signal around `position` with the window of `length` = 2 `half` + 1 samples.
+    private func applyWindow(length: Int, half: Int, position: Double) {
+        let firstIndex = Matlab.round((position + Double(-half) / sampleRate) * sampleRate + 0.001)
+        // Phase 2π t / duration at t = (firstIndex - 1) / fs - position, with duration = length / fs.
         let duration = Double(length) / sampleRate
         let firstTime = (Double(firstIndex) - 1.0) / sampleRate - position
-        let window = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
-        windowProgression(length: length).cosines(start: 2.0 * Double.pi * firstTime / duration, into: window)
-        for i in 0..<length {
-            let cosine = window[i]
-            window[i] = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)
-        }
-        derivativeWindow[0] = -mainWindow[1] / 2.0
-        for i in 1..<(length - 1) {
-            derivativeWindow[i] = -(mainWindow[i + 1] - mainWindow[i - 1]) / 2.0
-        }
-        derivativeWindow[length - 1] = mainWindow[length - 2] / 2.0
+        let window = window(length: length)
+        window.place(startPhase: 2.0 * Double.pi * firstTime / duration)
+        applyWindow(window, firstIndex: firstIndex)
+        windowedLength = length
     }
 
-    /// The signal under both windows, as pairs; samples beyond the ends repeat the end samples.
-    private func applyWindows(length: Int, firstIndex: Int) {
+    private func window(length: Int) -> RefinementWindow {
+        if let window = windows[length] { return window }
+        let window = RefinementWindow(length: length)
+        windows[length] = window
+        return window
+    }
+
+    /// The signal over samples `firstIndex ..< firstIndex + length` (one-based) under both windows, as pairs;
+    /// samples beyond the ends repeat the end samples.
+    private func applyWindow(_ window: RefinementWindow, firstIndex: Int) {
+        let length = window.length
         signal.withUnsafeBufferPointer { x in
             let samples = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
             samples.copyClamped(from: x, first: firstIndex - 1)
             for i in 0..<length {
-                windowedPairs[i] = SIMD2(mainWindow[i], derivativeWindow[i]) * samples[i]
+                windowedPairs[i] = window.pairs[i] * samples[i]
             }
         }
     }
@@ -541,14 +681,17 @@ private final class InstantaneousFrequencyRefiner {
     private func harmonicEstimate(length: Int, fftSize: Int, f0: Double) -> (f0: Double, score: Double) {
         let size = Double(fftSize)
         let harmonics = min(Int(sampleRate / 2.0 / f0), Tuning.maximumHarmonics)
+        for harmonic in 0..<harmonics {
+            harmonicBins[harmonic] = Matlab.round(f0 * size / sampleRate * (Double(harmonic) + 1.0))
+        }
+        sumHarmonicBins(harmonics, length: length, fftSize: fftSize)
         var numerator = 0.0
         var denominator = 0.0
         var disagreement = 0.0
         for harmonic in 0..<harmonics {
             let number = Double(harmonic) + 1.0
-            let bin = Matlab.round(f0 * size / sampleRate * number)
-            let (main, derivative) = twiddles.bins(
-                bin, size: fftSize, of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]))
+            let bin = harmonicBins[harmonic]
+            let (main, derivative) = harmonicSpectra[harmonic]
             let power = main.real * main.real + main.imag * main.imag
             let phaseRate = main.real * derivative.imag - main.imag * derivative.real
             let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / size + phaseRate / power * sampleRate / 2.0 / Double.pi
@@ -561,40 +704,184 @@ private final class InstantaneousFrequencyRefiner {
         let score = 1.0 / (disagreement / Double(harmonics) + Tuning.safeGuard)
         return (refined, score)
     }
+
+    /// The spectra at `harmonicBins` into `harmonicSpectra`: those this frame already has copied,
+    /// the others summed together and kept for the frame's other candidates.
+    private func sumHarmonicBins(_ harmonics: Int, length: Int, fftSize: Int) {
+        var missing = 0
+        for harmonic in 0..<harmonics {
+            let bin = harmonicBins[harmonic]
+            if let known = summedBin(length: length, bin: bin) {
+                harmonicSpectra[harmonic] = known
+            } else {
+                missingHarmonics[missing] = harmonic
+                missingBins[missing] = bin
+                missing += 1
+            }
+        }
+        guard missing > 0 else { return }
+        twiddles.bins(
+            UnsafeBufferPointer(rebasing: missingBins[0..<missing]), size: fftSize,
+            of: UnsafeBufferPointer(rebasing: windowedPairs[0..<length]), into: missingSpectra)
+        for k in 0..<missing {
+            harmonicSpectra[missingHarmonics[k]] = missingSpectra[k]
+            summedBins[slot(length: length, bin: missingBins[k])] = SummedBin(
+                frame: frame, length: length, bin: missingBins[k], spectra: missingSpectra[k])
+        }
+    }
+
+    private func summedBin(length: Int, bin: Int) -> BinSpectra? {
+        let summed = summedBins[slot(length: length, bin: bin)]
+        return summed.frame == frame && summed.length == length && summed.bin == bin ? summed.spectra : nil
+    }
+
+    @inline(__always)
+    private func slot(length: Int, bin: Int) -> Int {
+        (bin &* 31 &+ length &* 977) & (summedBins.count - 1)
+    }
+}
+
+/// One bin of the spectra of the signal under the main window and under its derivative.
+private typealias BinSpectra = (main: Complex, derivative: Complex)
+
+/// A bin's sums at one frame, for the window of one length.
+private struct SummedBin {
+    var frame = -1
+    var length = 0
+    var bin = 0
+    var spectra: BinSpectra = (.zero, .zero)
+}
+
+/// A Blackman window of one length and its central-difference derivative (negated, as WORLD takes it), as
+/// (main, derivative) pairs. The window's phase steps by 2π / length a sample from a start phase that
+/// depends only on rounding in the frame's position, so the few start phases recur: the window is remade
+/// only when the phase differs from the last one.
+private final class RefinementWindow {
+    let length: Int
+    let pairs: UnsafeMutableBufferPointer<SIMD2<Double>>
+    private let progression: Trigonometry.Progression
+    private let main: UnsafeMutableBufferPointer<Double>
+    private var startPhase: Double?
+
+    init(length: Int) {
+        precondition(length >= 3, "a refinement window spans at least three samples")
+        self.length = length
+        progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
+        pairs = .allocate(capacity: length)
+        main = .allocate(capacity: length)
+    }
+
+    deinit {
+        pairs.deallocate()
+        main.deallocate()
+    }
+
+    func place(startPhase: Double) {
+        guard startPhase.bitPattern != self.startPhase?.bitPattern else { return }
+        self.startPhase = startPhase
+        progression.cosines(start: startPhase, into: main)
+        for i in 0..<length {
+            let cosine = main[i]
+            main[i] = 0.42 + 0.5 * cosine + 0.08 * (2.0 * cosine * cosine - 1.0)
+        }
+        pairs[0] = SIMD2(main[0], -main[1] / 2.0)
+        for i in 1..<(length - 1) {
+            pairs[i] = SIMD2(main[i], -(main[i + 1] - main[i - 1]) / 2.0)
+        }
+        pairs[length - 1] = SIMD2(main[length - 1], main[length - 2] / 2.0)
+    }
 }
 
 /// Single bins of forward DFTs (FFTW's sign and scale) of zero-padded power-of-two sizes, from one table
-/// of `exp(-2πi m / size)` for the largest size seen.
+/// of `exp(-2πi m / size)` for the largest size seen. Bins are summed three at a time in one pass over the
+/// samples: each bin's sums still run sample by sample (so the values are those of one bin at a time), but
+/// the three bins' additions no longer wait on one another.
 private final class SingleBinDFT {
     private var size = 0
-    private var cosines: [Double] = []
-    private var sines: [Double] = []
+    /// `(cos, cos, sin, sin)` of `2π m / size`, laid out to multiply a (main, derivative) pair twice over.
+    private var table: [SIMD4<Double>] = []
 
-    /// Bin `bin` of the `size`-point DFTs of both halves of `pairs` (at most `size` of them).
-    func bins(_ bin: Int, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>) -> (Complex, Complex) {
-        precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size)
+    /// Bins `bins` of the `size`-point DFTs of both halves of `pairs` (at most `size` of them), as
+    /// (main, derivative) spectra in `spectra`.
+    func bins(
+        _ bins: UnsafeBufferPointer<Int>, size: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>,
+        into spectra: UnsafeMutableBufferPointer<BinSpectra>
+    ) {
+        precondition(size > 0 && size & (size - 1) == 0 && pairs.count <= size && spectra.count >= bins.count)
         if size > self.size { makeTable(size: size) }
-        let mask = self.size - 1
-        let stride = ((bin % size + size) % size) * (self.size / size)
-        return cosines.withUnsafeBufferPointer { cosines in
-            sines.withUnsafeBufferPointer { sines in
-                var real = SIMD2<Double>(repeating: 0)
-                var negatedImag = SIMD2<Double>(repeating: 0)
-                var index = 0
-                for n in 0..<pairs.count {
-                    real += pairs[n] * cosines[index]
-                    negatedImag += pairs[n] * sines[index]
-                    index = (index + stride) & mask
+        let step = self.size / size
+        func tableStride(_ index: Int) -> Int {
+            let bin = bins[min(index, bins.count - 1)]
+            return ((bin % size + size) % size) * step
+        }
+        func store(_ sum: SIMD4<Double>, at index: Int) {
+            guard index < bins.count else { return }
+            spectra[index] = (Complex(sum[0], -sum[2]), Complex(sum[1], -sum[3]))
+        }
+        table.withUnsafeBufferPointer { table in
+            for first in stride(from: 0, to: bins.count, by: 3) {
+                if first == bins.count - 1 {
+                    store(oneBin(stride: tableStride(first), of: pairs, table: table), at: first)
+                    break
                 }
-                return (Complex(real[0], -negatedImag[0]), Complex(real[1], -negatedImag[1]))
+                // A group of two repeats its last bin: still faster than two single passes.
+                let sums = threeBins(
+                    strides: (tableStride(first), tableStride(first + 1), tableStride(first + 2)), of: pairs, table: table)
+                store(sums.0, at: first)
+                store(sums.1, at: first + 1)
+                store(sums.2, at: first + 2)
             }
         }
     }
 
+    /// Sums `(pair.main, pair.derivative, pair.main, pair.derivative) * (cos, cos, sin, sin)` over the
+    /// samples, for three bins given by their strides through the table.
+    @inline(__always)
+    private func threeBins(
+        strides: (Int, Int, Int), of pairs: UnsafeBufferPointer<SIMD2<Double>>, table: UnsafeBufferPointer<SIMD4<Double>>
+    ) -> (SIMD4<Double>, SIMD4<Double>, SIMD4<Double>) {
+        let mask = size - 1
+        var sumA = SIMD4<Double>(repeating: 0)
+        var sumB = SIMD4<Double>(repeating: 0)
+        var sumC = SIMD4<Double>(repeating: 0)
+        var indexA = 0
+        var indexB = 0
+        var indexC = 0
+        for n in 0..<pairs.count {
+            let pair = pairs[n]
+            let twice = SIMD4(lowHalf: pair, highHalf: pair)
+            sumA += twice * table[indexA]
+            sumB += twice * table[indexB]
+            sumC += twice * table[indexC]
+            indexA = (indexA + strides.0) & mask
+            indexB = (indexB + strides.1) & mask
+            indexC = (indexC + strides.2) & mask
+        }
+        return (sumA, sumB, sumC)
+    }
+
+    @inline(__always)
+    private func oneBin(
+        stride: Int, of pairs: UnsafeBufferPointer<SIMD2<Double>>, table: UnsafeBufferPointer<SIMD4<Double>>
+    ) -> SIMD4<Double> {
+        let mask = size - 1
+        var sum = SIMD4<Double>(repeating: 0)
+        var index = 0
+        for n in 0..<pairs.count {
+            let pair = pairs[n]
+            sum += SIMD4(lowHalf: pair, highHalf: pair) * table[index]
+            index = (index + stride) & mask
+        }
+        return sum
+    }
+
     private func makeTable(size: Int) {
         self.size = size
-        cosines = (0..<size).map { cos(2.0 * Double.pi * Double($0) / Double(size)) }
-        sines = (0..<size).map { sin(2.0 * Double.pi * Double($0) / Double(size)) }
+        table = (0..<size).map { m in
+            let angle = 2.0 * Double.pi * Double(m) / Double(size)
+            let (cosine, sine) = (cos(angle), sin(angle))
+            return SIMD4(cosine, cosine, sine, sine)
+        }
     }
 }
 
@@ -639,14 +926,19 @@ private struct ContourFixer {
     }
 
     private func highestScoring() -> [Double] {
-        (0..<frameCount).map { frame in
-            var best = 0.0
-            var bestScore = 0.0
-            for j in 0..<candidates.columns where scores[frame, j] > bestScore {
-                best = candidates[frame, j]
-                bestScore = scores[frame, j]
+        let columns = candidates.columns
+        return candidates.storage.withUnsafeBufferPointer { candidates in
+            scores.storage.withUnsafeBufferPointer { scores in
+                (0..<frameCount).map { frame in
+                    var best = 0.0
+                    var bestScore = 0.0
+                    for index in (frame * columns)..<((frame + 1) * columns) where scores[index] > bestScore {
+                        best = candidates[index]
+                        bestScore = scores[index]
+                    }
+                    return best
+                }
             }
-            return best
         }
     }
 

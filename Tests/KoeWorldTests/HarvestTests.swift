@@ -79,6 +79,34 @@ import TestSupport
         #expect(contour.f0.allSatisfy { $0 == 0 || $0 <= 200 })
     }
 
+    /// One Harvest keeps its band filters' spectra between estimates; signals of other lengths (other FFT
+    /// sizes, some too large to keep) in between must not change what it finds.
+    @Test func reusedHarvestMatchesAFreshOne() {
+        // At 8 kHz these take FFTs of 16384 (spectra kept), 4096 (kept) and 32768 points (too large to keep).
+        let signals = [
+            Signals.vowel(f0: 150, sampleRate: 8000, duration: 1.0),
+            Signals.vowel(f0: 230, sampleRate: 8000, duration: 0.3),
+            Signals.vowel(f0: 110, sampleRate: 8000, duration: 2.2),
+        ]
+        let fresh = signals.map { Harvest(sampleRate: 8000).estimate($0).f0 }
+        let harvest = Harvest(sampleRate: 8000)
+        for index in [0, 1, 0, 2, 0] {
+            #expect(harvest.estimate(signals[index]).f0 == fresh[index], "signal \(index)")
+        }
+    }
+
+    /// Exact zeros sit on neither side of a zero crossing: bursts of voice around digital silence keep their
+    /// F0, and the silence stays unvoiced.
+    @Test func burstsAroundDigitalSilence() {
+        let burst = Signals.vowel(f0: 160, sampleRate: 8000, duration: 0.4)
+        let signal = burst + [Double](repeating: 0, count: 4000) + burst
+        let f0 = Harvest(sampleRate: 8000).estimate(signal).f0
+        // 5 ms frames: bursts over 0-400 ms and 900-1300 ms, silence between.
+        let voiced = Array(f0[20..<60]) + Array(f0[200..<240])
+        #expect(voiced.allSatisfy { abs($0 - 160) / 160 < 0.01 }, "\(voiced)")
+        #expect(f0[100..<160].allSatisfy { $0 == 0 }, "\(Array(f0[100..<160]))")
+    }
+
     @Test func defaultsAreWorlds() {
         let options = Harvest.Options()
         #expect(options.framePeriod == 5)
