@@ -37,8 +37,10 @@ public final class StreamingAnalyzer {
         /// default, and never less than the widest spectral window). Longer agrees with whole-signal DIO on more
         /// frames; the latency grows by as much.
         public var lookAhead: Double?
-        /// Harvest: frames estimated together (nil: 1 s). Smaller blocks lower the latency and raise the cost, as
-        /// each block analyses its context again: at 1 s the context adds 45 % to Harvest's work, at 250 ms 180 %.
+        /// Harvest: frames estimated together (nil: 1.5 s). Smaller blocks lower the latency and raise the cost,
+        /// as each block analyses its context again: at 1.5 s the context adds 30 % to Harvest's work, at 1 s 45 %,
+        /// at 250 ms 180 %. Longer blocks than 1.5 s need Harvest's next FFT size (at WORLD's F0 range) and cost
+        /// more again.
         public var blockFrames: Int?
         /// Harvest: frames of context after a block (nil: 150 ms, and never less than the widest spectral window).
         /// Adds to the latency.
@@ -511,7 +513,7 @@ private final class HarvestSource {
     init(options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
         self.frames = frames
         let period = options.framePeriod
-        blockFrames = max(1, options.blockFrames ?? Int(1000 / period))
+        blockFrames = max(1, options.blockFrames ?? Int(1500 / period))
         let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
         lookAheadFrames = max(spectralFrames, options.lookAheadFrames ?? Int((150 / period).rounded(.up)))
         lookBehindFrames = max(lookAheadFrames, options.lookBehindFrames ?? Int((300 / period).rounded(.up)))
