@@ -31,9 +31,9 @@ final class VocoderThreads: @unchecked Sendable {
     private let recycler: StreamingAnalyzer.Recycler
     private let threads: Int
 
-    /// Frames submitted but not yet synthesised, beyond which `submit` waits (unless fewer blocks than
-    /// threads are in hand, so that each thread can have one): 0.5 s at 5 ms a frame, many blocks for the threads
-    /// to share, and little memory.
+    /// Frames submitted but not yet synthesised, beyond which `submit` waits (unless no more blocks than threads
+    /// are in hand, so that each thread can analyse one while the one before is synthesised, as long blocks such
+    /// as Harvest's need): 0.5 s at 5 ms a frame, many blocks for the threads to share, and little memory.
     private static let capacity = 100
 
     init(_ resynthesis: Resynthesis, recycler: StreamingAnalyzer.Recycler, threads: Int) {
@@ -53,7 +53,7 @@ final class VocoderThreads: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         for block in blocks {
-            while framesInHand > 0, framesInHand + block.frameCount > Self.capacity, submitted - synthesised >= threads {
+            while framesInHand > 0, framesInHand + block.frameCount > Self.capacity, submitted - synthesised > threads {
                 condition.wait()
             }
             waiting.append((submitted, block))
