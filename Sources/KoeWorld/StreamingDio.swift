@@ -141,7 +141,10 @@ public final class StreamingDio {
     private func filter(_ samples: [Double]) {
         let offset = offset ?? 0
         centred.removeAll(keepingCapacity: true)
-        centred.append(contentsOf: samples.lazy.map { $0 - offset })
+        centred.append(contentsOf: samples)
+        for index in centred.indices {
+            centred[index] -= offset
+        }
         filters.append(centred) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         } afterBlock: { inputThrough in
