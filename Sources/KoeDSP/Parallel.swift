@@ -58,27 +58,20 @@ public enum Parallel {
             if count > 0 { body(0..<count) }
             return
         }
-        // A few ranges per worker even out uneven frames. They are dealt out as workers come free, so a worker
-        // that waits for its core (another thread of the process may hold it) leaves its share to the others.
+        // A few ranges per worker even out uneven frames; `forEach` deals them out as workers come free, so a
+        // worker that waits for its core (another thread of the process may hold it) leaves its share to the others.
         let rangeCount = min(workers * 4, count / max(1, minimumLength))
         let length = (count + rangeCount - 1) / rangeCount
-        let dealer = RangeDealer(count: rangeCount)
-        withoutActuallyEscaping(body) { body in
-            // The caller promises `body` is safe to run on disjoint ranges at once; it does not outlive this call.
-            let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in
-                while let index = dealer.next() {
-                    let start = index * length
-                    if start < count {
-                        shared.value(start..<min(count, start + length))
-                    }
-                }
+        forEach(rangeCount, threads: workers) { index in
+            let start = index * length
+            if start < count {
+                body(start..<min(count, start + length))
             }
         }
     }
 
     /// Runs `body` once for each index of `0..<count`, on up to `threads` threads, each taking the next index
-    /// as it comes free; returns when all are done. For a few costly items of uneven cost. With one thread,
+    /// as it comes free; returns when all are done. For items of uneven cost. With one thread,
     /// or one item, everything runs on the caller's thread, in order.
     public static func forEach(_ count: Int, threads: Int, _ body: (Int) -> Void) {
         let workers = min(max(1, threads), count)
@@ -86,7 +79,7 @@ public enum Parallel {
             for index in 0..<count { body(index) }
             return
         }
-        let dealer = RangeDealer(count: count)
+        let dealer = IndexDealer(count: count)
         withoutActuallyEscaping(body) { body in
             // The caller promises `body` is safe to run on different indices at once; it does not outlive this call.
             let shared = UncheckedSendable(body)
@@ -105,7 +98,7 @@ public enum Parallel {
 }
 
 /// Hands out the indices `0..<count`, each once, to whichever thread asks next.
-private final class RangeDealer: @unchecked Sendable {
+private final class IndexDealer: @unchecked Sendable {
     private let lock = NSLock()
     private let count: Int
     private var dealt = 0
