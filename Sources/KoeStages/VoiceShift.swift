@@ -67,7 +67,7 @@ public final class VoiceShift: BackgroundStage {
                 analysedBlocks += try analyzer.finish()
             }
             resynthesis.run(SynthesisJob(blocks: analysedBlocks, finalLength: isFinal ? outputLength : nil), into: &pending)
-            analysedBlocks.forEach(analyzer.recycle)
+            analysedBlocks.forEach(analyzer.recycler.recycle)
         case .onThreads(let threads):
             defer { pendingBlocks.removeAll(keepingCapacity: true) }
             try analyzer.pushPending(input, into: &pendingBlocks)

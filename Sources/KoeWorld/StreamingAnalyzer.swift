@@ -17,7 +17,7 @@ import Foundation
 /// analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any thread may
 /// run; `push` does both, the blocks side by side on `threads` threads.
 ///
-/// Blocks handed back through `recycle` once used lend their arrays to later blocks, as do the sample copies of
+/// Blocks handed back to the `recycler` once used lend their arrays to later blocks, as do the sample copies of
 /// analysed pending blocks, so that with DIO the analysis allocates nothing per block in steady state.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
@@ -116,7 +116,9 @@ public final class StreamingAnalyzer {
             }
         }
 
-        /// An empty array, with the capacity of one given back when there is one.
+        /// An empty array, with the capacity of one given back when there is one. (Each take empties the array
+        /// it popped itself: handing it to a shared helper first shares its buffer, and emptying then copies it,
+        /// four allocations a block in `make bench-micro`.)
         fileprivate func takeSamples() -> [Double] {
             var values = locked { samples.popLast() } ?? []
             values.removeAll(keepingCapacity: true)
@@ -154,7 +156,7 @@ public final class StreamingAnalyzer {
     /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
     public let latency: Int
 
-    /// Where consumers hand finished blocks back (`recycle` does the same).
+    /// Where consumers hand finished blocks back, on any thread, for their arrays to hold later blocks.
     public var recycler: Recycler { tools.recycler }
 
     private let tools: AnalysisTools
@@ -227,11 +229,6 @@ public final class StreamingAnalyzer {
         var blocks: [Block] = []
         analyze(try finishPending(), into: &blocks)
         return blocks
-    }
-
-    /// Hands a block the caller is done with back, for its arrays to hold a later block; safe on any thread.
-    public func recycle(_ block: Block) {
-        tools.recycler.recycle(block)
     }
 
     /// Takes the next samples; returns the blocks that became complete, their analysis still to run.

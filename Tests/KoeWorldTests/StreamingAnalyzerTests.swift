@@ -88,7 +88,7 @@ import TestSupport
             } else {
                 copied += contents(blocks).map { values in values.map { $0 } }
             }
-            blocks.forEach(analyzer.recycle)
+            blocks.forEach(analyzer.recycler.recycle)
             blocks.removeAll(keepingCapacity: true)
             start = end
         }

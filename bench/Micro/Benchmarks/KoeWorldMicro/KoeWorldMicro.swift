@@ -84,51 +84,30 @@ let benchmarks: @Sendable () -> Void = {
     let rate = speech.sampleRate
     let cheapTrick = CheapTrick(sampleRate: rate)
     let d4c = D4C(sampleRate: rate, fftSize: cheapTrick.fftSize)
-    let oneFrame = speech.frames(1)
-    let manyFrames = speech.frames(64)
     // Kept from iteration to iteration, as the analyzer keeps them from block to block.
     let output = Output()
-
-    Benchmark("CheapTrick-frame") { benchmark in
-        for _ in benchmark.scaledIterations {
-            speech.samples.withUnsafeBufferPointer { cheapTrick.estimate($0, contour: oneFrame, into: &output.matrix) }
-            blackHole(output.matrix.rows)
-        }
-    }
-
-    Benchmark("CheapTrick-64-frames") { benchmark in
-        for _ in benchmark.scaledIterations {
-            speech.samples.withUnsafeBufferPointer { cheapTrick.estimate($0, contour: manyFrames, into: &output.matrix) }
-            blackHole(output.matrix.rows)
-        }
-    }
-
-    Benchmark("D4C-frame") { benchmark in
-        for _ in benchmark.scaledIterations {
-            speech.samples.withUnsafeBufferPointer { d4c.estimate($0, contour: oneFrame, into: &output.matrix) }
-            blackHole(output.matrix.rows)
-        }
-    }
-
-    Benchmark("D4C-64-frames") { benchmark in
-        for _ in benchmark.scaledIterations {
-            speech.samples.withUnsafeBufferPointer { d4c.estimate($0, contour: manyFrames, into: &output.matrix) }
-            blackHole(output.matrix.rows)
-        }
-    }
-
     let refiner = StoneMask.Refiner(sampleRate: rate)
-    Benchmark("StoneMask-frame") { benchmark in
-        for _ in benchmark.scaledIterations {
-            speech.samples.withUnsafeBufferPointer { refiner.refine($0, contour: oneFrame, into: &output.f0) }
-            blackHole(output.f0.count)
-        }
-    }
 
-    Benchmark("StoneMask-64-frames") { benchmark in
-        for _ in benchmark.scaledIterations {
-            speech.samples.withUnsafeBufferPointer { refiner.refine($0, contour: manyFrames, into: &output.f0) }
-            blackHole(output.f0.count)
+    for (suffix, contour) in [("frame", speech.frames(1)), ("64-frames", speech.frames(64))] {
+        Benchmark("CheapTrick-\(suffix)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                speech.samples.withUnsafeBufferPointer { cheapTrick.estimate($0, contour: contour, into: &output.matrix) }
+                blackHole(output.matrix.rows)
+            }
+        }
+
+        Benchmark("D4C-\(suffix)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                speech.samples.withUnsafeBufferPointer { d4c.estimate($0, contour: contour, into: &output.matrix) }
+                blackHole(output.matrix.rows)
+            }
+        }
+
+        Benchmark("StoneMask-\(suffix)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                speech.samples.withUnsafeBufferPointer { refiner.refine($0, contour: contour, into: &output.f0) }
+                blackHole(output.f0.count)
+            }
         }
     }
 
@@ -177,7 +156,7 @@ let benchmarks: @Sendable () -> Void = {
                 fatalError("streaming analysis failed: \(error)")
             }
             blackHole(output.blocks.count)
-            output.blocks.forEach(analyzer.recycle)
+            output.blocks.forEach(analyzer.recycler.recycle)
             output.blocks.removeAll(keepingCapacity: true)
         }
     }
