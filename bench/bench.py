@@ -58,7 +58,10 @@ BAR_RATE = 48000
 
 
 def build_koe_bench():
-    command = ["swift", "build", "-c", "release", "--package-path", str(BENCH)]
+    # Compiled for this CPU, as `make release` compiles koe (TARGET_CPU, exported by the Makefile).
+    target_cpu = os.environ.get("TARGET_CPU", "native")
+    command = ["swift", "build", "-c", "release", "-Xswiftc", "-target-cpu", "-Xswiftc", target_cpu,
+               "--package-path", str(BENCH)]
     print("building:", " ".join(command), flush=True)
     subprocess.run(command, check=True)
     path = subprocess.run(command + ["--show-bin-path"], check=True, capture_output=True, text=True)
