@@ -4,6 +4,7 @@ public struct Preset: Sendable, Equatable {
     public let name: String
     public let summary: String
     public let voice: VoiceSettings
+    /// The bands as designed; `bands(sampleRate:)` gives those a recording can take.
     public let bands: [EqualizerBand]
 
     public static func named(_ name: String) -> Preset? {
@@ -49,6 +50,12 @@ public struct Preset: Sendable, Equatable {
             $0.whisper = true
         },
     ]
+
+    /// The bands below the Nyquist frequency of `sampleRate`. A preset is made for any recording, so a band
+    /// the rate cannot hold (kawaii's 5 kHz shelf at 8 kHz) is left out, where an explicit band would be refused.
+    public func bands(sampleRate: Int) -> [EqualizerBand] {
+        bands.filter { $0.frequency < Double(sampleRate) / 2 }
+    }
 
     private init(_ name: String, _ summary: String, bands: [String] = [], voice change: (inout VoiceSettings) -> Void) {
         self.name = name

@@ -6,6 +6,9 @@ import KoeWorld
 /// A stage that would change nothing is left out, so EQ-only conversions never touch the vocoder.
 final class ChainPlan {
     let voice: VoiceSettings?
+    /// The named voice whose bands come first, those its recording's rate can hold.
+    let preset: Preset?
+    /// The explicit bands, refused where a recording's rate cannot hold them.
     let bands: [EqualizerBand]
     let gain: Double
     let analysis: StreamingAnalyzer.Options
@@ -15,8 +18,12 @@ final class ChainPlan {
     /// The vocoder stage of each channel, as built, for the statistics.
     private(set) var voiceStages: [VoiceShift] = []
 
-    init(voice: VoiceSettings?, bands: [EqualizerBand], gain: Double, analysis: StreamingAnalyzer.Options) {
+    init(
+        voice: VoiceSettings?, preset: Preset?, bands: [EqualizerBand], gain: Double,
+        analysis: StreamingAnalyzer.Options
+    ) {
         self.voice = voice
+        self.preset = preset
         self.bands = bands
         self.gain = gain
         self.analysis = analysis
@@ -30,7 +37,11 @@ final class ChainPlan {
         if voice != nil, analysis.f0Ceil >= Double(sampleRate) / 2 {
             throw CommandError.badOption("--f0-ceil (\(analysis.f0Ceil) Hz) must be below half the sample rate (\(sampleRate / 2) Hz)")
         }
-        _ = try Equalizer.make(bands: bands, sampleRate: sampleRate)
+        _ = try Equalizer.make(bands: bands(sampleRate: sampleRate), sampleRate: sampleRate)
+    }
+
+    private func bands(sampleRate: Int) -> [EqualizerBand] {
+        (preset?.bands(sampleRate: sampleRate) ?? []) + bands
     }
 
     /// `threads`: the threads the channel's vocoder may use.
@@ -45,7 +56,7 @@ final class ChainPlan {
             voiceStages.append(stage)
             stages.append(stage)
         }
-        if let equalizer = try Equalizer.make(bands: bands, sampleRate: sampleRate) { stages.append(equalizer) }
+        if let equalizer = try Equalizer.make(bands: bands(sampleRate: sampleRate), sampleRate: sampleRate) { stages.append(equalizer) }
         if let gain = try Gain.make(decibels: gain) { stages.append(gain) }
         return stages
     }
@@ -58,7 +69,7 @@ extension ChainPlan {
         let settings = try voice.settings()
         self.init(
             voice: voice.forceVocoder || !settings.isIdentity ? settings : nil,
-            bands: try equalizer.bands(preset: voice.selectedPreset), gain: equalizer.gain ?? 0,
+            preset: voice.selectedPreset, bands: try equalizer.bands(), gain: equalizer.gain ?? 0,
             analysis: analysis.streamingOptions)
     }
 }

@@ -103,23 +103,20 @@ struct EqualizerOptions: ParsableArguments {
 
     func validate() throws {
         do {
-            _ = try parsedBands()
+            _ = try bands()
         } catch let error as StageError {
             throw ValidationError(error.description)
         }
         if let gain, !gain.isFinite { throw ValidationError("--gain must be a number of dB (got \(gain))") }
     }
 
-    private func parsedBands() throws -> [EqualizerBand] {
+    /// The explicit bands: the `--eq` ones, then the graphic EQ's. They follow the preset's.
+    func bands() throws -> [EqualizerBand] {
         let explicit = try bandSpecs.map { try EqualizerBand(parsing: $0) }
         let graphicBands = try graphic.map { try GraphicEqualizer(parsing: $0).bands } ?? []
         return explicit + graphicBands
     }
 
-    /// The preset's bands followed by the explicit ones.
-    func bands(preset: Preset?) throws -> [EqualizerBand] {
-        (preset?.bands ?? []) + (try parsedBands())
-    }
 }
 
 struct AnalysisOptions: ParsableArguments {

@@ -202,6 +202,16 @@ import TestSupport
         #expect(try output.readChannel(0).map(abs).max() ?? 0 > 0.01)
     }
 
+    /// A preset is made for any recording: kawaii's 5 kHz shelf is left out at 8 kHz, where a `--eq` band
+    /// at that frequency is refused.
+    @Test func presetBandBeyondTheRateIsLeftOut() throws {
+        try koe.writeVowel(sampleRate: 8000)
+        try convert("vowel.wav", "preset.wav", "--preset", "kawaii")
+        try convert("vowel.wav", "voice.wav", "--pitch", "1.6", "--formant", "1.2")
+        #expect(try samples(of: "preset.wav") == samples(of: "voice.wav"))
+        try koe.expectFailure("vowel.wav", "out.wav", "--preset", "kawaii", "--eq", "highshelf:5000:3", mentioning: "Nyquist")
+    }
+
     // MARK: Bad flags
 
     @Test(arguments: [

@@ -22,4 +22,11 @@ import Testing
         #expect(Preset.named("robot")?.voice.pitchRange == 0)
         #expect(Preset.named("whisper")?.voice.whisper == true)
     }
+
+    @Test func bandsTheRateCannotHoldAreLeftOut() throws {
+        let kawaii = try #require(Preset.named("kawaii"))
+        #expect(kawaii.bands(sampleRate: 16000) == kawaii.bands)
+        #expect(kawaii.bands(sampleRate: 10000).isEmpty)
+        #expect(kawaii.bands(sampleRate: 8000).isEmpty)
+    }
 }
