@@ -61,6 +61,18 @@ public final class StreamingAnalyzer {
         public var f0: [Double]
         public var spectrogram: Matrix
         public var aperiodicity: Matrix
+        /// Arrays the analysis is done with, which go back to the recycler with the block. Given back at once,
+        /// while the pending block that shares them may still be alive, the next take would find them shared
+        /// and copy them.
+        fileprivate var spent = SpentArrays()
+    }
+
+    /// A block's working arrays: its frames' times, the DIO F0 StoneMask refined (none with Harvest), and its
+    /// copy of the samples.
+    fileprivate struct SpentArrays: Sendable {
+        var time: [Double] = []
+        var initialF0: [Double] = []
+        var samples: [Double] = []
     }
 
     /// Consecutive frames whose F0 the samples so far settle, with a copy of every sample their analysis reads.
@@ -91,12 +103,11 @@ public final class StreamingAnalyzer {
                 tools.cheapTrick.estimate(segment, contour: contour, threads: threads, into: &spectrogram)
                 tools.d4c.estimate(segment, contour: contour, threads: threads, into: &aperiodicity)
             }
-            recycler.giveFrameValues(time)
-            recycler.giveSamples(samples.samples)
+            var spent = SpentArrays(time: time, samples: samples.samples)
             if case .refine(let initial) = group.estimate {
-                recycler.giveFrameValues(initial)
+                spent.initialF0 = initial
             }
-            return Block(firstFrame: firstFrame, f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+            return Block(firstFrame: firstFrame, f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity, spent: spent)
         }
     }
 
@@ -111,6 +122,11 @@ public final class StreamingAnalyzer {
         public func recycle(_ block: Block) {
             locked {
                 frameValues.append(block.f0)
+                frameValues.append(block.spent.time)
+                if block.spent.initialF0.capacity > 0 {
+                    frameValues.append(block.spent.initialF0)
+                }
+                samples.append(block.spent.samples)
                 matrices.append(block.spectrogram)
                 matrices.append(block.aperiodicity)
             }
@@ -125,18 +141,10 @@ public final class StreamingAnalyzer {
             return values
         }
 
-        fileprivate func giveSamples(_ values: [Double]) {
-            locked { samples.append(values) }
-        }
-
         fileprivate func takeFrameValues() -> [Double] {
             var values = locked { frameValues.popLast() } ?? []
             values.removeAll(keepingCapacity: true)
             return values
-        }
-
-        fileprivate func giveFrameValues(_ values: [Double]) {
-            locked { frameValues.append(values) }
         }
 
         fileprivate func takeMatrix() -> Matrix {

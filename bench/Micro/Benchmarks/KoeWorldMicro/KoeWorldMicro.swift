@@ -144,20 +144,23 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // The whole streaming analysis of one DIO block: DIO, then StoneMask, CheapTrick and D4C of the frames the
-    // block settles (about four at 5 ms frames and 20 ms blocks), as `koe convert` runs it.
-    let analyzer = StreamingAnalyzer(sampleRate: rate)
-    let analyzerBlocks = speech.blocks(of: dio.blockLength)
-    let analyzerCursor = Cursor(count: analyzerBlocks.count)
-    Benchmark("StreamingAnalyzer-block") { benchmark in
-        for _ in benchmark.scaledIterations {
-            do {
-                try analyzer.push(analyzerBlocks[analyzerCursor.next()], into: &output.blocks)
-            } catch {
-                fatalError("streaming analysis failed: \(error)")
+    // block settles (about four at 5 ms frames and 20 ms blocks), as `koe convert` runs it in a pipe; and of
+    // one 4096-sample chunk, as it reads files, which settles several blocks in one push.
+    for (suffix, length) in [("block", dio.blockLength), ("chunk", 4096)] {
+        let analyzer = StreamingAnalyzer(sampleRate: rate)
+        let analyzerBlocks = speech.blocks(of: length)
+        let analyzerCursor = Cursor(count: analyzerBlocks.count)
+        Benchmark("StreamingAnalyzer-\(suffix)") { benchmark in
+            for _ in benchmark.scaledIterations {
+                do {
+                    try analyzer.push(analyzerBlocks[analyzerCursor.next()], into: &output.blocks)
+                } catch {
+                    fatalError("streaming analysis failed: \(error)")
+                }
+                blackHole(output.blocks.count)
+                output.blocks.forEach(analyzer.recycler.recycle)
+                output.blocks.removeAll(keepingCapacity: true)
             }
-            blackHole(output.blocks.count)
-            output.blocks.forEach(analyzer.recycler.recycle)
-            output.blocks.removeAll(keepingCapacity: true)
         }
     }
 
