@@ -5,8 +5,10 @@ Usage: python3 bench/bench.py [--koe .build/release/koe] [--pairs 5] [--seconds 
                               [--json .build/bench/results.json]
 
 Input: at least --seconds of real speech at each rate, the corpus clips (../shared/corpus, else samples/*.wav)
-resampled with sox and concatenated in turn, as a 16-bit WAV. Every figure is the median of --pairs rounds in
-which the contenders run one after the other (A B A B ...), so slow spells on a shared machine fall on all.
+resampled with sox and concatenated in turn, as a 16-bit WAV. Every time is the median of --pairs rounds in
+which the contenders run one after the other (A B A B ...), so slow spells on a shared machine fall on all; every
+ratio (and so every bar) is the median of the rounds' own ratios, each taken between runs of one round. The
+ratios of the medians are printed and stored beside them.
 
 1. Stages. koe: one `koe-bench` process per round (bench/Sources/KoeBench, built here in release), timing its
    stages in process after reading the signal; pyworld: timed in this process on the loaded signal. Neither
@@ -136,8 +138,10 @@ def bench_stages(binary, speech, pairs):
             row[f"{side}_wall"] = statistics.median(pick(run[0]) for run in runs[side])
             row[f"{side}_cpu"] = statistics.median(pick(run[1]) for run in runs[side])
             row[f"{side}_wall_runs"] = [pick(run[0]) for run in runs[side]]
-        row["ratio"] = ratio(row["pyworld_wall"], row["koe_wall"])
-        row["cpu_ratio"] = ratio(row["pyworld_cpu"], row["koe_cpu"])
+            row[f"{side}_cpu_runs"] = [pick(run[1]) for run in runs[side]]
+        row["ratio"] = paired_ratio(row["pyworld_wall_runs"], row["koe_wall_runs"])
+        row["cpu_ratio"] = paired_ratio(row["pyworld_cpu_runs"], row["koe_cpu_runs"])
+        row["ratio_of_medians"] = ratio(row["pyworld_wall"], row["koe_wall"])
         table[stage] = row
     return table
 
@@ -219,9 +223,16 @@ def ratio(reference, value):
     return reference / value if value > 0 else float("inf")
 
 
+def paired_ratio(references, values):
+    """The median over rounds of each round's ratio. The runs of one round follow one another, so they share the
+    machine's speed of the moment; a slow spell on a shared machine then moves both sides of one ratio, where a
+    ratio of medians can take one side from a slow round and the other from a fast one."""
+    return statistics.median(ratio(reference, value) for reference, value in zip(references, values))
+
+
 def print_stages(speech, pairs, table):
-    print(f"\n{speech.rate} Hz, {speech.seconds:.1f} s of speech, median of {pairs} alternating rounds; "
-          "stages, koe on 1 thread (ratio above 1: koe is faster)")
+    print(f"\n{speech.rate} Hz, {speech.seconds:.1f} s of speech, median of {pairs} alternating rounds (ratios: the "
+          "median of each round's ratio); stages, koe on 1 thread (ratio above 1: koe is faster)")
     print(f"{'stage':<12} {'koe s':>8} {'pyworld s':>10} {'pyworld/koe':>12} {'koe cpu s':>10} {'pyworld cpu s':>14} "
           f"{'cpu ratio':>10}")
     for stage, row in table.items():
@@ -232,23 +243,32 @@ def print_stages(speech, pairs, table):
 def conversion_rows(speech, conversion):
     rows = {}
     for method in METHODS:
-        one, two = conversion[f"koe {method} 1t"]["wall"], conversion[f"koe {method} 2t"]["wall"]
-        theirs, band = conversion[f"pyworld {method}"]["wall"], conversion["rubberband"]["wall"]
-        rows[method] = {"koe_1t": one, "koe_2t": two, "pyworld": theirs, "rubberband": band,
-                        "pyworld_over_koe": ratio(theirs, one), "rubberband_over_koe": ratio(band, one),
-                        "koe_1t_over_2t": ratio(one, two), "koe_rtf_1t": one / speech.seconds}
+        names = {"koe_1t": f"koe {method} 1t", "koe_2t": f"koe {method} 2t", "pyworld": f"pyworld {method}",
+                 "rubberband": "rubberband"}
+        row = {key: conversion[name]["wall"] for key, name in names.items()}
+        runs = {key: conversion[name]["wall_runs"] for key, name in names.items()}
+        for key, (reference, value) in {"pyworld_over_koe": ("pyworld", "koe_1t"),
+                                        "rubberband_over_koe": ("rubberband", "koe_1t"),
+                                        "koe_1t_over_2t": ("koe_1t", "koe_2t")}.items():
+            row[key] = paired_ratio(runs[reference], runs[value])
+            row[f"{key}_of_medians"] = ratio(row[reference], row[value])
+        row["koe_rtf_1t"] = row["koe_1t"] / speech.seconds
+        rows[method] = row
     return rows
 
 
 def print_conversion(speech, rows, conversion):
-    print(f"\n{speech.rate} Hz whole conversion, pitch x{PITCH}, formants x{FORMANT} (wall-clock seconds; koe and Rubber "
-          "Band whole processes, pyworld compute only)")
+    print(f"\n{speech.rate} Hz whole conversion, pitch x{PITCH}, formants x{FORMANT} (wall-clock seconds, medians; "
+          "ratios: the median of each round's ratio; koe and Rubber Band whole processes, pyworld compute only)")
     print(f"{'F0 path':<8} {'koe 1t':>8} {'koe 2t':>8} {'pyworld':>8} {'rubberband':>11} {'pyworld/koe':>12} "
           f"{'rubberband/koe':>15} {'1t/2t':>6} {'koe RTF':>8}")
     for method, row in rows.items():
         print(f"{method:<8} {row['koe_1t']:8.3f} {row['koe_2t']:8.3f} {row['pyworld']:8.3f} {row['rubberband']:11.3f} "
               f"{row['pyworld_over_koe']:12.2f} {row['rubberband_over_koe']:15.2f} {row['koe_1t_over_2t']:6.2f} "
               f"{row['koe_1t'] / speech.seconds:8.4f}")
+    for method, row in rows.items():
+        print(f"{method} path, ratios of the medians instead: pyworld/koe {row['pyworld_over_koe_of_medians']:.2f}, "
+              f"rubberband/koe {row['rubberband_over_koe_of_medians']:.2f}, 1t/2t {row['koe_1t_over_2t_of_medians']:.2f}")
     if "koe pipe 1t" in conversion:
         wall = conversion["koe pipe 1t"]["wall"]
         print(f"pipe mode, 1 thread: {wall:.3f} s for {speech.seconds:.1f} s of audio = "
