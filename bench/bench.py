@@ -19,6 +19,8 @@ ratios of the medians are printed and stored beside them.
    process on the loaded signal (dio + stonemask or harvest, cheaptrick, d4c, F0 x1.2, each envelope row read
    at bin / 1.1 by linear interpolation as koe does, synthesize); reading and writing files not counted.
    Rubber Band: `rubberband -3 -F -f 1.2 IN OUT`, the whole process (its R3 engine, formants preserved).
+   At 48 kHz also two 1-thread conversions at once, as separate processes: twice a lone run's time over
+   theirs is what the machine's two cores give at that moment, printed beside the 2-thread figure (not a bar).
 3. Pipe mode, 48 kHz: the speech as raw signed 16-bit mono from a file on stdin through `koe - - --type raw
    --rate 48000 --encoding signed --bits 16 --channels 1 --pitch 1.2 --formant 1.1 --threads 1` to
    /dev/null; speed = audio seconds / wall seconds.
@@ -176,10 +178,29 @@ def pyworld_convert(speech, method):
     return wall, cpu
 
 
+def convert_command(koe, speech, method, threads, target):
+    return [str(part) for part in (koe, "convert", speech.wav, target, "--pitch", PITCH, "--formant", FORMANT, "--quiet",
+                                   "--f0-method", method, "--threads", threads)]
+
+
 def koe_convert(koe, speech, method, threads):
-    target = speech.scratch / f"koe_{method}_{threads}.wav"
-    return run_timed([koe, "convert", speech.wav, target, "--pitch", str(PITCH), "--formant", str(FORMANT), "--quiet",
-                      "--f0-method", method, "--threads", str(threads)])
+    return run_timed(convert_command(koe, speech, method, threads, speech.scratch / f"koe_{method}_{threads}.wav"))
+
+
+def koe_side_by_side(koe, speech, method):
+    """Two 1-thread conversions at once, as processes of their own: (wall-clock seconds until both end, their
+    mean CPU seconds). Nothing is shared between them, so twice a lone run's time over this is what two cores of
+    this machine give at that moment: the ceiling for the 2-thread figure."""
+    start = time.perf_counter()
+    processes = [subprocess.Popen(convert_command(koe, speech, method, 1, speech.scratch / f"koe_{method}_side_{copy}.wav"),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for copy in (1, 2)]
+    seconds = []
+    for process in processes:
+        _, status, usage = os.wait4(process.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{' '.join(process.args)} failed")
+        seconds.append(usage.ru_utime + usage.ru_stime)
+    return time.perf_counter() - start, statistics.mean(seconds)
 
 
 def rubberband(speech):
@@ -200,6 +221,8 @@ def bench_conversion(koe, speech, pairs):
     for method in METHODS:
         contenders[f"koe {method} 1t"] = lambda method=method: koe_convert(koe, speech, method, 1)
         contenders[f"koe {method} 2t"] = lambda method=method: koe_convert(koe, speech, method, 2)
+        if speech.rate == BAR_RATE:
+            contenders[f"koe {method} 1t x2"] = lambda method=method: koe_side_by_side(koe, speech, method)
         contenders[f"pyworld {method}"] = lambda method=method: pyworld_convert(speech, method)
     contenders["rubberband"] = lambda: rubberband(speech)
     if speech.rate == PIPE_RATE:
@@ -253,6 +276,9 @@ def conversion_rows(speech, conversion):
             row[key] = paired_ratio(runs[reference], runs[value])
             row[f"{key}_of_medians"] = ratio(row[reference], row[value])
         row["koe_rtf_1t"] = row["koe_1t"] / speech.seconds
+        side_by_side = conversion.get(f"koe {method} 1t x2")
+        if side_by_side:
+            row["two_core_ceiling"] = 2 * paired_ratio(runs["koe_1t"], side_by_side["wall_runs"])
         rows[method] = row
     return rows
 
@@ -266,6 +292,10 @@ def print_conversion(speech, rows, conversion):
         print(f"{method:<8} {row['koe_1t']:8.3f} {row['koe_2t']:8.3f} {row['pyworld']:8.3f} {row['rubberband']:11.3f} "
               f"{row['pyworld_over_koe']:12.2f} {row['rubberband_over_koe']:15.2f} {row['koe_1t_over_2t']:6.2f} "
               f"{row['koe_1t'] / speech.seconds:8.4f}")
+    for method, row in rows.items():
+        if "two_core_ceiling" in row:
+            print(f"{method} path, two 1-thread conversions at once as processes: {row['two_core_ceiling']:.2f}x the "
+                  "work of one in its time (this machine's 2-core ceiling for 1t/2t)")
     for method, row in rows.items():
         print(f"{method} path, ratios of the medians instead: pyworld/koe {row['pyworld_over_koe_of_medians']:.2f}, "
               f"rubberband/koe {row['rubberband_over_koe_of_medians']:.2f}, 1t/2t {row['koe_1t_over_2t_of_medians']:.2f}")
