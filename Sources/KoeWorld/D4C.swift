@@ -192,8 +192,6 @@ private func windowLength(sampleRate: Int, f0: Double, periods: Double) -> Int {
     2 * Matlab.round(periods * Double(sampleRate) / f0 / 2.0) + 1
 }
 
-
-
 /// Samples around `time` under an F0-adaptive window `periods` periods long, plus safeguard noise, with
 /// the window-shaped DC removed; written to the start of `waveform`. Samples outside the signal repeat its
 /// end points. Returns the number of samples written.
