@@ -63,7 +63,8 @@ public final class StreamingAnalyzer {
         public var aperiodicity: Matrix
         /// Arrays the analysis is done with, which go back to the recycler with the block. Given back at once,
         /// while the pending block that shares them may still be alive, the next take would find them shared
-        /// and copy them.
+        /// and copy them. A block kept rather than recycled keeps them too, its copy of the samples its
+        /// analysis read among them.
         fileprivate var spent = SpentArrays()
     }
 
