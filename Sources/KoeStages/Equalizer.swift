@@ -18,12 +18,16 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
     /// Quality factor; nil gives the kind's default: Q 1 for a peak, sox's slope of 0.5 for shelves,
     /// Q 1/√2 (Butterworth) for pass filters.
     public var q: Double?
+    /// How messages name the band: nil quotes its `TYPE:FREQ...` spec; a band the user did not write as a spec
+    /// (a graphic EQ slider) is named as they gave it.
+    public var name: String?
 
-    public init(kind: Kind, frequency: Double, gainDB: Double = 0, q: Double? = nil) {
+    public init(kind: Kind, frequency: Double, gainDB: Double = 0, q: Double? = nil, name: String? = nil) {
         self.kind = kind
         self.frequency = frequency
         self.gainDB = gainDB
         self.q = q
+        self.name = name
     }
 
     /// Reads `TYPE:FREQ[:GAIN_DB[:Q]]`; every error is one line that quotes the spec.
@@ -65,11 +69,15 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
             return try Biquad(kind: biquadKind, frequency: frequency, gainDB: gainDB, width: width, sampleRate: sampleRate)
         } catch .frequencyAtOrAboveNyquist {
             throw StageError(
-                "EQ band '\(self)' is at or above the Nyquist frequency "
+                "\(quoted) is at or above the Nyquist frequency "
                     + "(\(Self.format(Double(sampleRate) / 2)) Hz at a \(sampleRate) Hz sample rate)")
         } catch {
-            throw StageError("EQ band '\(self)': \(error)")
+            throw StageError("\(quoted): \(error)")
         }
+    }
+
+    private var quoted: String {
+        name ?? "EQ band '\(self)'"
     }
 
     /// Gains a band may have: beyond ±60 dB a filter only amplifies rounding noise, and far beyond, its
@@ -120,7 +128,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
         return isKilo ? value * 1000 : value
     }
 
-    private static func format(_ value: Double) -> String {
+    fileprivate static func format(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }
@@ -162,8 +170,10 @@ public struct GraphicEqualizer: Equatable, Sendable {
 
     /// The peak bands that change something; 0 dB bands drop out.
     public var bands: [EqualizerBand] {
-        zip(Self.frequencies, gains).compactMap { frequency, gain in
-            gain == 0 ? nil : EqualizerBand(kind: .peak, frequency: frequency, gainDB: gain, q: Self.q)
+        zip(Self.frequencies.indices, gains).compactMap { index, gain in
+            let frequency = Self.frequencies[index]
+            let name = "graphic EQ band \(index + 1) (\(EqualizerBand.format(frequency)) Hz, \(EqualizerBand.format(gain)) dB)"
+            return gain == 0 ? nil : EqualizerBand(kind: .peak, frequency: frequency, gainDB: gain, q: Self.q, name: name)
         }
     }
 }
