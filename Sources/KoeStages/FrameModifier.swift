@@ -15,10 +15,8 @@ struct ParameterFrame {
 
     mutating func copy(from other: ParameterFrame) {
         f0 = other.f0
-        for i in spectrum.indices {
-            spectrum[i] = other.spectrum[i]
-            aperiodicity[i] = other.aperiodicity[i]
-        }
+        spectrum.withUnsafeMutableBufferPointer { _ = $0.update(fromContentsOf: other.spectrum) }
+        aperiodicity.withUnsafeMutableBufferPointer { _ = $0.update(fromContentsOf: other.aperiodicity) }
     }
 }
 
@@ -47,17 +45,27 @@ struct FrameModifier {
         f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
     ) {
         frame.f0 = voice.whisper ? 0 : shiftedF0(f0)
-        spectrogram.withRow(row) { source in
-            if let warpedBins {
-                for (bin, from) in warpedBins.enumerated() {
-                    frame.spectrum[bin] = source[from.index] + from.fraction * (source[from.index + 1] - source[from.index])
+        // Buffers taken once a frame: element writes through `frame` inside the row closures each paid for a
+        // uniqueness check and an exclusivity check.
+        frame.spectrum.withUnsafeMutableBufferPointer { spectrum in
+            spectrogram.withRow(row) { source in
+                if let warpedBins {
+                    warpedBins.withUnsafeBufferPointer { warpedBins in
+                        for (bin, from) in warpedBins.enumerated() {
+                            spectrum[bin] = source[from.index] + from.fraction * (source[from.index + 1] - source[from.index])
+                        }
+                    }
+                } else {
+                    _ = spectrum.update(fromContentsOf: source)
                 }
-            } else {
-                for bin in 0..<source.count { frame.spectrum[bin] = source[bin] }
             }
         }
-        aperiodicity.withRow(row) { source in
-            for bin in 0..<source.count { frame.aperiodicity[bin] = voice.whisper ? 1 : source[bin] }
+        frame.aperiodicity.withUnsafeMutableBufferPointer { output in
+            if voice.whisper {
+                output.update(repeating: 1)
+            } else {
+                aperiodicity.withRow(row) { source in _ = output.update(fromContentsOf: source) }
+            }
         }
     }
 
