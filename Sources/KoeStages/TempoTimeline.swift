@@ -53,9 +53,20 @@ struct TempoTimeline {
         } else {
             output.f0 = weight < 0.5 ? earlier.f0 : later.f0
         }
-        for i in output.spectrum.indices {
-            output.spectrum[i] = earlier.spectrum[i] + weight * (later.spectrum[i] - earlier.spectrum[i])
-            output.aperiodicity[i] = earlier.aperiodicity[i] + weight * (later.aperiodicity[i] - earlier.aperiodicity[i])
+        Self.blend(earlier.spectrum, later.spectrum, weight: weight, into: &output.spectrum)
+        Self.blend(earlier.aperiodicity, later.aperiodicity, weight: weight, into: &output.aperiodicity)
+    }
+
+    /// `earlier + weight * (later - earlier)`, bin by bin, through buffers taken once.
+    private static func blend(_ earlier: [Double], _ later: [Double], weight: Double, into output: inout [Double]) {
+        output.withUnsafeMutableBufferPointer { output in
+            earlier.withUnsafeBufferPointer { earlier in
+                later.withUnsafeBufferPointer { later in
+                    for i in output.indices {
+                        output[i] = earlier[i] + weight * (later[i] - earlier[i])
+                    }
+                }
+            }
         }
     }
 }
