@@ -117,16 +117,9 @@ import Testing
     @Test func estimatingIntoAReusedMatrixGivesTheSameSpectrogram() {
         let (signal, contour) = silenceThenVowel(sampleRate: 8000)
         let analysis = CheapTrick(sampleRate: 8000)
-        let expected = analysis.estimate(signal, contour: contour)
-        let fewer = F0Contour(time: Array(contour.time.suffix(3)), f0: Array(contour.f0.suffix(3)))
-        var reused = Matrix(rows: 1, columns: 7, repeating: -1)
-        signal.withUnsafeBufferPointer { samples in
-            analysis.estimate(samples, contour: contour, into: &reused)
-            #expect(reused == expected)
-            analysis.estimate(samples, contour: fewer, threads: 2, into: &reused)
-            #expect(reused == analysis.estimate(signal, contour: fewer))
-            analysis.estimate(samples, contour: contour, threads: 3, into: &reused)
-            #expect(reused == expected)
-        }
+        expectReusedMatrixHoldsEachResult(
+            signal: signal, contour: contour, fewerFrames: 3, initial: Matrix(rows: 1, columns: 7, repeating: -1),
+            estimate: { analysis.estimate(signal, contour: $0) },
+            estimateInto: { analysis.estimate($0, contour: $1, threads: $2, into: &$3) })
     }
 }

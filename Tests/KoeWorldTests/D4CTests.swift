@@ -118,17 +118,10 @@ import Testing
     @Test func estimatingIntoAReusedMatrixGivesTheSameAperiodicity() {
         let (signal, contour) = silenceThenVowel()
         let analysis = D4C(sampleRate: 48000, fftSize: 2048)
-        let expected = analysis.estimate(signal, contour: contour)
-        let fewer = F0Contour(time: Array(contour.time.suffix(5)), f0: Array(contour.f0.suffix(5)))
-        var reused = Matrix(rows: 2, columns: 5, repeating: -1)
-        signal.withUnsafeBufferPointer { samples in
-            analysis.estimate(samples, contour: contour, into: &reused)
-            #expect(reused == expected)
-            analysis.estimate(samples, contour: fewer, threads: 2, into: &reused)
-            #expect(reused == analysis.estimate(signal, contour: fewer))
-            analysis.estimate(samples, contour: contour, threads: 3, into: &reused)
-            #expect(reused == expected)
-        }
+        expectReusedMatrixHoldsEachResult(
+            signal: signal, contour: contour, fewerFrames: 5, initial: Matrix(rows: 2, columns: 5, repeating: -1),
+            estimate: { analysis.estimate(signal, contour: $0) },
+            estimateInto: { analysis.estimate($0, contour: $1, threads: $2, into: &$3) })
     }
 
     /// WORLD sorts a band's power spectrum and sums the smallest part of it; a single pass must agree.
