@@ -171,9 +171,10 @@ public struct GraphicEqualizer: Equatable, Sendable {
     /// The peak bands that change something; 0 dB bands drop out.
     public var bands: [EqualizerBand] {
         zip(Self.frequencies.indices, gains).compactMap { index, gain in
+            guard gain != 0 else { return nil }
             let frequency = Self.frequencies[index]
             let name = "graphic EQ band \(index + 1) (\(EqualizerBand.format(frequency)) Hz, \(EqualizerBand.format(gain)) dB)"
-            return gain == 0 ? nil : EqualizerBand(kind: .peak, frequency: frequency, gainDB: gain, q: Self.q, name: name)
+            return EqualizerBand(kind: .peak, frequency: frequency, gainDB: gain, q: Self.q, name: name)
         }
     }
 }

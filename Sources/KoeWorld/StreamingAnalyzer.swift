@@ -17,8 +17,8 @@ import Foundation
 /// analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any thread may
 /// run; `push` does both, the blocks side by side on `threads` threads.
 ///
-/// Blocks handed back to the `recycler` once used lend their arrays to later blocks, as do the sample copies of
-/// analysed pending blocks, so that with DIO the analysis allocates nothing per block in steady state.
+/// Blocks handed back to the `recycler` once used lend their arrays to later blocks, those their analysis worked in
+/// (sample copy included) with them, so that with DIO the analysis allocates nothing per block in steady state.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
@@ -88,7 +88,7 @@ public final class StreamingAnalyzer {
 
         /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
         /// `threads` share the block's CheapTrick and D4C frames. The block's arrays are recycled ones when
-        /// there are any; the copies this pending block holds go back for reuse once it is gone.
+        /// there are any; the copies this pending block holds travel with the block, back to the recycler.
         public func analyzed(threads: Int = 1) -> Block {
             let recycler = tools.recycler
             var f0 = recycler.takeFrameValues()

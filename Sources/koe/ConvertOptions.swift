@@ -116,7 +116,6 @@ struct EqualizerOptions: ParsableArguments {
         let graphicBands = try graphic.map { try GraphicEqualizer(parsing: $0).bands } ?? []
         return explicit + graphicBands
     }
-
 }
 
 struct AnalysisOptions: ParsableArguments {
