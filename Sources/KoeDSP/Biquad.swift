@@ -1,13 +1,13 @@
 import Foundation
 
 /// Why a biquad could not be designed.
-public enum BiquadError: Error, Equatable, CustomStringConvertible {
+package enum BiquadError: Error, Equatable, CustomStringConvertible {
     case nonPositiveFrequency(Double)
     case frequencyAtOrAboveNyquist(kind: Biquad.Kind, frequency: Double, sampleRate: Int)
     case invalidWidth(kind: Biquad.Kind, width: Biquad.Width)
     case nonFiniteGain(Double)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .nonPositiveFrequency(let frequency):
             return "filter frequency \(frequency) Hz must be greater than 0 Hz"
@@ -26,13 +26,13 @@ public enum BiquadError: Error, Equatable, CustomStringConvertible {
 /// One second-order section designed from Robert Bristow-Johnson's Audio EQ Cookbook, normalised by a0 and run in
 /// direct form I, the way sox runs its `equalizer`, `bass`, `treble`, `lowpass` and `highpass` effects.
 /// Holds its own state and filters buffers in place; it allocates nothing per sample.
-public struct Biquad: Sendable {
-    public enum Kind: Sendable, CaseIterable {
+package struct Biquad: Sendable {
+    package enum Kind: Sendable, CaseIterable {
         case peak, lowShelf, highShelf, lowPass, highPass
     }
 
     /// How wide a band or how steep a shelf is, in sox's units.
-    public enum Width: Equatable, Sendable {
+    package enum Width: Equatable, Sendable {
         /// Quality factor (> 0). A pass filter with Q = 1/√2 is Butterworth.
         case q(Double)
         /// Shelf slope in (0, 1]: 1 is the steepest transition without overshoot; sox's shelves default to 0.5.
@@ -40,16 +40,16 @@ public struct Biquad: Sendable {
     }
 
     /// Feed-forward (b) and feedback (a) coefficients, divided by a0.
-    public struct Coefficients: Equatable, Sendable {
-        public let b0, b1, b2, a1, a2: Double
+    package struct Coefficients: Equatable, Sendable {
+        package let b0, b1, b2, a1, a2: Double
     }
 
-    public let coefficients: Coefficients
+    package let coefficients: Coefficients
     private var input1 = 0.0, input2 = 0.0
     private var output1 = 0.0, output2 = 0.0
 
     /// Designs a filter with its corner or centre at `frequency` Hz. `gainDB` matters to peaks and shelves only.
-    public init(kind: Kind, frequency: Double, gainDB: Double = 0, width: Width, sampleRate: Int) throws(BiquadError) {
+    package init(kind: Kind, frequency: Double, gainDB: Double = 0, width: Width, sampleRate: Int) throws(BiquadError) {
         guard frequency > 0, frequency.isFinite else { throw .nonPositiveFrequency(frequency) }
         guard frequency < Double(sampleRate) / 2 else {
             throw .frequencyAtOrAboveNyquist(kind: kind, frequency: frequency, sampleRate: sampleRate)
@@ -63,7 +63,7 @@ public struct Biquad: Sendable {
     }
 
     /// Filters `samples` in place, continuing from the state the previous call left.
-    public mutating func process(_ samples: UnsafeMutableBufferPointer<Double>) {
+    package mutating func process(_ samples: UnsafeMutableBufferPointer<Double>) {
         let c = coefficients
         var x1 = input1, x2 = input2, y1 = output1, y2 = output2
         for index in samples.indices {
@@ -81,12 +81,12 @@ public struct Biquad: Sendable {
         output2 = y2
     }
 
-    public mutating func process(_ samples: inout [Double]) {
+    package mutating func process(_ samples: inout [Double]) {
         samples.withUnsafeMutableBufferPointer { process($0) }
     }
 
     /// Forgets the past: the next sample is filtered as if it were the first.
-    public mutating func reset() {
+    package mutating func reset() {
         input1 = 0
         input2 = 0
         output1 = 0

@@ -1,7 +1,7 @@
 extension UnsafeMutableBufferPointer<Double> {
     /// `self[i] = signal[first + i]`, with indices outside `signal` taking its first or last sample, the way
     /// WORLD's analyses read past either end of a signal.
-    public func copyClamped(from signal: UnsafeBufferPointer<Double>, first: Int) {
+    package func copyClamped(from signal: UnsafeBufferPointer<Double>, first: Int) {
         precondition(!signal.isEmpty, "cannot read an empty signal")
         let last = signal.count - 1
         let insideStart = Swift.min(Swift.max(0, -first), count)

@@ -2,16 +2,16 @@ import CFFTW
 import Foundation
 
 /// One complex bin, laid out exactly as FFTW's `fftw_complex` (real, imaginary).
-public struct Complex: Equatable, Sendable {
-    public var real: Double
-    public var imag: Double
+package struct Complex: Equatable, Sendable {
+    package var real: Double
+    package var imag: Double
 
-    public init(_ real: Double, _ imag: Double) {
+    package init(_ real: Double, _ imag: Double) {
         self.real = real
         self.imag = imag
     }
 
-    public static let zero = Complex(0, 0)
+    package static let zero = Complex(0, 0)
 }
 
 /// FFTW's planner is not thread-safe, and destroying a plan touches the planner's shared tables too:
@@ -54,13 +54,13 @@ private func fftwPointer(_ buffer: UnsafeMutableBufferPointer<Complex>) -> Unsaf
 /// Real-to-complex transform of `size` samples into `size / 2 + 1` bins, unnormalised (FFTW's convention).
 /// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`. `execute()` leaves
 /// `waveform` as it was, so samples that stay zero from frame to frame need writing only once.
-public final class ForwardRealFFT {
-    public let size: Int
-    public let waveform: UnsafeMutableBufferPointer<Double>
-    public let spectrum: UnsafeMutableBufferPointer<Complex>
+package final class ForwardRealFFT {
+    package let size: Int
+    package let waveform: UnsafeMutableBufferPointer<Double>
+    package let spectrum: UnsafeMutableBufferPointer<Complex>
     private let plan: fftw_plan
 
-    public init(size: Int) {
+    package init(size: Int) {
         precondition(size > 0, "FFT size must be positive")
         self.size = size
         waveform = allocateReal(size)
@@ -70,7 +70,7 @@ public final class ForwardRealFFT {
         plan = makePlan { fftw_plan_dft_r2c_1d(Int32(size), input, output, UInt32(FFTW_ESTIMATE)) }
     }
 
-    public func execute() {
+    package func execute() {
         fftw_execute(plan)
     }
 
@@ -83,13 +83,13 @@ public final class ForwardRealFFT {
 
 /// Complex-to-real transform of `size / 2 + 1` bins into `size` samples, unnormalised (FFTW's convention).
 /// FFTW overwrites `spectrum` while it runs.
-public final class InverseRealFFT {
-    public let size: Int
-    public let spectrum: UnsafeMutableBufferPointer<Complex>
-    public let waveform: UnsafeMutableBufferPointer<Double>
+package final class InverseRealFFT {
+    package let size: Int
+    package let spectrum: UnsafeMutableBufferPointer<Complex>
+    package let waveform: UnsafeMutableBufferPointer<Double>
     private let plan: fftw_plan
 
-    public init(size: Int) {
+    package init(size: Int) {
         precondition(size > 0, "FFT size must be positive")
         self.size = size
         spectrum = allocateComplex(size / 2 + 1)
@@ -99,7 +99,7 @@ public final class InverseRealFFT {
         plan = makePlan { fftw_plan_dft_c2r_1d(Int32(size), input, output, UInt32(FFTW_ESTIMATE)) }
     }
 
-    public func execute() {
+    package func execute() {
         fftw_execute(plan)
     }
 
@@ -111,17 +111,17 @@ public final class InverseRealFFT {
 }
 
 /// Complex-to-complex transform of `size` bins, unnormalised.
-public final class ComplexFFT {
-    public enum Direction {
+package final class ComplexFFT {
+    package enum Direction {
         case forward, backward
     }
 
-    public let size: Int
-    public let input: UnsafeMutableBufferPointer<Complex>
-    public let output: UnsafeMutableBufferPointer<Complex>
+    package let size: Int
+    package let input: UnsafeMutableBufferPointer<Complex>
+    package let output: UnsafeMutableBufferPointer<Complex>
     private let plan: fftw_plan
 
-    public init(size: Int, direction: Direction) {
+    package init(size: Int, direction: Direction) {
         precondition(size > 0, "FFT size must be positive")
         self.size = size
         input = allocateComplex(size)
@@ -132,7 +132,7 @@ public final class ComplexFFT {
         plan = makePlan { fftw_plan_dft_1d(Int32(size), source, destination, sign, UInt32(FFTW_ESTIMATE)) }
     }
 
-    public func execute() {
+    package func execute() {
         fftw_execute(plan)
     }
 

@@ -2,15 +2,15 @@ import Foundation
 
 /// Numerical helpers that behave exactly as the MATLAB functions WORLD was written against,
 /// edge cases included, so ports agree with the reference number for number.
-public enum Matlab {
+package enum Matlab {
     /// MATLAB's `round`: halves away from zero.
     @inlinable
-    public static func round(_ x: Double) -> Int {
+    package static func round(_ x: Double) -> Int {
         x > 0 ? Int(x + 0.5) : Int(x - 0.5)
     }
 
     /// Sample standard deviation (normalised by n − 1).
-    public static func standardDeviation(_ x: [Double]) -> Double {
+    package static func standardDeviation(_ x: [Double]) -> Double {
         guard x.count > 1 else { return 0 }
         let mean = x.reduce(0, +) / Double(x.count)
         let sum = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) }
@@ -19,7 +19,7 @@ public enum Matlab {
 
     /// Linear interpolation of (`x`, `y`) at `xi`; `x` must be increasing. Points outside `x`
     /// extrapolate from the nearest segment, as WORLD's `interp1` does.
-    public static func interp1(x: [Double], y: [Double], at xi: [Double]) -> [Double] {
+    package static func interp1(x: [Double], y: [Double], at xi: [Double]) -> [Double] {
         var result = [Double](repeating: 0, count: xi.count)
         x.withUnsafeBufferPointer { xs in
             y.withUnsafeBufferPointer { ys in
@@ -34,7 +34,7 @@ public enum Matlab {
     }
 
     /// `interp1` into a caller-owned buffer, for loops that must not allocate.
-    public static func interp1(
+    package static func interp1(
         x: UnsafeBufferPointer<Double>, y: UnsafeBufferPointer<Double>,
         at xi: UnsafeBufferPointer<Double>, into yi: UnsafeMutableBufferPointer<Double>
     ) {
@@ -63,7 +63,7 @@ public enum Matlab {
     /// Linear interpolation of `y`, sampled on the uniform axis `origin + k * step`, at `xi`.
     /// Like WORLD's `interp1Q`, no bounds are checked beyond the last sample (whose slope is zero):
     /// callers guarantee `xi` lies inside the axis.
-    public static func interp1Q(
+    package static func interp1Q(
         origin: Double, step: Double, y: UnsafeBufferPointer<Double>,
         at xi: UnsafeBufferPointer<Double>, into yi: UnsafeMutableBufferPointer<Double>
     ) {
@@ -78,7 +78,7 @@ public enum Matlab {
     }
 
     /// Array form of `interp1Q`.
-    public static func interp1Q(origin: Double, step: Double, y: [Double], at xi: [Double]) -> [Double] {
+    package static func interp1Q(origin: Double, step: Double, y: [Double], at xi: [Double]) -> [Double] {
         var result = [Double](repeating: 0, count: xi.count)
         y.withUnsafeBufferPointer { ys in
             xi.withUnsafeBufferPointer { queries in
@@ -91,13 +91,13 @@ public enum Matlab {
     }
 
     /// Differences of neighbours: `x[i + 1] - x[i]`.
-    public static func diff(_ x: [Double]) -> [Double] {
+    package static func diff(_ x: [Double]) -> [Double] {
         guard x.count > 1 else { return [] }
         return (0..<(x.count - 1)).map { x[$0 + 1] - x[$0] }
     }
 
     /// Samples of odd-symmetric padding `decimate` adds at each end so its zero-phase filter starts settled.
-    public static let decimationPadding = 9
+    package static let decimationPadding = 9
 
     /// Downsample by `factor` after zero-phase low-pass filtering (forward and backward through WORLD's
     /// third-order IIR, with odd-symmetric padding), returning the first `count` samples WORLD's `decimate`
@@ -105,7 +105,7 @@ public enum Matlab {
     /// alignment; like WORLD, the sweep runs `padding` samples past the end, and callers that size their
     /// buffer one sample longer than MATLAB's output (DIO) read that extra filtered sample.
     /// Factors WORLD has no filter for (1, or above 12) use a null filter there; this keeps that behaviour.
-    public static func decimate(_ x: [Double], factor: Int, count: Int) -> [Double] {
+    package static func decimate(_ x: [Double], factor: Int, count: Int) -> [Double] {
         let padding = decimationPadding
         let length = x.count
         precondition(length > padding + 1, "signal too short to decimate")
@@ -136,7 +136,7 @@ public enum Matlab {
     }
 
     /// Smallest power of two strictly greater than `length` (WORLD's `GetSuitableFFTSize`).
-    public static func suitableFFTSize(_ length: Int) -> Int {
+    package static func suitableFFTSize(_ length: Int) -> Int {
         1 << (Int(log(Double(length)) / log(2.0)) + 1)
     }
 }

@@ -2,24 +2,24 @@ import Foundation
 
 /// Minimum-phase spectrum from a log-amplitude spectrum, through the real cepstrum:
 /// fold the cepstrum onto positive quefrencies, transform back, exponentiate.
-public final class MinimumPhase {
-    public let size: Int
+package final class MinimumPhase {
+    package let size: Int
     /// Input: natural-log amplitude for bins `0 ... size / 2`; the upper half is mirrored by `execute()`.
-    public let logSpectrum: UnsafeMutableBufferPointer<Double>
+    package let logSpectrum: UnsafeMutableBufferPointer<Double>
     /// Output: the minimum-phase spectrum for bins `0 ... size / 2`.
-    public var spectrum: UnsafeMutableBufferPointer<Complex> { toSpectrum.spectrum }
+    package var spectrum: UnsafeMutableBufferPointer<Complex> { toSpectrum.spectrum }
 
     private let toCepstrum: ForwardRealFFT
     private let toSpectrum: ForwardRealFFT
 
-    public init(size: Int) {
+    package init(size: Int) {
         self.size = size
         toCepstrum = ForwardRealFFT(size: size)
         toSpectrum = ForwardRealFFT(size: size)
         logSpectrum = toCepstrum.waveform
     }
 
-    public func execute() {
+    package func execute() {
         let half = size / 2
         for i in (half + 1)..<size {
             logSpectrum[i] = logSpectrum[size - i]

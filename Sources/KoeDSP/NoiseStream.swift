@@ -1,8 +1,8 @@
 /// `Randn`'s sequence handed out in slices of any length, generated ahead in whole runs of its fast block
 /// fill so that short, uneven requests (a window here, a spectrum there) cost what long ones do.
-public final class NoiseStream {
+package final class NoiseStream {
     /// The longest slice one `take` may ask for.
-    public let maximumTake: Int
+    package let maximumTake: Int
     private var generator = Randn()
     private let buffer: UnsafeMutableBufferPointer<Double>
     /// Draws generated but not yet taken are `buffer[start ..< end]`.
@@ -12,7 +12,7 @@ public final class NoiseStream {
     /// Generation happens in multiples of this many draws, all on `Randn.fill`'s fast path.
     private static let refillGranule = 256
 
-    public init(maximumTake: Int) {
+    package init(maximumTake: Int) {
         precondition(maximumTake > 0, "a noise stream must allow some draws")
         self.maximumTake = maximumTake
         let granule = NoiseStream.refillGranule
@@ -25,7 +25,7 @@ public final class NoiseStream {
     }
 
     /// Restarts at `Randn`'s seed, `count` draws in.
-    public func restart(skipping count: Int = 0) {
+    package func restart(skipping count: Int = 0) {
         generator = Randn()
         generator.skip(count)
         start = 0
@@ -33,7 +33,7 @@ public final class NoiseStream {
     }
 
     /// The next `count` draws; valid until the next call.
-    public func take(_ count: Int) -> UnsafeBufferPointer<Double> {
+    package func take(_ count: Int) -> UnsafeBufferPointer<Double> {
         precondition(count >= 0 && count <= maximumTake, "take at most maximumTake draws")
         if end - start < count {
             generate(atLeast: count - (end - start))

@@ -5,7 +5,7 @@ import Foundation
 /// each call takes one for its own use, or makes one, and hands it back. A workspace is only ever used
 /// by one thread at a time; the pool holds as many as were ever in use at once. A thread gets back the
 /// workspace it used last when that one is free, so its buffers are still in that core's cache.
-public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
+package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     private let lock = NSLock()
     /// Idle workspaces, and the thread that used each last. Two arrays rather than one of pairs: unspecialised,
     /// as other modules call it, taking from and returning to an array of tuples allocated on every call.
@@ -13,11 +13,11 @@ public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     private var lastUsers: [pthread_t] = []
     private let make: @Sendable () -> Workspace
 
-    public init(make: @escaping @Sendable () -> Workspace) {
+    package init(make: @escaping @Sendable () -> Workspace) {
         self.make = make
     }
 
-    public func withWorkspace<Result>(_ body: (Workspace) throws -> Result) rethrows -> Result {
+    package func withWorkspace<Result>(_ body: (Workspace) throws -> Result) rethrows -> Result {
         let user = pthread_self()
         let workspace = take(for: user)
         defer { giveBack(workspace, from: user) }
@@ -45,12 +45,12 @@ public final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
 }
 
 /// Independent work spread over threads.
-public enum Parallel {
+package enum Parallel {
     /// Cuts `0..<count` into contiguous ranges of at least `minimumLength` (except the last) and runs `body`
     /// once for each, on up to `threads` threads; returns when all are done. With one thread, or too little
     /// work to share, `body` runs once on the caller's thread with the whole range. Callers whose results
     /// must not depend on the thread count make each range's work depend only on the range.
-    public static func forEachRange(
+    package static func forEachRange(
         _ count: Int, threads: Int, minimumLength: Int = 1, _ body: (Range<Int>) -> Void
     ) {
         let workers = min(max(1, threads), count / max(1, minimumLength))
@@ -73,7 +73,7 @@ public enum Parallel {
     /// Runs `body` once for each index of `0..<count`, on up to `threads` threads, each taking the next index
     /// as it comes free; returns when all are done. For items of uneven cost. With one thread,
     /// or one item, everything runs on the caller's thread, in order.
-    public static func forEach(_ count: Int, threads: Int, _ body: (Int) -> Void) {
+    package static func forEach(_ count: Int, threads: Int, _ body: (Int) -> Void) {
         let workers = min(max(1, threads), count)
         guard workers > 1 else {
             for index in 0..<count { body(index) }
@@ -92,7 +92,7 @@ public enum Parallel {
     }
 
     /// All processors, the default for `threads`.
-    public static var processorCount: Int {
+    package static var processorCount: Int {
         ProcessInfo.processInfo.activeProcessorCount
     }
 }

@@ -4,22 +4,22 @@ import _Builtin_intrinsics.intel
 
 /// A seeded Gaussian generator: xorshift128 draws, twelve uniform draws summed (Irwin–Hall),
 /// the same sequence as WORLD's `randn`, so noise excitation can be reproduced run to run.
-public struct Randn: Sendable {
+package struct Randn: Sendable {
     @usableFromInline var x: UInt32 = 123_456_789
     @usableFromInline var y: UInt32 = 362_436_069
     @usableFromInline var z: UInt32 = 521_288_629
     @usableFromInline var w: UInt32 = 88_675_123
 
-    public init() {}
+    package init() {}
 
     /// Restart the sequence from its fixed seed.
-    public mutating func reseed() {
+    package mutating func reseed() {
         self = Randn()
     }
 
     /// Approximately standard normal: mean 0, variance 1, bounded to ±6.
     @inlinable
-    public mutating func next() -> Double {
+    package mutating func next() -> Double {
         var sum: UInt32 = 0
         for _ in 0..<12 {
             sum &+= nextUniformBits() >> 4
@@ -29,7 +29,7 @@ public struct Randn: Sendable {
 
     /// Fills `values` with the next `values.count` draws of `next()`. Runs of 256 draws are made by eight
     /// generators at once, started 32 draws apart by a precomputed jump, in SIMD registers.
-    public mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
+    package mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
         guard let base = values.baseAddress else { return }
         var state = self
         var index = 0
@@ -84,7 +84,7 @@ public struct Randn: Sendable {
 
     /// Moves the sequence on as if `count` values had been drawn with `next()`, in time logarithmic in
     /// `count`: lets workers that each take a share of a long sequence start where they would have been.
-    public mutating func skip(_ count: Int) {
+    package mutating func skip(_ count: Int) {
         precondition(count >= 0, "cannot skip a negative number of draws")
         var state = XorshiftState(x: x, y: y, z: z, w: w)
         var remaining = UInt64(count) * 12

@@ -6,19 +6,19 @@ import Foundation
 /// Angle `start + k * step` is split as `(start + a * block * step) + j * step`, with `k = a * block + j`;
 /// both parts come from libm, and the angle-sum identity joins them. Each value is off the direct libm value
 /// by a unit or two in the last place (absolute), with no error accumulating along the progression.
-public enum Trigonometry {
+package enum Trigonometry {
     /// `cosines[k] = cos(start + k * step)` for every `k` in `cosines.indices`.
-    public static func cosines(start: Double = 0, step: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
+    package static func cosines(start: Double = 0, step: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
         progression(start: start, step: step, count: cosines.count, cosines: cosines.baseAddress, sines: nil)
     }
 
     /// `sines[k] = sin(start + k * step)` for every `k` in `sines.indices`.
-    public static func sines(start: Double = 0, step: Double, into sines: UnsafeMutableBufferPointer<Double>) {
+    package static func sines(start: Double = 0, step: Double, into sines: UnsafeMutableBufferPointer<Double>) {
         progression(start: start, step: step, count: sines.count, cosines: nil, sines: sines.baseAddress)
     }
 
     /// Both at once; `cosines` and `sines` must have the same length.
-    public static func cosinesAndSines(
+    package static func cosinesAndSines(
         start: Double = 0, step: Double,
         into cosines: UnsafeMutableBufferPointer<Double>, _ sines: UnsafeMutableBufferPointer<Double>
     ) {
@@ -28,13 +28,13 @@ public enum Trigonometry {
 
     /// The offset half of a progression of `count` angles `step` apart, made once and reused for any start
     /// (windows of one length at many positions).
-    public struct Progression: Sendable {
-        public let step: Double
-        public let count: Int
+    package struct Progression: Sendable {
+        package let step: Double
+        package let count: Int
         private let offsetCosines: [Double]
         private let offsetSines: [Double]
 
-        public init(step: Double, count: Int) {
+        package init(step: Double, count: Int) {
             precondition(count > 0, "a progression needs at least one angle")
             self.step = step
             self.count = count
@@ -44,7 +44,7 @@ public enum Trigonometry {
         }
 
         /// `cosines[k] = cos(start + k * step)` for `k < count`; `cosines` holds `count` values.
-        public func cosines(start: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
+        package func cosines(start: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
             precondition(cosines.count == count, "the output must hold the progression's count")
             offsetCosines.withUnsafeBufferPointer { offsetCosines in
                 offsetSines.withUnsafeBufferPointer { offsetSines in

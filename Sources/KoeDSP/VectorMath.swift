@@ -6,10 +6,10 @@ import Foundation
 /// same argument reductions and polynomials, written for vectors. Results are within about one unit in
 /// the last place of libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN) go to
 /// libm itself.
-public enum VectorMath {
+package enum VectorMath {
     /// `values[i] = exp(scale * real) * (cos(scale * imag), sin(scale * imag))` for each complex value:
     /// a spectrum of log amplitude and phase turned into amplitude and phase.
-    public static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
+    package static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
         guard let base = values.baseAddress else { return }
         var index = 0
         while index + 4 <= values.count {
@@ -22,7 +22,7 @@ public enum VectorMath {
     }
 
     /// `values[i] = exp(scale * values[i])` for each value.
-    public static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
+    package static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
         guard let base = values.baseAddress else { return }
         var index = 0
         while index + 4 <= values.count {
@@ -48,12 +48,12 @@ public enum VectorMath {
 
     /// The sum of `values`, in four interleaved running sums so that no addition waits for the one before
     /// (a left-to-right sum is bound by the adder's latency); the result differs from it only in rounding.
-    public static func sum(_ values: UnsafeBufferPointer<Double>) -> Double {
+    package static func sum(_ values: UnsafeBufferPointer<Double>) -> Double {
         sum(values.count) { values[$0] }
     }
 
     /// The sum of the squares of `values`, as `sum` adds.
-    public static func sumOfSquares(_ values: UnsafeBufferPointer<Double>) -> Double {
+    package static func sumOfSquares(_ values: UnsafeBufferPointer<Double>) -> Double {
         sum(values.count) { values[$0] * values[$0] }
     }
 
@@ -93,7 +93,7 @@ public enum VectorMath {
 
     /// Sine and cosine of each lane.
     @inline(__always)
-    public static func sinCos(_ x: SIMD4<Double>) -> (sin: SIMD4<Double>, cos: SIMD4<Double>) {
+    package static func sinCos(_ x: SIMD4<Double>) -> (sin: SIMD4<Double>, cos: SIMD4<Double>) {
         guard all(x.magnitude .<= 100_000) else {
             return (x.lanewise(Foundation.sin), x.lanewise(Foundation.cos))
         }

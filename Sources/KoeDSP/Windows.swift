@@ -1,9 +1,9 @@
 import Foundation
 
 /// Window functions as the WORLD analyses use them.
-public enum Window {
+package enum Window {
     /// Nuttall's four-term window of `length` samples (symmetric; endpoints near zero).
-    public static func nuttall(length: Int) -> [Double] {
+    package static func nuttall(length: Int) -> [Double] {
         guard length > 1 else { return Array(repeating: 1, count: max(length, 0)) }
         return (0..<length).map { index in
             let phase = 2.0 * Double.pi * Double(index) / Double(length - 1)

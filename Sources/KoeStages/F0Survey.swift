@@ -7,19 +7,22 @@ import KoeWorld
 /// bounded; the median is exact to a cent (`MedianTracker`).
 public struct F0Survey {
     private let sampleRate: Int
-    private let options: Dio.Options
+    private let dio: Dio
+    private let stoneMask: StoneMask
     private var pending: [Double] = []
     private var voiced = MedianTracker()
     private var hasVoice = false
 
     private static let segmentSeconds = 10
 
-    public init(sampleRate: Int, f0Floor: Double, f0Ceil: Double) {
+    /// Throws if DIO cannot analyse at this rate and F0 range.
+    public init(sampleRate: Int, f0Floor: Double, f0Ceil: Double) throws(WorldError) {
         self.sampleRate = sampleRate
         var options = Dio.Options()
         options.f0Floor = f0Floor
         options.f0Ceil = f0Ceil
-        self.options = options
+        dio = try Dio(sampleRate: sampleRate, options: options)
+        stoneMask = try StoneMask(sampleRate: sampleRate)
     }
 
     public mutating func add(_ samples: [Double]) {
@@ -37,10 +40,9 @@ public struct F0Survey {
 
     private mutating func surveyPending() {
         defer { pending.removeAll(keepingCapacity: true) }
-        let minimum = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: options.f0Floor)
-        guard pending.count >= minimum, pending.allSatisfy(\.isFinite) else { return }
-        let raw = Dio(sampleRate: sampleRate, options: options).estimate(pending)
-        for f0 in StoneMask(sampleRate: sampleRate).refine(pending, contour: raw).f0 where f0 > 0 {
+        // A segment too short to analyse, or with samples that are not finite, adds nothing to the survey.
+        guard let raw = try? dio.estimate(pending), let refined = try? stoneMask.refine(pending, contour: raw) else { return }
+        for f0 in refined.f0 where f0 > 0 {
             voiced.add(f0)
             hasVoice = true
         }

@@ -27,14 +27,16 @@ public final class VoiceShift: BackgroundStage {
     private var pendingBlocks: [StreamingAnalyzer.PendingBlock] = []
 
     /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
-    /// more on that many threads of its own.
-    public init(sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1) {
+    /// more on that many threads of its own. Throws if the analysis cannot run at this rate with these options.
+    public init(
+        sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1
+    ) throws(WorldError) {
         self.sampleRate = sampleRate
         self.voice = voice
         self.threads = max(1, threads)
         var analysis = analysis
         analysis.threads = 1
-        analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: analysis)
+        analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis)
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
         latency = analyzer.latency + resynthesis.latency

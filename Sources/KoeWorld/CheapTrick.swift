@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// CheapTrick: the spectral envelope frame by frame, from an F0-adaptive window three periods long,
 /// smoothed along frequency over 2/3 F0 and then in the cepstrum with spectral recovery (Morise 2015).
@@ -24,11 +25,13 @@ public struct CheapTrick: Sendable {
     /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
     private let workspaces: WorkspacePool<EnvelopeEstimator>
 
-    public init(sampleRate: Int, options: Options = Options()) {
+    /// Throws if the rate is not supported or an option is out of range.
+    public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try SignalRequirements.validateF0Floor(options.f0Floor)
+        guard options.q1.isFinite else { throw .invalidOption("CheapTrick's q1 must be a finite number (got \(options.q1))") }
         let fftSize = options.fftSize ?? CheapTrick.fftSize(sampleRate: sampleRate, f0Floor: options.f0Floor)
-        precondition(
-            fftSize % 2 == 0 && CheapTrick.f0Floor(sampleRate: sampleRate, fftSize: fftSize) < CheapTrick.defaultF0,
-            "CheapTrick's FFT size must be even and hold the window of a \(CheapTrick.defaultF0) Hz frame")
+        try CheapTrick.validate(fftSize: fftSize, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.options = options
         self.fftSize = fftSize
@@ -36,8 +39,26 @@ public struct CheapTrick: Sendable {
         workspaces = WorkspacePool { EnvelopeEstimator(sampleRate: sampleRate, fftSize: fftSize, q1: q1) }
     }
 
+    /// The largest FFT size accepted: WORLD's own rule gives 65536 at most (192 kHz, the lowest F0 floor).
+    public static let largestFFTSize = 1 << 16
+
+    /// FFT sizes accepted at `sampleRate` (even ones only): from the smallest that holds the window of a
+    /// `defaultF0` frame, the shortest window an analysis uses (so `f0Floor(sampleRate:fftSize:)` lies below
+    /// it), to `largestFFTSize`. CheapTrick's and D4C's FFT sizes, and synthesis's, follow this one rule.
+    static func fftSizes(sampleRate: Int) -> ClosedRange<Int> {
+        (3 * sampleRate / Int(defaultF0) + 4)...largestFFTSize
+    }
+
+    static func validate(fftSize: Int, sampleRate: Int) throws(WorldError) {
+        let sizes = fftSizes(sampleRate: sampleRate)
+        guard fftSize % 2 == 0, sizes.contains(fftSize) else {
+            throw .invalidOption(
+                "FFT size \(fftSize) does not suit \(sampleRate) Hz: it must be even, from \(sizes.lowerBound) to \(sizes.upperBound)")
+        }
+    }
+
     /// WORLD's FFT size (pyworld's `get_cheaptrick_fft_size`): the power of two above three periods of `f0Floor` plus one sample.
-    public static func fftSize(sampleRate: Int, f0Floor: Double) -> Int {
+    package static func fftSize(sampleRate: Int, f0Floor: Double) -> Int {
         fftSizeHolding(periods: 3, of: f0Floor, sampleRate: sampleRate)
     }
 
@@ -50,16 +71,18 @@ public struct CheapTrick: Sendable {
     static let defaultF0 = 500.0
 
     /// One power spectrum of `fftSize / 2 + 1` bins a frame. Frames are shared among up to `threads`
-    /// threads; the result is the same for any number.
-    public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
-        var spectrogram = Matrix(rows: 0, columns: 0)
+    /// threads; the result is the same for any number. Throws if `signal` is empty or not finite throughout,
+    /// or a frame's time is not finite or lies beyond `F0Contour.farthestTime`.
+    public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) throws(WorldError) -> Matrix {
+        try SignalRequirements.validate(signal, contour: contour)
+        var spectrogram = Matrix()
         signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &spectrogram) }
         return spectrogram
     }
 
     /// `estimate`, written into `spectrogram` (reshaped to one row a frame), which keeps its storage from
-    /// call to call: with the same or fewer frames, a call allocates nothing.
-    public func estimate(
+    /// call to call: with the same or fewer frames, a call allocates nothing. `signal` must not be empty.
+    package func estimate(
         _ signal: UnsafeBufferPointer<Double>, contour: F0Contour, threads: Int = 1, into spectrogram: inout Matrix
     ) {
         spectrogram.reshape(rows: contour.frameCount, columns: fftSize / 2 + 1)

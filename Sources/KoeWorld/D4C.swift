@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// D4C: band aperiodicity from the temporally static group delay (Morise 2016), after the
 /// "love train" voiced/unvoiced test; frames judged unvoiced stay fully aperiodic.
@@ -22,8 +23,14 @@ public struct D4C: Sendable {
     /// Each call's love-train scores, kept from call to call.
     private let scoreBuffers = WorkspacePool { FrameScores() }
 
-    public init(sampleRate: Int, fftSize: Int, options: Options = Options()) {
-        precondition(fftSize >= 2 && fftSize % 2 == 0, "D4C's FFT size must be even")
+    /// `fftSize` is CheapTrick's (`CheapTrick.fftSize`), so that both lay their frames out alike. Throws if the
+    /// rate is not supported, the FFT size is not one CheapTrick could have, or the threshold is not finite.
+    public init(sampleRate: Int, fftSize: Int, options: Options = Options()) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try CheapTrick.validate(fftSize: fftSize, sampleRate: sampleRate)
+        guard options.threshold.isFinite else {
+            throw .invalidOption("D4C's threshold must be a finite number (got \(options.threshold))")
+        }
         self.sampleRate = sampleRate
         self.fftSize = fftSize
         self.options = options
@@ -31,16 +38,19 @@ public struct D4C: Sendable {
     }
 
     /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`
-    /// threads; the result is the same for any number.
-    public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) -> Matrix {
-        var aperiodicity = Matrix(rows: 0, columns: 0)
+    /// threads; the result is the same for any number. Throws if `signal` is empty or not finite throughout,
+    /// or a frame's time is not finite or lies beyond `F0Contour.farthestTime`.
+    public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) throws(WorldError) -> Matrix {
+        try SignalRequirements.validate(signal, contour: contour)
+        var aperiodicity = Matrix()
         signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &aperiodicity) }
         return aperiodicity
     }
 
     /// `estimate`, written into `aperiodicity` (reshaped to one row a frame), which keeps its storage from
     /// call to call: with the same or fewer frames, a call allocates nothing once D4C's buffers have grown.
-    public func estimate(
+    /// `signal` must not be empty.
+    package func estimate(
         _ signal: UnsafeBufferPointer<Double>, contour: F0Contour, threads: Int = 1, into aperiodicity: inout Matrix
     ) {
         aperiodicity.reshape(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)

@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// WORLD's DIO F0 estimator (Distributed Inline-filter Operation).
 ///
@@ -18,7 +19,7 @@ public struct Dio: Sendable {
         public var f0Floor = 71.0
         /// Highest F0 searched, in Hz (WORLD's `kCeilF0`, 800 Hz).
         public var f0Ceil = 800.0
-        /// Low-pass bands per octave between floor and ceiling (WORLD: 2).
+        /// Low-pass bands per octave between floor and ceiling, above 0 and at most 100 (WORLD: 2).
         public var channelsInOctave = 2.0
         /// Decimation factor before analysis, clamped to 1...12; 1 analyses at full rate (WORLD: 1).
         public var speed = 1
@@ -31,12 +32,39 @@ public struct Dio: Sendable {
     public let sampleRate: Int
     public let options: Options
 
-    public init(sampleRate: Int, options: Options = Options()) {
+    /// Throws if the rate is not supported or an option is out of range.
+    public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+        try Self.validate(options, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.options = options
     }
 
-    public func estimate(_ signal: [Double]) -> F0Contour {
+    /// The most bands per octave accepted; WORLD uses 2.
+    public static let mostChannelsInOctave = 100.0
+
+    /// Throws unless `options` suit DIO at `sampleRate`; `speed` needs no check, as any value is clamped.
+    static func validate(_ options: Options, sampleRate: Int) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try SignalRequirements.validateFramePeriod(options.framePeriod)
+        try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
+        guard options.channelsInOctave > 0, options.channelsInOctave <= mostChannelsInOctave else {
+            throw .invalidOption(
+                "DIO's channels in octave must be above 0 and at most \(mostChannelsInOctave) (got \(options.channelsInOctave))")
+        }
+        guard options.allowedRange.isFinite, options.allowedRange >= 0 else {
+            throw .invalidOption("DIO's allowed range must be a finite number, 0 or more (got \(options.allowedRange))")
+        }
+    }
+
+    /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames. Throws if `signal` is shorter than three
+    /// periods of the F0 floor or not finite throughout.
+    public func estimate(_ signal: [Double]) throws(WorldError) -> F0Contour {
+        try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: options.f0Floor)
+        return estimate(unchecked: signal)
+    }
+
+    /// `estimate` of a signal known to meet `SignalRequirements`.
+    package func estimate(unchecked signal: [Double]) -> F0Contour {
         let frameCount = F0Contour.frameCount(
             samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
         let time = F0Contour.timeAxis(frameCount: frameCount, framePeriod: options.framePeriod)
@@ -63,7 +91,7 @@ public struct Dio: Sendable {
                 repair.settle(candidates: candidates, scores: scores, frameCount: frameCount, into: &f0)
             }
         }
-        return F0Contour(time: time, f0: f0)
+        return F0Contour(sameLengthTime: time, f0: f0)
     }
 
     /// The signal DIO analyses, and its rate: decimated by `speed` (signals too short for WORLD's decimation

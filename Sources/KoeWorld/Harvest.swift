@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// WORLD's Harvest F0 estimator (M. Morise, "Harvest: A high-performance fundamental frequency estimator
 /// from speech signals", Interspeech 2017).
@@ -28,17 +29,27 @@ public struct Harvest: Sendable {
     /// The band-pass channels, made once: every estimate uses the same.
     private let filterBank: HarvestFilterBank
 
-    public init(sampleRate: Int, options: Options = Options()) {
-        precondition(options.framePeriod > 0, "Harvest needs a positive frame period")
-        precondition(options.f0Floor > 0 && options.f0Ceil > options.f0Floor, "Harvest needs 0 < f0 floor < f0 ceil")
+    /// Throws if the rate is not supported or an option is out of range.
+    public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try SignalRequirements.validateFramePeriod(options.framePeriod)
+        try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.options = options
         let rate = DecimatedSignal.rate(from: sampleRate)
         filterBank = HarvestFilterBank(centres: Self.bandCentres(options), sampleRate: rate)
     }
 
-    /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames.
-    public func estimate(_ signal: [Double]) -> F0Contour {
+    /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames. Throws if `signal` is shorter than three
+    /// periods of the F0 floor or not finite throughout.
+    public func estimate(_ signal: [Double]) throws(WorldError) -> F0Contour {
+        try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: options.f0Floor)
+        return estimate(unchecked: signal)
+    }
+
+    /// `estimate` of a signal segment of any length from 1 sample, finite throughout: the streaming analysis
+    /// estimates segments of a longer signal.
+    package func estimate(unchecked signal: [Double]) -> F0Contour {
         let basic = basicContour(signal)
         let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
         let f0 = (0..<frameCount).map { frame in
@@ -204,7 +215,7 @@ private final class ZeroCrossingSearch {
 
     /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
     func rawCandidates() -> Matrix {
-        var raw = Matrix(rows: frameTimes.count, columns: filters.count)
+        var raw = Matrix.zeros(rows: frameTimes.count, columns: filters.count)
         for (channel, filter) in filters.enumerated() {
             let band = filter.centre
             bandPass(channel: channel)
@@ -419,7 +430,7 @@ private final class ZeroCrossings {
 private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
     let (frames, channels) = (raw.rows, raw.columns)
     let columns = max(limit, 0)
-    var perFrame = Matrix(rows: frames, columns: columns)
+    var perFrame = Matrix.zeros(rows: frames, columns: columns)
     var widest = 0
     raw.storage.withUnsafeBufferPointer { raw in
         perFrame.storage.withUnsafeMutableBufferPointer { perFrame in
@@ -446,7 +457,7 @@ private func officialCandidates(_ raw: Matrix, limit: Int) -> Matrix {
             }
         }
     }
-    var narrowed = Matrix(rows: raw.rows, columns: widest)
+    var narrowed = Matrix.zeros(rows: raw.rows, columns: widest)
     for frame in 0..<raw.rows {
         for column in 0..<widest {
             narrowed[frame, column] = perFrame[frame, column]
@@ -462,7 +473,7 @@ private func spreadToNeighbours(_ own: Matrix) -> Matrix {
     let count = own.columns
     let spread = Tuning.spreadFrames
     let columns = count * (2 * spread + 1)
-    var all = Matrix(rows: frames, columns: columns)
+    var all = Matrix.zeros(rows: frames, columns: columns)
     own.storage.withUnsafeBufferPointer { own in
         all.storage.withUnsafeMutableBufferPointer { all in
             for frame in 0..<frames {
@@ -596,7 +607,7 @@ private final class InstantaneousFrequencyRefiner {
 
     /// Refines every candidate in place (0 where it fails) and returns their scores.
     func refine(_ candidates: inout Matrix, frameTimes: [Double]) -> Matrix {
-        var scores = Matrix(rows: candidates.rows, columns: candidates.columns)
+        var scores = Matrix.zeros(rows: candidates.rows, columns: candidates.columns)
         let (rows, columns) = (candidates.rows, candidates.columns)
         candidates.storage.withUnsafeMutableBufferPointer { candidates in
             scores.storage.withUnsafeMutableBufferPointer { scores in
@@ -970,7 +981,7 @@ private struct ContourFixer {
     private func extendingSections(_ f0: [Double], allowedRange: Double) -> [Double] {
         var sections = voicedSections(f0)
         guard !sections.isEmpty else { return f0 }
-        var tracks = Matrix(rows: sections.count, columns: frameCount)
+        var tracks = Matrix.zeros(rows: sections.count, columns: frameCount)
         for (index, section) in sections.enumerated() {
             for i in section.start...section.end {
                 tracks[index, i] = f0[i]

@@ -1,3 +1,4 @@
+import KoeDSP
 /// The two spectral helpers CheapTrick and D4C share: WORLD's DC correction, which folds the
 /// part of a spectrum below F0 back onto itself, and its rectangular smoothing along frequency.
 /// Scratch space for one FFT size is allocated once, so frame loops never allocate.

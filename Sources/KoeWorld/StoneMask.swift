@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// WORLD's StoneMask: refines each voiced frame's F0 from the instantaneous frequencies of its lowest
 /// harmonics, measured with a Blackman window three periods long and that window's time derivative.
@@ -9,15 +10,19 @@ public struct StoneMask: Sendable {
     /// F0 at or below which a frame is left unvoiced (WORLD's `kFloorF0StoneMask`, 40 Hz).
     static let f0Floor = 40.0
 
-    public init(sampleRate: Int) {
+    /// Throws if the rate is not supported.
+    public init(sampleRate: Int) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
         self.sampleRate = sampleRate
     }
 
-    /// The contour with each frame's F0 refined (unvoiced where it cannot be).
-    public func refine(_ signal: [Double], contour: F0Contour) -> F0Contour {
+    /// The contour with each frame's F0 refined (unvoiced where it cannot be). Throws if `signal` is empty or
+    /// not finite throughout, or a frame's time is not finite or lies beyond `F0Contour.farthestTime`.
+    public func refine(_ signal: [Double], contour: F0Contour) throws(WorldError) -> F0Contour {
+        try SignalRequirements.validate(signal, contour: contour)
         var f0: [Double] = []
         signal.withUnsafeBufferPointer { Refiner(sampleRate: sampleRate).refine($0, contour: contour, into: &f0) }
-        return F0Contour(time: contour.time, f0: f0)
+        return F0Contour(sameLengthTime: contour.time, f0: f0)
     }
 
     /// Samples past a frame's centre that refining an F0 above `lowestF0` reads (at most).
@@ -28,7 +33,7 @@ public struct StoneMask: Sendable {
     /// Refines one frame at a time, reading only the samples around it; keeps one pair of FFTs per size and
     /// window workspaces across frames and calls, so a frame allocates nothing once they have grown. One
     /// thread at a time.
-    public final class Refiner {
+    package final class Refiner {
         private let sampleRate: Int
         private var transforms: [Int: (main: ForwardRealFFT, derivative: ForwardRealFFT)] = [:]
         private var sampleIndex: [Int] = []
@@ -40,13 +45,14 @@ public struct StoneMask: Sendable {
         /// Largest relative correction accepted; beyond it the initial F0 is kept.
         private static let maximumCorrection = 0.2
 
-        public init(sampleRate: Int) {
+        /// `sampleRate` must be a supported one.
+        package init(sampleRate: Int) {
             self.sampleRate = sampleRate
         }
 
         /// `StoneMask.refine`'s F0, written into `f0` (one value a frame), which keeps its capacity from call
-        /// to call.
-        public func refine(_ signal: UnsafeBufferPointer<Double>, contour: F0Contour, into f0: inout [Double]) {
+        /// to call. `signal` must not be empty.
+        package func refine(_ signal: UnsafeBufferPointer<Double>, contour: F0Contour, into f0: inout [Double]) {
             let view = SignalView(samples: signal, start: 0, length: signal.count)
             f0.removeAll(keepingCapacity: true)
             for frame in 0..<contour.frameCount {

@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// WORLD analysis of a signal that arrives in pieces.
 ///
@@ -13,12 +14,14 @@ import Foundation
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
 ///
-/// `pushPending` settles the frames' F0 sources and copies the samples their analysis reads, leaving the
-/// analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any thread may
-/// run; `push` does both, the blocks side by side on `threads` threads.
+/// `push` and `finish` throw `WorldError` on samples that are not finite, on a stream too short for one frame,
+/// and once the stream has finished; the analyzer never traps on its input.
 ///
-/// Blocks handed back to the `recycler` once used lend their arrays to later blocks, those their analysis worked in
-/// (sample copy included) with them, so that with DIO the analysis allocates nothing per block in steady state.
+/// Inside the package, `pushPending` settles the frames' F0 sources and copies the samples their analysis reads,
+/// leaving the analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any
+/// thread may run; `push` does both, the blocks side by side on `threads` threads. Blocks handed back to the
+/// `recycler` once used lend their arrays to later blocks, those their analysis worked in (sample copy included)
+/// with them, so that with DIO the analysis allocates nothing per block in steady state.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
@@ -29,24 +32,25 @@ public final class StreamingAnalyzer {
         public var f0Method = F0Method.dio
         /// Milliseconds between frames (WORLD: 5 ms).
         public var framePeriod = 5.0
-        /// Lowest F0 searched, in Hz (WORLD: 71 Hz); also sets CheapTrick's FFT size.
+        /// Lowest F0 searched, in Hz, at least `SignalRequirements.lowestF0Floor` (WORLD: 71 Hz); also sets
+        /// CheapTrick's FFT size.
         public var f0Floor = 71.0
-        /// Highest F0 searched, in Hz (WORLD: 800 Hz).
+        /// Highest F0 searched, in Hz, below half the sample rate (WORLD: 800 Hz).
         public var f0Ceil = 800.0
         /// DIO: milliseconds of input past a frame's centre before its F0 is settled (nil: `StreamingDio`'s
         /// default, and never less than the widest spectral window). Longer agrees with whole-signal DIO on more
-        /// frames; the latency grows by as much.
+        /// frames; the latency grows by as much. At most `longestContext`.
         public var lookAhead: Double?
         /// Harvest: frames estimated together (nil: 1.5 s). Smaller blocks lower the latency and raise the cost,
         /// as each block analyses its context again: at 1.5 s the context adds 30 % to Harvest's work, at 1 s 45 %,
         /// at 250 ms 180 %. Longer blocks than 1.5 s need Harvest's next FFT size (at WORLD's F0 range) and cost
-        /// more again.
+        /// more again. At most `longestContext` long.
         public var blockFrames: Int?
         /// Harvest: frames of context after a block (nil: 150 ms, and never less than the widest spectral window).
-        /// Adds to the latency.
+        /// Adds to the latency. At most `longestContext` long.
         public var lookAheadFrames: Int?
         /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
-        /// the work, not the latency.
+        /// the work, not the latency. At most `longestContext` long.
         public var lookBehindFrames: Int?
         /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
         /// side, or a lone block's CheapTrick and D4C frames. The frames are the same for any number.
@@ -77,9 +81,9 @@ public final class StreamingAnalyzer {
     }
 
     /// Consecutive frames whose F0 the samples so far settle, with a copy of every sample their analysis reads.
-    public struct PendingBlock: Sendable {
-        public let firstFrame: Int
-        public let frameCount: Int
+    package struct PendingBlock: Sendable {
+        package let firstFrame: Int
+        package let frameCount: Int
         fileprivate let group: F0Group
         fileprivate let samples: SignalCopy
         /// The samples CheapTrick and D4C read.
@@ -89,7 +93,7 @@ public final class StreamingAnalyzer {
         /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
         /// `threads` share the block's CheapTrick and D4C frames. The block's arrays are recycled ones when
         /// there are any; the copies this pending block holds travel with the block, back to the recycler.
-        public func analyzed(threads: Int = 1) -> Block {
+        package func analyzed(threads: Int = 1) -> Block {
             let recycler = tools.recycler
             var f0 = recycler.takeFrameValues()
             tools.finalF0(group, samples: samples, into: &f0)
@@ -99,7 +103,7 @@ public final class StreamingAnalyzer {
             }
             var spectrogram = recycler.takeMatrix()
             var aperiodicity = recycler.takeMatrix()
-            let contour = F0Contour(time: time, f0: f0)
+            let contour = F0Contour(sameLengthTime: time, f0: f0)
             samples.withSlice(spectralRange) { segment in
                 tools.cheapTrick.estimate(segment, contour: contour, threads: threads, into: &spectrogram)
                 tools.d4c.estimate(segment, contour: contour, threads: threads, into: &aperiodicity)
@@ -113,14 +117,14 @@ public final class StreamingAnalyzer {
     }
 
     /// Takes back blocks their consumer is done with, on any thread, for their arrays to hold later blocks.
-    public final class Recycler: @unchecked Sendable {
+    package final class Recycler: @unchecked Sendable {
         private let lock = NSLock()
         private var samples: [[Double]] = []
         private var frameValues: [[Double]] = []
         private var matrices: [Matrix] = []
 
         /// The block's arrays will hold a later block's; a copy the caller keeps stays as it is.
-        public func recycle(_ block: Block) {
+        package func recycle(_ block: Block) {
             locked {
                 frameValues.append(block.f0)
                 frameValues.append(block.spent.time)
@@ -149,7 +153,7 @@ public final class StreamingAnalyzer {
         }
 
         fileprivate func takeMatrix() -> Matrix {
-            locked { matrices.popLast() } ?? Matrix(rows: 0, columns: 0)
+            locked { matrices.popLast() } ?? Matrix()
         }
 
         private func locked<Result>(_ body: () -> Result) -> Result {
@@ -166,7 +170,7 @@ public final class StreamingAnalyzer {
     public let latency: Int
 
     /// Where consumers hand finished blocks back, on any thread, for their arrays to hold later blocks.
-    public var recycler: Recycler { tools.recycler }
+    package var recycler: Recycler { tools.recycler }
 
     private let tools: AnalysisTools
     /// Samples a spectral window can reach past its frame's centre.
@@ -179,12 +183,19 @@ public final class StreamingAnalyzer {
     private var retainedStart = 0
     private var received = 0
     private var nextFrame = 0
+    private var isFinished = false
 
-    public init(sampleRate: Int, options: Options = Options()) {
+    /// The longest a look-ahead, look-behind or Harvest block may be, in milliseconds: far longer than any voiced
+    /// run WORLD's contour repair reaches back over, and short enough that the samples held for it stay small.
+    public static let longestContext = 10_000.0
+
+    /// Throws if the rate is not supported or an option is out of range.
+    public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+        try Self.validate(options, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.options = options
         let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
+        let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
         fftSize = cheapTrick.fftSize
         spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
         var harvestOptions = Harvest.Options()
@@ -193,9 +204,9 @@ public final class StreamingAnalyzer {
         harvestOptions.f0Ceil = options.f0Ceil
         let recycler = Recycler()
         tools = AnalysisTools(
-            frames: frames, cheapTrick: cheapTrick, d4c: D4C(sampleRate: sampleRate, fftSize: fftSize),
+            frames: frames, cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize),
             refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
-            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions), recycler: recycler)
+            harvest: try Harvest(sampleRate: sampleRate, options: harvestOptions), recycler: recycler)
         switch options.f0Method {
         case .dio:
             let source = DioSource(
@@ -209,6 +220,26 @@ public final class StreamingAnalyzer {
         }
     }
 
+    private static func validate(_ options: Options, sampleRate: Int) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try SignalRequirements.validateFramePeriod(options.framePeriod)
+        try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
+        if let lookAhead = options.lookAhead, !(lookAhead >= 0 && lookAhead <= longestContext) {
+            throw .invalidOption("look-ahead must be from 0 to \(longestContext) ms (got \(lookAhead))")
+        }
+        let mostFrames = Int((longestContext / options.framePeriod).rounded(.up))
+        let frameCounts = [
+            ("Harvest's block", options.blockFrames, 1), ("Harvest's look-ahead", options.lookAheadFrames, 0),
+            ("Harvest's look-behind", options.lookBehindFrames, 0),
+        ]
+        for (name, frames, fewest) in frameCounts {
+            if let frames, !(fewest...mostFrames).contains(frames) {
+                throw .invalidOption(
+                    "\(name) must be from \(fewest) to \(mostFrames) frames of \(options.framePeriod) ms (got \(frames))")
+            }
+        }
+    }
+
     /// Samples past a frame's centre that CheapTrick or D4C may read: D4C's 4-period windows at its 47 Hz floor,
     /// shifted by a quarter period, or CheapTrick's 3-period window at the lowest F0 its FFT holds.
     private static func spectralReach(sampleRate: Int, fftSize: Int) -> Int {
@@ -219,39 +250,41 @@ public final class StreamingAnalyzer {
     /// Samples held for frames still to come; bounded by their windows' reach and the latest chunk.
     var retainedSampleCount: Int { retained.count }
 
-    /// Takes the next samples; returns the blocks that became complete.
-    public func push(_ samples: [Double]) throws -> [Block] {
+    /// Takes the next samples; returns the blocks that became complete. Throws if a sample is not finite (the
+    /// stream is then left as it was) or the stream has finished.
+    public func push(_ samples: [Double]) throws(WorldError) -> [Block] {
         var blocks: [Block] = []
         try push(samples, into: &blocks)
         return blocks
     }
 
     /// Takes the next samples; appends the blocks that became complete to `blocks`.
-    public func push(_ samples: [Double], into blocks: inout [Block]) throws {
+    package func push(_ samples: [Double], into blocks: inout [Block]) throws(WorldError) {
         defer { pendingBlocks.removeAll(keepingCapacity: true) }
         try pushPending(samples, into: &pendingBlocks)
         analyze(pendingBlocks, into: &blocks)
     }
 
-    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream.
-    public func finish() throws -> [Block] {
+    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream. Throws if
+    /// the stream is shorter than one analysis window (three periods of the F0 floor; more samples may still
+    /// follow), or has finished already.
+    public func finish() throws(WorldError) -> [Block] {
         var blocks: [Block] = []
         analyze(try finishPending(), into: &blocks)
         return blocks
     }
 
     /// Takes the next samples; returns the blocks that became complete, their analysis still to run.
-    public func pushPending(_ samples: [Double]) throws -> [PendingBlock] {
+    package func pushPending(_ samples: [Double]) throws(WorldError) -> [PendingBlock] {
         var blocks: [PendingBlock] = []
         try pushPending(samples, into: &blocks)
         return blocks
     }
 
     /// Takes the next samples; appends the blocks that became complete, their analysis still to run, to `blocks`.
-    public func pushPending(_ samples: [Double], into blocks: inout [PendingBlock]) throws {
-        if let index = samples.firstIndex(where: { !$0.isFinite }) {
-            throw WorldError.nonFiniteSample(index: received + index)
-        }
+    package func pushPending(_ samples: [Double], into blocks: inout [PendingBlock]) throws(WorldError) {
+        guard !isFinished else { throw .streamFinished }
+        try SignalRequirements.requireFinite(samples, offset: received)
         retained.append(contentsOf: samples)
         received += samples.count
         groups.removeAll(keepingCapacity: true)
@@ -264,9 +297,11 @@ public final class StreamingAnalyzer {
 
     /// No more samples: every remaining frame of WORLD's frame count for the whole stream, its analysis still
     /// to run.
-    public func finishPending() throws -> [PendingBlock] {
+    package func finishPending() throws(WorldError) -> [PendingBlock] {
+        guard !isFinished else { throw .streamFinished }
         let minimum = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: options.f0Floor)
-        guard received >= minimum else { throw WorldError.signalTooShort(samples: received, minimum: minimum) }
+        guard received >= minimum else { throw .signalTooShort(samples: received, minimum: minimum) }
+        isFinished = true
         let frameCount = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
         return f0Source.finish(frameCount: frameCount, signalLength: received).map { pending($0, signalEnd: received) }
     }
@@ -341,7 +376,7 @@ private struct AnalysisTools: Sendable {
                 }
             }
         case .harvest(let offset):
-            let contour = harvest.estimate(samples.slice(group.samplesRead))
+            let contour = harvest.estimate(unchecked: samples.slice(group.samplesRead))
             for frame in 0..<group.frameCount {
                 f0.append(contour.f0[min(offset + frame, contour.frameCount - 1)])
             }

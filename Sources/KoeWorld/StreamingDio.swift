@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// DIO on a signal that arrives in pieces: every frame's F0 is handed out once, final, a fixed look-ahead after
 /// its centre.
@@ -19,27 +20,27 @@ import Foundation
 ///   look-ahead cannot reach a settled frame. This is the difference that matters: with 80 ms, about one frame in
 ///   250 of the project's speech corpus is voiced differently, and runs there reach back up to 200 ms.
 /// `speed` is not used: decimation is a zero-phase filter over the whole signal, so streaming runs at full rate.
-public final class StreamingDio {
-    public struct Options: Sendable, Equatable {
+package final class StreamingDio {
+    package struct Options: Sendable, Equatable {
         /// DIO's settings; `speed` is ignored.
-        public var dio = Dio.Options()
+        package var dio = Dio.Options()
         /// Milliseconds of input past a frame's centre before its F0 is settled (at least the lowest band's
         /// filter reach, 30 ms, plus the few frames contour repair needs). Everything up to there counts: the
         /// frame's events, and the frames after it through which voiced runs may extend back to it.
-        public var lookAhead = 80.0
+        package var lookAhead = 80.0
         /// Input samples filtered per block; nil: 20 ms. Frames settle a block at a time, so a block adds to the
         /// latency (and to some frames' look-ahead); shorter blocks cost more.
-        public var blockLength: Int?
+        package var blockLength: Int?
 
-        public init() {}
+        package init() {}
     }
 
-    public let sampleRate: Int
-    public let options: Options
+    package let sampleRate: Int
+    package let options: Options
     /// Once `latency` samples past a frame's centre have arrived, `push` has handed out its F0.
-    public let latency: Int
+    package let latency: Int
     /// Input samples filtered together; frames settle only when a block completes.
-    public var blockLength: Int { filters.blockLength }
+    package var blockLength: Int { filters.blockLength }
 
     private let samplesPerFrame: Double
     private let lookAheadSamples: Int
@@ -62,7 +63,7 @@ public final class StreamingDio {
     /// The latest samples less the offset, reused from call to call.
     private var centred: [Double] = []
 
-    public init(sampleRate: Int, options: Options = Options()) {
+    package init(sampleRate: Int, options: Options = Options()) {
         self.sampleRate = sampleRate
         self.options = options
         let rate = Double(sampleRate)
@@ -82,7 +83,7 @@ public final class StreamingDio {
     }
 
     /// Frames handed out so far.
-    public var finalFrameCount: Int { repair.settledCount }
+    package var finalFrameCount: Int { repair.settledCount }
 
     /// Input samples and band events held for frames still to come.
     var heldState: (samples: Int, intervals: Int) {
@@ -90,7 +91,7 @@ public final class StreamingDio {
     }
 
     /// Takes the next samples; returns the F0 (Hz, 0 where unvoiced) of the frames that became final, in order.
-    public func push(_ samples: [Double]) -> [Double] {
+    package func push(_ samples: [Double]) -> [Double] {
         precondition(!isFinished, "no samples can follow finish")
         final.removeAll(keepingCapacity: true)
         guard offset == nil else {
@@ -107,7 +108,7 @@ public final class StreamingDio {
     }
 
     /// No more samples: returns the F0 of every remaining frame of WORLD's frame count for the whole stream.
-    public func finish() -> [Double] {
+    package func finish() -> [Double] {
         precondition(!isFinished, "finish can be called once")
         isFinished = true
         final.removeAll(keepingCapacity: true)

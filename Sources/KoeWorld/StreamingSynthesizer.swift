@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// WORLD's synthesis fed one frame at a time, in bounded memory, giving exactly the samples of the
 /// whole-signal synthesis however the frames are grouped (`Synthesis.synthesize` is built on it).
@@ -8,18 +9,18 @@ import Foundation
 /// pulse is found (its noise lasts until then), and a sample is final once every pulse that can still
 /// reach it, up to `fftSize / 2` samples later, is rendered. Only the frames around the samples and pulses
 /// still pending and about two FFTs of overlap-add samples are kept; FFT plans and workspaces are reused.
-public final class StreamingSynthesizer {
-    public let sampleRate: Int
+package final class StreamingSynthesizer {
+    package let sampleRate: Int
     /// Milliseconds between frames.
-    public let framePeriod: Double
-    public let fftSize: Int
+    package let framePeriod: Double
+    package let fftSize: Int
     /// An upper bound on the samples held back after a `drain`: of the output that the frames appended so far
     /// span (`Synthesis.outputLength(frameCount:)`), at most this many are not yet drained. It is one frame
     /// (samples wait for the frame after them), plus the longest gap between pulses (a pulse waits for the
     /// next), plus half an FFT (the reach of a pulse's response), plus one sample of rounding. The longest gap
     /// is a period at half the lowest F0 WORLD renders, which F0 can reach only at a voicing edge; contours
     /// with F0 well above that floor stay far below the bound.
-    public let latency: Int
+    package let latency: Int
 
     /// Frame period in seconds.
     private let frameSeconds: Double
@@ -41,7 +42,8 @@ public final class StreamingSynthesizer {
     private static let unvoicedF0 = 500.0
     private static let fullTurn = PhaseWrap.turn
 
-    public init(sampleRate: Int, framePeriod: Double, fftSize: Int) {
+    /// Takes a validated rate and frame period, and an FFT size from `fftSize(bins:sampleRate:)`.
+    package init(sampleRate: Int, framePeriod: Double, fftSize: Int) {
         precondition(sampleRate > 0, "sample rate must be positive")
         precondition(framePeriod > 0 && framePeriod.isFinite, "frame period must be a positive number of ms")
         precondition(fftSize >= 2 && fftSize % 2 == 0, "FFT size must be even and at least 2")
@@ -64,8 +66,20 @@ public final class StreamingSynthesizer {
         return frame + longestPulseGap + fftSize / 2 + 1
     }
 
-    /// Append one frame: F0 (0 = unvoiced), a power-envelope row and an aperiodicity row of fftSize/2+1 bins.
-    public func append(f0: Double, spectrum: UnsafeBufferPointer<Double>, aperiodicity: UnsafeBufferPointer<Double>) {
+    /// The FFT size of frames of `bins` bins, which must be one CheapTrick accepts.
+    package static func fftSize(bins: Int, sampleRate: Int) throws(WorldError) -> Int {
+        let sizes = CheapTrick.fftSizes(sampleRate: sampleRate)
+        let fewest = (sizes.lowerBound + 1) / 2 + 1
+        let most = sizes.upperBound / 2 + 1
+        guard bins >= fewest, bins <= most else {
+            throw .invalidParameters("frames of \(bins) bins do not suit \(sampleRate) Hz: they need \(fewest) to \(most)")
+        }
+        return (bins - 1) * 2
+    }
+
+    /// Append one frame: F0 (0 = unvoiced), a power-envelope row and an aperiodicity row of fftSize/2+1 bins,
+    /// all finite.
+    package func append(f0: Double, spectrum: UnsafeBufferPointer<Double>, aperiodicity: UnsafeBufferPointer<Double>) {
         precondition(!isFinished, "no frames can follow finish")
         precondition(
             spectrum.count == frames.bins && aperiodicity.count == frames.bins, "rows need fftSize / 2 + 1 bins")
@@ -77,12 +91,12 @@ public final class StreamingSynthesizer {
     }
 
     /// Move every output sample that can no longer change into `output` (appending); returns how many.
-    public func drain(into output: inout [Double]) -> Int {
+    package func drain(into output: inout [Double]) -> Int {
         overlapAdd.drain(upTo: finalSampleEnd, into: &output)
     }
 
     /// No more frames: render the rest (WORLD's end handling, the extrapolated extra frame, last pulse) and drain it.
-    public func finish(into output: inout [Double]) -> Int {
+    package func finish(into output: inout [Double]) -> Int {
         if !isFinished {
             isFinished = true
             extrapolateExtraFrame()

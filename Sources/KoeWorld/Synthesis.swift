@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 
 /// WORLD's waveform synthesis from F0, spectral envelope and aperiodicity.
 ///
@@ -12,36 +13,47 @@ public struct Synthesis: Sendable {
     /// Milliseconds between the frames of the parameters.
     public let framePeriod: Double
 
-    public init(sampleRate: Int, framePeriod: Double) {
-        precondition(sampleRate > 0, "sample rate must be positive")
-        precondition(framePeriod > 0 && framePeriod.isFinite, "frame period must be a positive number of ms")
+    /// Throws if the rate is not supported or the frame period is out of range.
+    public init(sampleRate: Int, framePeriod: Double) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try SignalRequirements.validateFramePeriod(framePeriod)
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
     }
 
-    /// WORLD's output length: frames × frame period × sample rate, truncated to whole samples.
-    public static func outputLength(frameCount: Int, sampleRate: Int, framePeriod: Double) -> Int {
+    /// WORLD's output length: frames × frame period × sample rate, truncated to whole samples. The rate and
+    /// frame period must be validated ones.
+    package static func outputLength(frameCount: Int, sampleRate: Int, framePeriod: Double) -> Int {
         Int(Double(frameCount) * framePeriod * Double(sampleRate) / 1000)
     }
 
     /// Samples produced for `frameCount` frames at this rate and frame period.
-    public func outputLength(frameCount: Int) -> Int {
+    package func outputLength(frameCount: Int) -> Int {
         Synthesis.outputLength(frameCount: frameCount, sampleRate: sampleRate, framePeriod: framePeriod)
     }
 
     /// The waveform for one F0 value a frame (0 where unvoiced) and matching `frames x (fftSize / 2 + 1)`
-    /// power spectrogram and aperiodicity; the FFT size is implied by the number of bins.
-    /// The frames go through `StreamingSynthesizer` one at a time, so whole-signal and streaming synthesis
-    /// share one code path and agree sample for sample.
-    public func synthesize(f0: [Double], spectrogram: Matrix, aperiodicity: Matrix) -> [Double] {
-        precondition(spectrogram.rows == f0.count, "spectrogram needs one row per F0 frame")
-        precondition(
-            aperiodicity.rows == spectrogram.rows && aperiodicity.columns == spectrogram.columns,
-            "aperiodicity must have the spectrogram's shape")
-        precondition(spectrogram.columns >= 2, "spectrogram needs at least two bins")
+    /// power spectrogram and aperiodicity; the FFT size is implied by the number of bins, and must be one
+    /// CheapTrick accepts. The frames go through `StreamingSynthesizer` one at a time, so whole-signal and
+    /// streaming synthesis share one code path and agree sample for sample. Throws if the three do not fit
+    /// together or hold a value that is not a finite number.
+    public func synthesize(f0: [Double], spectrogram: Matrix, aperiodicity: Matrix) throws(WorldError) -> [Double] {
+        guard spectrogram.rows == f0.count else {
+            throw .invalidParameters("the spectrogram has \(spectrogram.rows) frames but the F0 has \(f0.count)")
+        }
+        guard aperiodicity.rows == spectrogram.rows, aperiodicity.columns == spectrogram.columns else {
+            throw .invalidParameters(
+                "the aperiodicity is \(aperiodicity.rows) x \(aperiodicity.columns) but the spectrogram "
+                    + "\(spectrogram.rows) x \(spectrogram.columns); they must have one shape")
+        }
+        let fftSize = try StreamingSynthesizer.fftSize(bins: spectrogram.columns, sampleRate: sampleRate)
+        if let frame = f0.firstIndex(where: { !$0.isFinite }) {
+            throw .invalidParameters("the F0 of frame \(frame) is \(f0[frame]), not a finite number")
+        }
+        try Self.requireFinite(spectrogram, name: "spectrogram")
+        try Self.requireFinite(aperiodicity, name: "aperiodicity")
 
-        let synthesizer = StreamingSynthesizer(
-            sampleRate: sampleRate, framePeriod: framePeriod, fftSize: (spectrogram.columns - 1) * 2)
+        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
         var output: [Double] = []
         output.reserveCapacity(outputLength(frameCount: f0.count))
         for frame in f0.indices {
@@ -54,6 +66,14 @@ public struct Synthesis: Sendable {
         }
         _ = synthesizer.finish(into: &output)
         return output
+    }
+
+    private static func requireFinite(_ matrix: Matrix, name: String) throws(WorldError) {
+        if let index = matrix.storage.firstIndex(where: { !$0.isFinite }) {
+            throw .invalidParameters(
+                "the \(name)'s frame \(index / matrix.columns), bin \(index % matrix.columns) is \(matrix.storage[index]), "
+                    + "not a finite number")
+        }
     }
 }
 

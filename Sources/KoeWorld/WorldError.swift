@@ -3,7 +3,12 @@ public enum WorldError: Error, Equatable, CustomStringConvertible {
     case unsupportedSampleRate(Int)
     case signalTooShort(samples: Int, minimum: Int)
     case nonFiniteSample(index: Int)
+    /// A setting out of its range; the message names it and the value given.
     case invalidOption(String)
+    /// F0, spectrogram, aperiodicity or frame times that do not fit together; the message says how.
+    case invalidParameters(String)
+    /// A stream was given samples, or asked to finish, after it had finished.
+    case streamFinished
 
     public var description: String {
         switch self {
@@ -14,29 +19,81 @@ public enum WorldError: Error, Equatable, CustomStringConvertible {
             return "signal is too short: \(held), at least \(minimum) needed for one analysis frame"
         case .nonFiniteSample(let index):
             return "sample \(index) is not a finite number (NaN or infinity)"
-        case .invalidOption(let message):
+        case .invalidOption(let message), .invalidParameters(let message):
             return message
+        case .streamFinished:
+            return "the stream has already finished: nothing can follow finish()"
         }
     }
 }
 
-/// Checks a signal against what every analysis needs, before any of them runs.
+/// Checks a signal and settings against what every analysis needs, before any of them runs.
 public enum SignalRequirements {
     public static let sampleRates = 8000...192_000
+    /// The lowest F0 floor accepted: below it no voice has a pitch, and CheapTrick's FFT size grows without bound.
+    public static let lowestF0Floor = 10.0
+    /// The longest frame period accepted, in milliseconds: WORLD's frames describe a voice only far below it.
+    public static let longestFramePeriod = 1000.0
 
-    /// The shortest signal that holds one analysis window: three periods of the F0 floor.
-    public static func minimumLength(sampleRate: Int, f0Floor: Double) -> Int {
+    /// The shortest signal that holds one analysis window: three periods of the F0 floor. `f0Floor` must be a
+    /// validated floor (see `validateF0Range`).
+    package static func minimumLength(sampleRate: Int, f0Floor: Double) -> Int {
         Int((3.0 * Double(sampleRate) / f0Floor).rounded(.up))
     }
 
-    public static func validate(_ signal: [Double], sampleRate: Int, f0Floor: Double) throws {
-        guard sampleRates.contains(sampleRate) else { throw WorldError.unsupportedSampleRate(sampleRate) }
+    /// Throws unless the rate is supported, the F0 floor valid, and `signal` long enough and finite throughout.
+    public static func validate(_ signal: [Double], sampleRate: Int, f0Floor: Double) throws(WorldError) {
+        try validate(sampleRate: sampleRate)
+        try validateF0Floor(f0Floor)
         let minimum = minimumLength(sampleRate: sampleRate, f0Floor: f0Floor)
         guard signal.count >= minimum else {
-            throw WorldError.signalTooShort(samples: signal.count, minimum: minimum)
+            throw .signalTooShort(samples: signal.count, minimum: minimum)
         }
-        if let index = signal.firstIndex(where: { !$0.isFinite }) {
-            throw WorldError.nonFiniteSample(index: index)
+        try requireFinite(signal)
+    }
+
+    /// Throws unless `sampleRate` is one the vocoder supports.
+    package static func validate(sampleRate: Int) throws(WorldError) {
+        guard sampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }
+    }
+
+    /// Throws unless every sample is a finite number; `offset` is the first sample's index in the whole signal.
+    package static func requireFinite(_ samples: [Double], offset: Int = 0) throws(WorldError) {
+        if let index = samples.firstIndex(where: { !$0.isFinite }) {
+            throw .nonFiniteSample(index: offset + index)
+        }
+    }
+
+    /// Throws unless `signal` has samples, all finite, and every frame of `contour` has a usable time: what
+    /// CheapTrick, D4C and StoneMask need of their input.
+    package static func validate(_ signal: [Double], contour: F0Contour) throws(WorldError) {
+        guard !signal.isEmpty else { throw .signalTooShort(samples: 0, minimum: 1) }
+        try requireFinite(signal)
+        try contour.validateTimes()
+    }
+
+    package static func validateFramePeriod(_ framePeriod: Double) throws(WorldError) {
+        guard framePeriod.isFinite, framePeriod > 0, framePeriod <= longestFramePeriod else {
+            throw .invalidOption(
+                "frame period must be above 0 and at most \(longestFramePeriod) ms (got \(framePeriod))")
+        }
+    }
+
+    package static func validateF0Floor(_ f0Floor: Double) throws(WorldError) {
+        guard f0Floor.isFinite, f0Floor >= lowestF0Floor else {
+            throw .invalidOption("F0 floor must be at least \(lowestF0Floor) Hz (got \(f0Floor))")
+        }
+    }
+
+    /// A floor and ceiling an F0 search can use at `sampleRate`: floor valid, ceiling above it and below Nyquist.
+    package static func validateF0Range(floor: Double, ceil: Double, sampleRate: Int) throws(WorldError) {
+        try validateF0Floor(floor)
+        guard ceil.isFinite, ceil > floor else {
+            throw .invalidOption("F0 ceiling (\(ceil) Hz) must be above the F0 floor (\(floor) Hz)")
+        }
+        let nyquist = Double(sampleRate) / 2
+        guard ceil < nyquist else {
+            throw .invalidOption("F0 ceiling (\(ceil) Hz) must be below half the sample rate (\(nyquist) Hz)")
         }
     }
 }

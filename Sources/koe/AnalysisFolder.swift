@@ -147,8 +147,8 @@ enum AnalysisFolder {
 
         let parameters = WorldParameters(
             contour: F0Contour(f0: f0.values, framePeriod: meta.framePeriod),
-            spectrogram: Matrix(rows: frames, columns: spectrogram.columns, storage: spectrogram.values),
-            aperiodicity: Matrix(rows: frames, columns: aperiodicity.columns, storage: aperiodicity.values))
+            spectrogram: try Matrix(rows: frames, columns: spectrogram.columns, storage: spectrogram.values),
+            aperiodicity: try Matrix(rows: frames, columns: aperiodicity.columns, storage: aperiodicity.values))
         return (parameters, meta)
     }
 

@@ -69,13 +69,13 @@ struct Analyze: ParsableCommand {
         let givenContour = try f0File.map { try readF0($0, samples: signal.count, sampleRate: sampleRate) }
         let outputs = try AtomicOutputSet(folder: outputDirectory, names: AnalysisFolder.fileNames)
 
-        let contour = givenContour ?? estimateF0(signal, sampleRate: sampleRate)
-        let cheapTrick = CheapTrick(sampleRate: sampleRate, options: cheapTrickOptions)
-        let d4c = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
+        let contour = try givenContour ?? estimateF0(signal, sampleRate: sampleRate)
+        let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: cheapTrickOptions)
+        let d4c = try D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
         let parameters = WorldParameters(
             contour: contour,
-            spectrogram: cheapTrick.estimate(signal, contour: contour),
-            aperiodicity: d4c.estimate(signal, contour: contour))
+            spectrogram: try cheapTrick.estimate(signal, contour: contour),
+            aperiodicity: try d4c.estimate(signal, contour: contour))
 
         let meta = meta(sampleRate: sampleRate, channels: recording.channels, samples: signal.count,
                         frames: contour.frameCount, cheapTrick: cheapTrick, d4c: d4c)
@@ -88,7 +88,7 @@ struct Analyze: ParsableCommand {
     private func requireUsable(_ signal: [Double], sampleRate: Int) throws {
         do {
             try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: f0Floor)
-        } catch let error as WorldError {
+        } catch {
             throw CommandError.badInput(path: input, reason: error.description)
         }
         let nyquist = Double(sampleRate) / 2
@@ -103,13 +103,13 @@ struct Analyze: ParsableCommand {
         }
     }
 
-    private func estimateF0(_ signal: [Double], sampleRate: Int) -> F0Contour {
+    private func estimateF0(_ signal: [Double], sampleRate: Int) throws -> F0Contour {
         switch f0Method ?? .dio {
         case .dio:
-            let raw = Dio(sampleRate: sampleRate, options: dioOptions).estimate(signal)
-            return StoneMask(sampleRate: sampleRate).refine(signal, contour: raw)
+            let raw = try Dio(sampleRate: sampleRate, options: dioOptions).estimate(signal)
+            return try StoneMask(sampleRate: sampleRate).refine(signal, contour: raw)
         case .harvest:
-            return Harvest(sampleRate: sampleRate, options: harvestOptions).estimate(signal)
+            return try Harvest(sampleRate: sampleRate, options: harvestOptions).estimate(signal)
         }
     }
 

@@ -52,7 +52,7 @@ final class ChainPlan {
             if channel < referenceMedians.count, let median = referenceMedians[channel] {
                 voice.referenceMedian = median
             }
-            let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis, threads: threads)
+            let stage = try VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis, threads: threads)
             voiceStages.append(stage)
             stages.append(stage)
         }
@@ -80,8 +80,8 @@ extension ChainPlan {
     func surveyMedians(of source: AudioSource) throws {
         guard let voice, voice.needsMedian, voice.referenceMedian == nil, case .file(let input) = source else { return }
         let file = try AudioFile(reading: input.path)
-        var surveys = (0..<file.channels).map { _ in
-            F0Survey(sampleRate: file.sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
+        var surveys = try (0..<file.channels).map { _ in
+            try F0Survey(sampleRate: file.sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
         }
         while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
             for channel in surveys.indices {

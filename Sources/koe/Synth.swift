@@ -30,8 +30,8 @@ struct Synth: ParsableCommand {
         let format = try AudioFormat.forWriting(output, sampleRate: meta.sampleRate, channels: 1, encoding: encoding)
         let destination = try AtomicOutput(destination: output)
 
-        let synthesis = Synthesis(sampleRate: meta.sampleRate, framePeriod: meta.framePeriod)
-        let waveform = synthesis.synthesize(
+        let synthesis = try Synthesis(sampleRate: meta.sampleRate, framePeriod: meta.framePeriod)
+        let waveform = try synthesis.synthesize(
             f0: parameters.contour.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
 
         try destination.fill { path in

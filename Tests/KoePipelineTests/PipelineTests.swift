@@ -96,7 +96,7 @@ import TestSupport
         var voice = VoiceSettings()
         voice.pitchRatio = 1.2
         func run(threads: Int) throws -> [Double] {
-            let pipeline = Pipeline(channels: 1) { [VoiceShift(sampleRate: 16000, voice: voice, threads: threads)] }
+            let pipeline = try Pipeline(channels: 1) { [try VoiceShift(sampleRate: 16000, voice: voice, threads: threads)] }
             var output: [Double] = []
             for start in stride(from: 0, to: input.count, by: chunkFrames) {
                 output += try pipeline.process(interleaved: Array(input[start..<min(input.count, start + chunkFrames)]), isFinal: false)

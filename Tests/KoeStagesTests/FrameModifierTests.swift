@@ -4,42 +4,42 @@ import Testing
 @testable import KoeStages
 
 @Suite struct FrameModifierTests {
-    private func modified(_ voice: VoiceSettings, f0: Double, spectrum: [Double]) -> ParameterFrame {
+    private func modified(_ voice: VoiceSettings, f0: Double, spectrum: [Double]) throws -> ParameterFrame {
         var modifier = FrameModifier(voice: voice, sampleRate: 16000, fftSize: (spectrum.count - 1) * 2)
         var frame = ParameterFrame(bins: spectrum.count)
-        let matrix = Matrix(rows: 1, columns: spectrum.count, storage: spectrum)
+        let matrix = try Matrix(rows: 1, columns: spectrum.count, storage: spectrum)
         modifier.modify(f0: f0, spectrogram: matrix, aperiodicity: matrix, row: 0, into: &frame)
         return frame
     }
 
-    @Test func formantRatioMovesAPeakUpTheAxis() {
+    @Test func formantRatioMovesAPeakUpTheAxis() throws {
         var spectrum = [Double](repeating: 1, count: 65)
         spectrum[20] = 10
         var voice = VoiceSettings()
         voice.formantRatio = 1.5
-        let frame = modified(voice, f0: 100, spectrum: spectrum)
+        let frame = try modified(voice, f0: 100, spectrum: spectrum)
         #expect(frame.spectrum.firstIndex(of: frame.spectrum.max()!) == 30)
         #expect(frame.spectrum.last == 1)
     }
 
-    @Test func pitchRatioScalesVoicedFramesOnly() {
+    @Test func pitchRatioScalesVoicedFramesOnly() throws {
         var voice = VoiceSettings()
         voice.pitchRatio = 1.5
-        #expect(modified(voice, f0: 200, spectrum: [1, 1, 1]).f0 == 300)
-        #expect(modified(voice, f0: 0, spectrum: [1, 1, 1]).f0 == 0)
+        #expect(try modified(voice, f0: 200, spectrum: [1, 1, 1]).f0 == 300)
+        #expect(try modified(voice, f0: 0, spectrum: [1, 1, 1]).f0 == 0)
     }
 
-    @Test func targetMedianMovesTheFirstVoicedFrameThere() {
+    @Test func targetMedianMovesTheFirstVoicedFrameThere() throws {
         var voice = VoiceSettings()
         voice.targetMedian = 220
-        let f0 = modified(voice, f0: 110, spectrum: [1, 1, 1]).f0
+        let f0 = try modified(voice, f0: 110, spectrum: [1, 1, 1]).f0
         #expect(abs(f0 / 220 - 1) < 0.001)
     }
 
-    @Test func whisperMakesEveryFrameUnvoicedAndAperiodic() {
+    @Test func whisperMakesEveryFrameUnvoicedAndAperiodic() throws {
         var voice = VoiceSettings()
         voice.whisper = true
-        let frame = modified(voice, f0: 150, spectrum: [0.5, 0.5, 0.5])
+        let frame = try modified(voice, f0: 150, spectrum: [0.5, 0.5, 0.5])
         #expect(frame.f0 == 0)
         #expect(frame.aperiodicity == [1, 1, 1])
     }

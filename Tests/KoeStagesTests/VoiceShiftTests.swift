@@ -20,7 +20,7 @@ import TestSupport
     }
 
     private func run(_ input: [Double], voice: VoiceSettings, chunk: Int, threads: Int = 1) throws -> [Double] {
-        let stage = VoiceShift(sampleRate: sampleRate, voice: voice, threads: threads)
+        let stage = try VoiceShift(sampleRate: sampleRate, voice: voice, threads: threads)
         var output: [Double] = []
         var start = 0
         while start < input.count {
@@ -31,9 +31,9 @@ import TestSupport
         return output + (try stage.process([], isFinal: true))
     }
 
-    private func medianVoicedF0(_ signal: [Double]) -> Double {
-        let contour = Dio(sampleRate: sampleRate).estimate(signal)
-        let voiced = StoneMask(sampleRate: sampleRate).refine(signal, contour: contour).f0.filter { $0 > 0 }.sorted()
+    private func medianVoicedF0(_ signal: [Double]) throws -> Double {
+        let contour = try Dio(sampleRate: sampleRate).estimate(signal)
+        let voiced = try StoneMask(sampleRate: sampleRate).refine(signal, contour: contour).f0.filter { $0 > 0 }.sorted()
         return voiced.isEmpty ? 0 : voiced[voiced.count / 2]
     }
 
@@ -57,8 +57,8 @@ import TestSupport
     @Test func settleHandsOutWhatOneThreadWouldHave() throws {
         let input = speechLike()
         let voice = settings { $0.pitchRatio = 0.8 }
-        let single = VoiceShift(sampleRate: sampleRate, voice: voice)
-        let shared = VoiceShift(sampleRate: sampleRate, voice: voice, threads: 2)
+        let single = try VoiceShift(sampleRate: sampleRate, voice: voice)
+        let shared = try VoiceShift(sampleRate: sampleRate, voice: voice, threads: 2)
         var fromSingle: [Double] = []
         var fromShared: [Double] = []
         for start in stride(from: 0, to: input.count, by: 1000) {
@@ -76,12 +76,12 @@ import TestSupport
     @Test func aFailingStreamStopsCleanlyWithThreads() throws {
         let input = speechLike()
         for threads in [1, 2] {
-            let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
+            let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
             _ = try stage.process(Array(input.prefix(8000)), isFinal: false)
             #expect(throws: WorldError.nonFiniteSample(index: 8002)) {
                 _ = try stage.process([0, 0, .infinity], isFinal: false)
             }
-            let short = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
+            let short = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
             #expect(throws: WorldError.self) { _ = try short.process([0.1, 0.2], isFinal: true) }
         }
     }
@@ -89,7 +89,7 @@ import TestSupport
     @Test func aStageLeftMidStreamStopsItsThreads() throws {
         let input = speechLike()
         for _ in 0..<20 {
-            let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: 3)
+            let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: 3)
             _ = try stage.process(input, isFinal: false)
         }
     }
@@ -107,12 +107,12 @@ import TestSupport
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {
         let input = speechLike()
         let streamed = try run(input, voice: settings { $0.pitchRatio = 1 }, chunk: 4096)
-        let raw = Dio(sampleRate: sampleRate).estimate(input)
-        let contour = StoneMask(sampleRate: sampleRate).refine(input, contour: raw)
-        let cheapTrick = CheapTrick(sampleRate: sampleRate)
-        let spectrogram = cheapTrick.estimate(input, contour: contour)
-        let aperiodicity = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
-        let offline = Synthesis(sampleRate: sampleRate, framePeriod: 5)
+        let raw = try Dio(sampleRate: sampleRate).estimate(input)
+        let contour = try StoneMask(sampleRate: sampleRate).refine(input, contour: raw)
+        let cheapTrick = try CheapTrick(sampleRate: sampleRate)
+        let spectrogram = try cheapTrick.estimate(input, contour: contour)
+        let aperiodicity = try D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
+        let offline = try Synthesis(sampleRate: sampleRate, framePeriod: 5)
             .synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
         #expect(streamed.count == input.count)
         let signal = offline.prefix(input.count).reduce(0) { $0 + $1 * $1 }
@@ -124,7 +124,7 @@ import TestSupport
     func pitchRatioScalesTheMedianF0(ratio: Double) throws {
         let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
         let output = try run(input, voice: settings { $0.pitchRatio = ratio }, chunk: 4096)
-        #expect(abs(medianVoicedF0(output) / medianVoicedF0(input) / ratio - 1) < 0.01)
+        #expect(try abs(medianVoicedF0(output) / medianVoicedF0(input) / ratio - 1) < 0.01)
     }
 
     @Test(arguments: [0.5, 1.5, 2.0])
@@ -132,7 +132,7 @@ import TestSupport
         let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
         let output = try run(input, voice: settings { $0.tempo = tempo }, chunk: 1000)
         #expect(output.count == Int((Double(input.count) / tempo).rounded()))
-        #expect(abs(medianVoicedF0(output) / medianVoicedF0(input) - 1) < 0.01)
+        #expect(try abs(medianVoicedF0(output) / medianVoicedF0(input) - 1) < 0.01)
     }
 
     @Test func rangeZeroAroundAKnownMedianMakesTheVoiceMonotone() throws {
@@ -140,8 +140,8 @@ import TestSupport
             + Signals.vowel(f0: 160, sampleRate: sampleRate, duration: 0.4)
         let voice = settings { $0.pitchRange = 0; $0.referenceMedian = 135 }
         let output = try run(glide, voice: voice, chunk: 4096)
-        let contour = Dio(sampleRate: sampleRate).estimate(output)
-        let voiced = StoneMask(sampleRate: sampleRate).refine(output, contour: contour).f0.filter { $0 > 0 }
+        let contour = try Dio(sampleRate: sampleRate).estimate(output)
+        let voiced = try StoneMask(sampleRate: sampleRate).refine(output, contour: contour).f0.filter { $0 > 0 }
         let trimmed = Array(voiced.dropFirst(10).dropLast(10))
         let mean = trimmed.reduce(0, +) / Double(trimmed.count)
         let deviation = (trimmed.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(trimmed.count)).squareRoot()
@@ -152,17 +152,17 @@ import TestSupport
     @Test func formantRatioStretchesTheEnvelope() throws {
         let input = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.6, formants: [700, 1200, 2600])
         let output = try run(input, voice: settings { $0.formantRatio = 1.2 }, chunk: 4096)
-        let before = logEnvelope(input)
-        let after = logEnvelope(output)
+        let before = try logEnvelope(input)
+        let after = try logEnvelope(output)
         let candidates = stride(from: 0.9, through: 1.5, by: 0.005)
         let best = candidates.min { warpDistance(before, after, ratio: $0) < warpDistance(before, after, ratio: $1) }!
         #expect(abs(best - 1.2) < 0.02)
     }
 
     /// Mean log envelope over the middle frames, one value a bin.
-    private func logEnvelope(_ signal: [Double]) -> [Double] {
-        let contour = StoneMask(sampleRate: sampleRate).refine(signal, contour: Dio(sampleRate: sampleRate).estimate(signal))
-        let spectrogram = CheapTrick(sampleRate: sampleRate).estimate(signal, contour: contour)
+    private func logEnvelope(_ signal: [Double]) throws -> [Double] {
+        let contour = try StoneMask(sampleRate: sampleRate).refine(signal, contour: Dio(sampleRate: sampleRate).estimate(signal))
+        let spectrogram = try CheapTrick(sampleRate: sampleRate).estimate(signal, contour: contour)
         let rows = (spectrogram.rows / 4)..<(spectrogram.rows * 3 / 4)
         return (0..<spectrogram.columns).map { bin in
             rows.reduce(0) { $0 + log(spectrogram[$1, bin]) } / Double(rows.count)
@@ -184,7 +184,7 @@ import TestSupport
     @Test func whisperLeavesNoPeriodicity() throws {
         let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.6)
         let output = try run(input, voice: settings { $0.whisper = true }, chunk: 4096)
-        let contour = Dio(sampleRate: sampleRate).estimate(output)
+        let contour = try Dio(sampleRate: sampleRate).estimate(output)
         #expect(Double(contour.f0.filter { $0 > 0 }.count) < 0.2 * Double(contour.frameCount))
     }
 

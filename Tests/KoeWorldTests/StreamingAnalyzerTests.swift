@@ -15,7 +15,7 @@ import TestSupport
     private func analyze(
         _ signal: [Double], chunk: Int, options: StreamingAnalyzer.Options = .init()
     ) throws -> [StreamingAnalyzer.Block] {
-        let analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
         var blocks: [StreamingAnalyzer.Block] = []
         var start = 0
         while start < signal.count {
@@ -75,7 +75,7 @@ import TestSupport
         options.f0Method = method
         let input = signal()
         let expected = contents(try analyze(input, chunk: input.count, options: options))
-        let analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
         var kept: [StreamingAnalyzer.Block] = []
         var copied: [[Double]] = []
         var blocks: [StreamingAnalyzer.Block] = []
@@ -108,7 +108,7 @@ import TestSupport
         options.f0Method = method
         func blocks(threads: Int, chunk: Int) throws -> [StreamingAnalyzer.Block] {
             options.threads = threads
-            let analyzer = StreamingAnalyzer(sampleRate: rate, options: options)
+            let analyzer = try StreamingAnalyzer(sampleRate: rate, options: options)
             var blocks: [StreamingAnalyzer.Block] = []
             for start in stride(from: 0, to: input.count, by: chunk) {
                 blocks += try analyzer.push(Array(input[start..<min(input.count, start + chunk)]))
@@ -128,7 +128,7 @@ import TestSupport
         options.blockFrames = 40
         let input = signal()
         let pushed = try analyze(input, chunk: 777, options: options)
-        let analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
         var pending: [StreamingAnalyzer.PendingBlock] = []
         for start in stride(from: 0, to: input.count, by: 777) {
             pending += try analyzer.pushPending(Array(input[start..<min(input.count, start + 777)]))
@@ -165,14 +165,14 @@ import TestSupport
         let input = noisy.map { $0 - mean }
         let blocks = try analyze(input, chunk: 4096)
         let streamed = blocks.flatMap(\.f0)
-        let raw = Dio(sampleRate: sampleRate).estimate(input)
-        let offline = StoneMask(sampleRate: sampleRate).refine(input, contour: raw)
+        let raw = try Dio(sampleRate: sampleRate).estimate(input)
+        let offline = try StoneMask(sampleRate: sampleRate).refine(input, contour: raw)
         #expect(streamed.count == offline.frameCount)
         for (frame, (a, b)) in zip(streamed, offline.f0).enumerated() {
             #expect((a > 0) == (b > 0), "frame \(frame)")
             #expect(abs(a - b) <= 1e-9 * b, "frame \(frame): \(a) vs \(b) Hz")
         }
-        let spectrogram = CheapTrick(sampleRate: sampleRate).estimate(input, contour: offline)
+        let spectrogram = try CheapTrick(sampleRate: sampleRate).estimate(input, contour: offline)
         for block in blocks {
             for row in 0..<block.f0.count {
                 let frame = block.firstFrame + row
@@ -184,7 +184,7 @@ import TestSupport
 
     @Test func returnsEachFrameWithinItsLatency() throws {
         let input = signal()
-        let analyzer = StreamingAnalyzer(sampleRate: sampleRate)
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate)
         let samplesPerFrame = 5.0 * Double(sampleRate) / 1000
         var returned = 0
         var start = 0
@@ -200,7 +200,7 @@ import TestSupport
     }
 
     @Test func keepsOnlyOneSegmentOfSamples() throws {
-        let analyzer = StreamingAnalyzer(sampleRate: sampleRate)
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate)
         let chunk = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.25)
         var largest = 0
         for _ in 0..<12 {
@@ -211,11 +211,11 @@ import TestSupport
     }
 
     @Test func refusesNonFiniteSamplesAndTooShortStreams() throws {
-        let analyzer = StreamingAnalyzer(sampleRate: sampleRate)
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate)
         #expect(throws: WorldError.nonFiniteSample(index: 3)) {
             _ = try analyzer.push([0, 0, 0, .nan])
         }
-        let short = StreamingAnalyzer(sampleRate: sampleRate)
+        let short = try StreamingAnalyzer(sampleRate: sampleRate)
         _ = try short.push([Double](repeating: 0.1, count: 100))
         #expect(throws: WorldError.self) { _ = try short.finish() }
     }

@@ -47,13 +47,13 @@ import TestSupport
         #expect(f0[0..<15].allSatisfy { $0 == 0 })
     }
 
-    @Test func equalsWholeSignalDioWhenTheLookAheadSpansTheSignal() {
+    @Test func equalsWholeSignalDioWhenTheLookAheadSpansTheSignal() throws {
         // An offset, which whole-signal DIO subtracts as the signal's mean and the stream as its opening's.
         let input = zip(signal(), Signals.whiteNoise(count: signal().count, amplitude: 0.001)).map { $0 + $1 + 0.1 }
         var options = StreamingDio.Options()
         options.lookAhead = 10_000
         let streamed = stream(input, chunk: 4096, options: options)
-        let whole = Dio(sampleRate: sampleRate).estimate(input).f0
+        let whole = try Dio(sampleRate: sampleRate).estimate(input).f0
         #expect(streamed.count == whole.count)
         for (frame, (a, b)) in zip(streamed, whole).enumerated() {
             #expect((a > 0) == (b > 0), "frame \(frame)")
@@ -63,11 +63,11 @@ import TestSupport
 
     /// A voice from the first sample on, over a steady offset: the stream subtracts its opening's mean, so the
     /// frames within the low-cut's reach of the start agree with whole-signal DIO's, as the rest do.
-    @Test func steadyOffsetLeavesTheFirstFramesAsWholeSignalDioHasThem() {
+    @Test func steadyOffsetLeavesTheFirstFramesAsWholeSignalDioHasThem() throws {
         let voice = Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.6)
         let input = voice.map { $0 + 0.2 }
         let streamed = stream(input, chunk: 256)
-        let whole = Dio(sampleRate: sampleRate).estimate(input).f0
+        let whole = try Dio(sampleRate: sampleRate).estimate(input).f0
         for frame in 0..<20 {
             #expect((streamed[frame] > 0) == (whole[frame] > 0), "frame \(frame)")
             #expect(abs(streamed[frame] - whole[frame]) <= 1e-3 * whole[frame], "frame \(frame): \(streamed[frame]) vs \(whole[frame]) Hz")

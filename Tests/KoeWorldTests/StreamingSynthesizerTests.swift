@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 @testable import KoeWorld
 import Testing
 
@@ -23,14 +24,14 @@ import Testing
     /// Voiced and unvoiced runs with a wandering F0, a few F0 values below what WORLD renders,
     /// a random envelope and aperiodicity with some values outside [0, 1].
     private func randomParameters(frames: Int, fftSize: Int, seed: UInt64, f0Range: ClosedRange<Double> = 80...400)
-        -> Parameters
+        throws -> Parameters
     {
         var uniform = Uniform(state: seed)
         let bins = fftSize / 2 + 1
         var parameters = Parameters(
             f0: [Double](repeating: 0, count: frames),
-            spectrogram: Matrix(rows: frames, columns: bins),
-            aperiodicity: Matrix(rows: frames, columns: bins))
+            spectrogram: try Matrix(rows: frames, columns: bins),
+            aperiodicity: try Matrix(rows: frames, columns: bins))
         var voiced = uniform.next() < 0.5
         var f0 = uniform.next(in: f0Range)
         for frame in 0..<frames {
@@ -46,8 +47,8 @@ import Testing
         return parameters
     }
 
-    private func offline(_ parameters: Parameters, sampleRate: Int, framePeriod: Double) -> [Double] {
-        Synthesis(sampleRate: sampleRate, framePeriod: framePeriod).synthesize(
+    private func offline(_ parameters: Parameters, sampleRate: Int, framePeriod: Double) throws -> [Double] {
+        try Synthesis(sampleRate: sampleRate, framePeriod: framePeriod).synthesize(
             f0: parameters.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
     }
 
@@ -87,12 +88,12 @@ import Testing
     }
 
     @Test(arguments: [16000, 48000], [1.0, 5.0, 7.3])
-    func anyGroupingOfFramesGivesTheWholeSignalSamples(sampleRate: Int, framePeriod: Double) {
+    func anyGroupingOfFramesGivesTheWholeSignalSamples(sampleRate: Int, framePeriod: Double) throws {
         let fftSize = sampleRate == 16000 ? 1024 : 2048
         let frames = Int(150 / framePeriod)
         let seed = UInt64(sampleRate) + UInt64(framePeriod * 10)
-        let parameters = randomParameters(frames: frames, fftSize: fftSize, seed: seed)
-        let whole = offline(parameters, sampleRate: sampleRate, framePeriod: framePeriod)
+        let parameters = try randomParameters(frames: frames, fftSize: fftSize, seed: seed)
+        let whole = try offline(parameters, sampleRate: sampleRate, framePeriod: framePeriod)
         let length = Synthesis.outputLength(frameCount: frames, sampleRate: sampleRate, framePeriod: framePeriod)
         #expect(whole.count == length)
         #expect(whole.contains { $0 != 0 })
@@ -105,10 +106,10 @@ import Testing
     }
 
     @Test(arguments: [(8000, 1.0, 256), (16000, 5.0, 1024), (48000, 7.3, 2048)])
-    func heldBackSamplesStayWithinTheLatency(sampleRate: Int, framePeriod: Double, fftSize: Int) {
+    func heldBackSamplesStayWithinTheLatency(sampleRate: Int, framePeriod: Double, fftSize: Int) throws {
         // F0 from just above the rendered floor, where pulses are furthest apart.
         let lowest = Double(sampleRate / fftSize) + 1
-        let parameters = randomParameters(
+        let parameters = try randomParameters(
             frames: Int(200 / framePeriod), fftSize: fftSize, seed: 3, f0Range: lowest...(4 * lowest))
         var largest = 0
         var bound = 0
@@ -120,11 +121,11 @@ import Testing
         #expect(largest <= bound)
     }
 
-    @Test func storageStaysBoundedOverALongStream() {
+    @Test func storageStaysBoundedOverALongStream() throws {
         let sampleRate = 8000
         let fftSize = 32
         let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: 1, fftSize: fftSize)
-        let parameters = randomParameters(frames: 500, fftSize: fftSize, seed: 9, f0Range: 260...1000)
+        let parameters = try randomParameters(frames: 500, fftSize: fftSize, seed: 9, f0Range: 260...1000)
         var output: [Double] = []
         var drained = 0
         var early = synthesizer.storage
@@ -154,20 +155,20 @@ import Testing
     ])
     func aSingleFrameIsHeldUntilFinishAndMatchesTheOfflineSamples(
         sampleRate: Int, framePeriod: Double, fftSize: Int, f0: Double
-    ) {
-        var parameters = randomParameters(frames: 1, fftSize: fftSize, seed: 5)
+    ) throws {
+        var parameters = try randomParameters(frames: 1, fftSize: fftSize, seed: 5)
         parameters.f0[0] = f0
         let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
         var output: [Double] = []
         append(0, of: parameters, to: synthesizer)
         #expect(synthesizer.drain(into: &output) == 0)
         _ = synthesizer.finish(into: &output)
-        #expect(output == offline(parameters, sampleRate: sampleRate, framePeriod: framePeriod))
+        #expect(try output == offline(parameters, sampleRate: sampleRate, framePeriod: framePeriod))
         #expect(output.count == Synthesis.outputLength(frameCount: 1, sampleRate: sampleRate, framePeriod: framePeriod))
     }
 
-    @Test func finishingTwiceAddsNothing() {
-        let parameters = randomParameters(frames: 20, fftSize: 256, seed: 2)
+    @Test func finishingTwiceAddsNothing() throws {
+        let parameters = try randomParameters(frames: 20, fftSize: 256, seed: 2)
         let synthesizer = StreamingSynthesizer(sampleRate: 8000, framePeriod: 5, fftSize: 256)
         var output: [Double] = []
         for row in 0..<20 { append(row, of: parameters, to: synthesizer) }
@@ -179,12 +180,12 @@ import Testing
 
     /// A long frame period lets F0 near the rendered floor, half-voiced at a voicing edge, space pulses
     /// further apart than the FFT size; their noise is longer than the transform and must not overrun it.
-    @Test func pulsesFurtherApartThanTheFFTSizeRenderFinite() {
+    @Test func pulsesFurtherApartThanTheFFTSizeRenderFinite() throws {
         let sampleRate = 16000
         let fftSize = 1024
-        var parameters = randomParameters(frames: 12, fftSize: fftSize, seed: 4)
+        var parameters = try randomParameters(frames: 12, fftSize: fftSize, seed: 4)
         parameters.f0 = [0, 0, 17, 17, 17, 17, 0, 0, 17, 17, 0, 0]
-        let whole = offline(parameters, sampleRate: sampleRate, framePeriod: 100)
+        let whole = try offline(parameters, sampleRate: sampleRate, framePeriod: 100)
         #expect(whole.count == 19_200)
         #expect(whole.allSatisfy { $0.isFinite })
         let output = streamed(parameters, sampleRate: sampleRate, framePeriod: 100, fftSize: fftSize, groups: [1])

@@ -6,11 +6,11 @@ import Testing
     /// Parameters held constant over `frames` frames.
     private func steadyParameters(
         frames: Int, bins: Int, f0: Double, power: Double, aperiodicity: Double
-    ) -> (f0: [Double], spectrogram: Matrix, aperiodicity: Matrix) {
+    ) throws -> (f0: [Double], spectrogram: Matrix, aperiodicity: Matrix) {
         (
             [Double](repeating: f0, count: frames),
-            Matrix(rows: frames, columns: bins, repeating: power),
-            Matrix(rows: frames, columns: bins, repeating: aperiodicity)
+            try Matrix(rows: frames, columns: bins, repeating: power),
+            try Matrix(rows: frames, columns: bins, repeating: aperiodicity)
         )
     }
 
@@ -25,10 +25,10 @@ import Testing
         return sum / energy
     }
 
-    @Test func constantF0WithoutAperiodicityRepeatsEveryPeriod() {
+    @Test func constantF0WithoutAperiodicityRepeatsEveryPeriod() throws {
         let sampleRate = 16000
-        let parameters = steadyParameters(frames: 100, bins: 513, f0: 200, power: 1e-4, aperiodicity: 0)
-        let output = Synthesis(sampleRate: sampleRate, framePeriod: 5).synthesize(
+        let parameters = try steadyParameters(frames: 100, bins: 513, f0: 200, power: 1e-4, aperiodicity: 0)
+        let output = try Synthesis(sampleRate: sampleRate, framePeriod: 5).synthesize(
             f0: parameters.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
 
         let middle = output[2000..<6000]
@@ -38,10 +38,10 @@ import Testing
         #expect(normalisedAutocorrelation(middle, lag: best) > 0.9)
     }
 
-    @Test func unvoicedFullAperiodicityGivesNoiseAtTheEnvelopeLevel() {
+    @Test func unvoicedFullAperiodicityGivesNoiseAtTheEnvelopeLevel() throws {
         let power = 1e-4
-        let parameters = steadyParameters(frames: 100, bins: 513, f0: 0, power: power, aperiodicity: 1)
-        let output = Synthesis(sampleRate: 16000, framePeriod: 5).synthesize(
+        let parameters = try steadyParameters(frames: 100, bins: 513, f0: 0, power: power, aperiodicity: 1)
+        let output = try Synthesis(sampleRate: 16000, framePeriod: 5).synthesize(
             f0: parameters.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
 
         let middle = output[1000..<7000]
@@ -59,23 +59,23 @@ import Testing
         (sampleRate: 22050, framePeriod: 10.0, frames: 3, expected: 661),
         (sampleRate: 8000, framePeriod: 2.5, frames: 1, expected: 20),
     ])
-    func outputLengthIsFramesTimesPeriodTruncated(sampleRate: Int, framePeriod: Double, frames: Int, expected: Int) {
-        let synthesis = Synthesis(sampleRate: sampleRate, framePeriod: framePeriod)
+    func outputLengthIsFramesTimesPeriodTruncated(sampleRate: Int, framePeriod: Double, frames: Int, expected: Int) throws {
+        let synthesis = try Synthesis(sampleRate: sampleRate, framePeriod: framePeriod)
         #expect(synthesis.outputLength(frameCount: frames) == expected)
-        let parameters = steadyParameters(frames: frames, bins: 257, f0: 150, power: 1e-4, aperiodicity: 0.2)
-        let output = synthesis.synthesize(
+        let parameters = try steadyParameters(frames: frames, bins: 257, f0: 150, power: 1e-4, aperiodicity: 0.2)
+        let output = try synthesis.synthesize(
             f0: parameters.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
         #expect(output.count == expected)
     }
 
-    @Test func twoCallsGiveIdenticalOutput() {
+    @Test func twoCallsGiveIdenticalOutput() throws {
         let frames = 60
         let f0 = (0..<frames).map { $0 % 20 < 12 ? 120 + Double($0) : 0 }
-        let spectrogram = Matrix(rows: frames, columns: 513, repeating: 1e-3)
-        let aperiodicity = Matrix(rows: frames, columns: 513, repeating: 0.5)
-        let synthesis = Synthesis(sampleRate: 16000, framePeriod: 5)
-        let first = synthesis.synthesize(f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
-        let second = synthesis.synthesize(f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+        let spectrogram = try Matrix(rows: frames, columns: 513, repeating: 1e-3)
+        let aperiodicity = try Matrix(rows: frames, columns: 513, repeating: 0.5)
+        let synthesis = try Synthesis(sampleRate: 16000, framePeriod: 5)
+        let first = try synthesis.synthesize(f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+        let second = try synthesis.synthesize(f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
         #expect(first == second)
         #expect(first.contains { $0 != 0 })
     }
@@ -89,21 +89,21 @@ import Testing
     ])
     func degenerateParametersGiveFiniteOutput(
         sampleRate: Int, framePeriod: Double, bins: Int, f0: Double, power: Double, aperiodicity: Double
-    ) {
-        let synthesis = Synthesis(sampleRate: sampleRate, framePeriod: framePeriod)
+    ) throws {
+        let synthesis = try Synthesis(sampleRate: sampleRate, framePeriod: framePeriod)
         for frames in [1, 2, 10] {
-            let parameters = steadyParameters(
+            let parameters = try steadyParameters(
                 frames: frames, bins: bins, f0: f0, power: power, aperiodicity: aperiodicity)
-            let output = synthesis.synthesize(
+            let output = try synthesis.synthesize(
                 f0: parameters.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
             #expect(output.count == synthesis.outputLength(frameCount: frames))
             #expect(output.allSatisfy { $0.isFinite })
         }
     }
 
-    @Test func noFramesGiveNoSamples() {
-        let output = Synthesis(sampleRate: 16000, framePeriod: 5).synthesize(
-            f0: [], spectrogram: Matrix(rows: 0, columns: 513), aperiodicity: Matrix(rows: 0, columns: 513))
+    @Test func noFramesGiveNoSamples() throws {
+        let output = try Synthesis(sampleRate: 16000, framePeriod: 5).synthesize(
+            f0: [], spectrogram: try Matrix(rows: 0, columns: 513), aperiodicity: Matrix(rows: 0, columns: 513))
         #expect(output.isEmpty)
     }
 }
