@@ -236,7 +236,7 @@ extension Dio {
                     Window.nuttall(length: 4 * halfAverageLength), centre: 2 * halfAverageLength, into: forward.waveform)
                 forward.execute()
                 return lowCutSpectrum.indices.map { bin in
-                    let product = multiply(lowCutSpectrum[bin], forward.spectrum[bin])
+                    let product = lowCutSpectrum[bin] * forward.spectrum[bin]
                     return Complex(product.real * scale, product.imag * scale)
                 }
             }
@@ -281,7 +281,7 @@ extension Dio {
                     let spectrum = forward.spectrum
                     let product = inverse.spectrum
                     for bin in kernel.indices {
-                        product[bin] = multiply(spectrum[bin], kernel[bin])
+                        product[bin] = spectrum[bin] * kernel[bin]
                     }
                 }
                 inverse.execute()
@@ -345,13 +345,13 @@ private struct NyquistQuirk {
         let signalNyquist = Self.transform(samples, offset: 0, atNyquistOf: fftSize, rotation: rotation)
         let lowCutNyquist = Self.transform(lowCut, offset: -lowCutCentre, atNyquistOf: fftSize, rotation: rotation)
         let lowCutNyquistValue = signalNyquist.nyquist.real * lowCutNyquist.nyquist.real
-        let lowCutBelow = multiply(signalNyquist.below, lowCutNyquist.below)
+        let lowCutBelow = signalNyquist.below * lowCutNyquist.below
         var nyquistChanges: [Double] = []
         var belowChanges: [Complex] = []
         for halfAverageLength in ladder.halfAverageLengths {
             let window = Self.transform(
                 Window.nuttall(length: 4 * halfAverageLength), offset: 0, atNyquistOf: fftSize, rotation: rotation)
-            let trueBelow = multiply(lowCutBelow, window.below)
+            let trueBelow = lowCutBelow * window.below
             let trueNyquist = lowCutNyquistValue * window.nyquist.real
             let written = Complex(lowCutNyquistValue * trueBelow.real, lowCutNyquistValue * trueBelow.imag)
             nyquistChanges.append(written.real - trueNyquist)
@@ -396,7 +396,7 @@ private struct NyquistQuirk {
             let real = b.real * turn.real + b.imag * turn.imag
             values[i] += sign * (a + 2 * real)
             sign = -sign
-            turn = multiply(turn, step)
+            turn = turn * step
         }
     }
 }
@@ -425,7 +425,7 @@ private struct Rotation {
         let wrapped = ((n % period) + period) % period
         let high = coarse[wrapped / fineCount]
         let low = fine[wrapped % fineCount]
-        return multiply(high, low)
+        return high * low
     }
 }
 
@@ -438,11 +438,6 @@ private func loadCircularly(_ taps: [Double], centre: Int, into buffer: UnsafeMu
     for (i, tap) in taps.enumerated() {
         buffer[(i - centre + buffer.count) % buffer.count] = tap
     }
-}
-
-@inline(__always)
-private func multiply(_ a: Complex, _ b: Complex) -> Complex {
-    Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
 }
 
 // MARK: Events and candidates, shared with StreamingDio

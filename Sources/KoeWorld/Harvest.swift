@@ -251,16 +251,11 @@ private final class ZeroCrossingSearch {
         let signal = signalFFT.spectrum
         let product = inverseFFT.spectrum
         for k in 0..<(half - 1) {
-            product[k] = multiply(signal[k], filter[k])
+            product[k] = signal[k] * filter[k]
         }
-        let belowNyquist = multiply(signal[half - 1], filter[half - 1])
-        product[half] = multiply(signal[half], belowNyquist)
+        let belowNyquist = signal[half - 1] * filter[half - 1]
+        product[half] = signal[half] * belowNyquist
         product[half - 1] = product[half]
-    }
-
-    @inline(__always)
-    private func multiply(_ a: Complex, _ b: Complex) -> Complex {
-        Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
     }
 
     /// Falling and rising crossings of the filtered signal, then peaks and dips as the falling and rising

@@ -279,11 +279,7 @@ final class PulseRenderer {
         minimumPhase.execute()
         let (filters, noises, spectrum) = (minimumPhase.spectrum, forward.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
-            let filter = filters[i]
-            let noise = noises[i]
-            spectrum[i] = Complex(
-                filter.real * noise.real - filter.imag * noise.imag,
-                filter.real * noise.imag + filter.imag * noise.real)
+            spectrum[i] = filters[i] * noises[i]
         }
         inverse.execute()
         PulseRenderer.centre(inverse.waveform, into: aperiodic)
