@@ -7,7 +7,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli
-PY_TEST_DEPS := pyworld soundfile numpy
+PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
 RELEASE_KOE  := .build/release/koe
 # Release code is compiled for the CPU that builds it (AVX2 or AVX-512 where there is one): wider vectors only.
 # Swift never fuses a multiply and an add unasked, so the numbers are the same as a generic build's, bit for bit.
@@ -35,6 +35,7 @@ demo: deps release
 test: deps test-deps release
 	$(SWIFT) test
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
+	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 
 conformance: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
@@ -110,7 +111,7 @@ test-deps:
 		echo "Installing system packages:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import pyworld, soundfile, numpy" 2>/dev/null || \
+	@$(PYTHON) -c "import pyworld, soundfile, numpy, parselmouth" 2>/dev/null || \
 		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
 
 clean:

@@ -31,9 +31,7 @@ let package = Package(
         .executableTarget(
             name: "koe",
             dependencies: [
-                "KoeWorld",
-                "KoeStages",
-                "KoePipeline",
+                "Koe",
                 "KoeIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

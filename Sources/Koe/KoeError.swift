@@ -37,7 +37,7 @@ extension KoeError {
     }
 
     /// Runs `body`, turning whatever it throws into a `KoeError`.
-    static func wrapping<T>(source: String? = nil, _ body: () throws -> T) throws(KoeError) -> T {
+    package static func wrapping<T>(source: String? = nil, _ body: () throws -> T) throws(KoeError) -> T {
         do {
             return try body()
         } catch {

@@ -3,7 +3,7 @@ import Glibc
 import KoeIO
 
 @main
-struct Koe: ParsableCommand {
+struct KoeCommand: ParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
