@@ -36,8 +36,11 @@ let package = Package(
                 "KoePipeline",
                 "KoeIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["KoeBuildInfo"]
         ),
+        // `BuildInfo.commit` for `koe --version`: the git commit of the sources, read at every build.
+        .plugin(name: "KoeBuildInfo", capability: .buildTool()),
         .target(name: "TestSupport", dependencies: ["KoeDSP"], path: "Tests/TestSupport"),
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
