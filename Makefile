@@ -113,5 +113,61 @@ test-deps:
 	@$(PYTHON) -c "import pyworld, soundfile, numpy" 2>/dev/null || \
 		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
 
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the release binary, its manual pages (koe.1 and one per subcommand,
+# made by swift-argument-parser's generate-manual plugin from the built binary, so they say what it parses), its
+# shell completions (made by `koe --generate-completion-script`) and the LV2/LADSPA plugins when they are built.
+# `make uninstall` with the same PREFIX and DESTDIR removes exactly those files.
+PREFIX          ?= /usr/local
+DESTDIR         ?=
+INSTALL_ROOT    := $(DESTDIR)$(PREFIX)
+MAN_BUILD       := .build/plugins/GenerateManual/outputs/koe
+COMPLETIONS_DIR := .build/completions
+LV2_BUNDLE      := .build/plugins/koe.lv2
+LADSPA_PLUGIN   := .build/plugins/koe-ladspa.so
+BASH_COMPLETION := share/bash-completion/completions/koe
+ZSH_COMPLETION  := share/zsh/site-functions/_koe
+FISH_COMPLETION := share/fish/vendor_completions.d/koe.fish
+
+.PHONY: install uninstall man completions
+
+# The plugin builds the package in release mode with the flags given here, the same as `make release`'s, so it
+# reuses that build; its folder is emptied first, so a page of a subcommand that is gone is not installed.
+man: release
+	rm -rf $(MAN_BUILD)
+	$(SWIFT) package -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU) plugin generate-manual --multi-page
+	@test -s $(MAN_BUILD)/koe.1 || { echo "make man: no $(MAN_BUILD)/koe.1 from generate-manual" >&2; exit 1; }
+
+completions: release
+	@mkdir -p $(COMPLETIONS_DIR)
+	$(RELEASE_KOE) --generate-completion-script bash > $(COMPLETIONS_DIR)/koe.bash
+	$(RELEASE_KOE) --generate-completion-script zsh > $(COMPLETIONS_DIR)/_koe
+	$(RELEASE_KOE) --generate-completion-script fish > $(COMPLETIONS_DIR)/koe.fish
+
+install: release man completions
+	install -d $(INSTALL_ROOT)/bin $(INSTALL_ROOT)/share/man/man1 $(dir $(INSTALL_ROOT)/$(BASH_COMPLETION)) \
+		$(dir $(INSTALL_ROOT)/$(ZSH_COMPLETION)) $(dir $(INSTALL_ROOT)/$(FISH_COMPLETION))
+	install -m 755 $(RELEASE_KOE) $(INSTALL_ROOT)/bin/koe
+	install -m 644 $(MAN_BUILD)/*.1 $(INSTALL_ROOT)/share/man/man1/
+	install -m 644 $(COMPLETIONS_DIR)/koe.bash $(INSTALL_ROOT)/$(BASH_COMPLETION)
+	install -m 644 $(COMPLETIONS_DIR)/_koe $(INSTALL_ROOT)/$(ZSH_COMPLETION)
+	install -m 644 $(COMPLETIONS_DIR)/koe.fish $(INSTALL_ROOT)/$(FISH_COMPLETION)
+	@if [ -d $(LV2_BUNDLE) ]; then \
+		echo "install LV2 bundle: $(INSTALL_ROOT)/lib/lv2/koe.lv2"; \
+		install -d $(INSTALL_ROOT)/lib/lv2 && rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2 && \
+		cp -R $(LV2_BUNDLE) $(INSTALL_ROOT)/lib/lv2/koe.lv2 || exit 1; \
+	else echo "no LV2 plugin built ($(LV2_BUNDLE)): not installed"; fi
+	@if [ -f $(LADSPA_PLUGIN) ]; then \
+		echo "install LADSPA plugin: $(INSTALL_ROOT)/lib/ladspa/koe-ladspa.so"; \
+		install -d $(INSTALL_ROOT)/lib/ladspa && install -m 755 $(LADSPA_PLUGIN) $(INSTALL_ROOT)/lib/ladspa/ || exit 1; \
+	else echo "no LADSPA plugin built ($(LADSPA_PLUGIN)): not installed"; fi
+
+# Needs no build: every name koe installs is fixed but the subcommands' pages, which are koe.SUBCOMMAND.1.
+uninstall:
+	rm -f $(INSTALL_ROOT)/bin/koe $(INSTALL_ROOT)/share/man/man1/koe.1 $(INSTALL_ROOT)/share/man/man1/koe.*.1 \
+		$(INSTALL_ROOT)/$(BASH_COMPLETION) $(INSTALL_ROOT)/$(ZSH_COMPLETION) $(INSTALL_ROOT)/$(FISH_COMPLETION) \
+		$(INSTALL_ROOT)/lib/ladspa/koe-ladspa.so
+	rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2
+
+
 clean:
 	rm -rf .build
