@@ -35,6 +35,12 @@ demo: deps release
 test: deps test-deps release
 	$(SWIFT) test
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
+	$(MAKE) --no-print-directory test-install
+	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
+		$(MAKE) --no-print-directory test-cluster; \
+	else \
+		echo "cluster: skipped: Slurm is not installed (no slurmctld); make test-cluster installs it and runs the test"; \
+	fi
 
 conformance: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
@@ -168,6 +174,37 @@ uninstall:
 		$(INSTALL_ROOT)/lib/ladspa/koe-ladspa.so
 	rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2
 
+
+# `make install`, then `make uninstall`, into a temporary DESTDIR: the files, `koe --version`, every man page
+# rendered by man, the completions (each shell's own completion run on them), nothing left after uninstall.
+# Part of `make test`.
+INSTALL_TEST_DEPS := man-db groff-base zsh fish
+CLUSTER_DEPS      := slurm-wlm munge parallel
+
+.PHONY: test-install install-test-deps test-cluster cluster-deps
+
+test-install: install-test-deps release
+	Tests/Install/install_test.sh
+
+install-test-deps:
+	@missing=$$(for p in $(INSTALL_TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# The README's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
+# on localhost (munged, slurmctld, slurmd as its own processes; Tests/Cluster/slurm.conf.in), with a cancelled
+# task and a killed shard resumed; under a minute on 2 cores. `make test` runs it when Slurm is installed.
+test-cluster: deps test-deps cluster-deps release
+	$(PYTHON) Tests/Cluster/cluster_test.py --koe $(RELEASE_KOE)
+
+cluster-deps:
+	@missing=$$(for p in $(CLUSTER_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 
 clean:
 	rm -rf .build
