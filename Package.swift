@@ -34,8 +34,11 @@ let package = Package(
                 "Koe",
                 "KoeIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["KoeBuildInfo"]
         ),
+        // `BuildInfo.commit` for `koe --version`: the git commit of the sources, read at every build.
+        .plugin(name: "KoeBuildInfo", capability: .buildTool(), path: "Sources/KoeBuildInfo"),
         .target(name: "TestSupport", dependencies: ["KoeDSP"], path: "Tests/TestSupport"),
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),

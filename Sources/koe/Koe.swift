@@ -10,7 +10,7 @@ struct KoeCommand: ParsableCommand {
         commandName: "koe",
         abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
-        version: version,
+        version: "\(version) (\(BuildInfo.commit))",
         subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Presets.self],
         defaultSubcommand: Convert.self
     )
