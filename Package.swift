@@ -28,10 +28,12 @@ let package = Package(
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .target(name: "Koe", dependencies: ["KoePipeline", "KoeStages", "KoeWorld", "KoeIO"]),
+        .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
         .executableTarget(
             name: "koe",
             dependencies: [
                 "Koe",
+                "KoeBatch",
                 "KoeIO",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
