@@ -98,7 +98,7 @@ public final class VoiceChanger {
     public var equalizer: [EqualizerBand] {
         get { equalizerBands }
         set {
-            let usable = newValue.filter { (try? Equalizer(bands: [$0], sampleRate: sampleRate)) != nil }
+            let usable = newValue.filter { (try? $0.filter(sampleRate: sampleRate)) != nil }
             equalizerBands = usable.filter { !$0.isFlat }
             for chain in chains {
                 try? chain.equalizer.set(bands: equalizerBands, gliding: hasStarted)
