@@ -5,7 +5,7 @@ import KoeWorld
 ///
 /// The signal is taken in segments of about ten seconds, each analysed by DIO and StoneMask, so memory stays
 /// bounded; the median is exact to a cent (`MedianTracker`).
-public struct F0Survey {
+package struct F0Survey {
     private let sampleRate: Int
     private let dio: Dio
     private let stoneMask: StoneMask
@@ -16,7 +16,7 @@ public struct F0Survey {
     private static let segmentSeconds = 10
 
     /// Throws if DIO cannot analyse at this rate and F0 range.
-    public init(sampleRate: Int, f0Floor: Double, f0Ceil: Double) throws(WorldError) {
+    package init(sampleRate: Int, f0Floor: Double, f0Ceil: Double) throws(WorldError) {
         self.sampleRate = sampleRate
         var options = Dio.Options()
         options.f0Floor = f0Floor
@@ -25,7 +25,7 @@ public struct F0Survey {
         stoneMask = try StoneMask(sampleRate: sampleRate)
     }
 
-    public mutating func add(_ samples: [Double]) {
+    package mutating func add(_ samples: [Double]) {
         pending.append(contentsOf: samples)
         if pending.count >= F0Survey.segmentSeconds * sampleRate {
             surveyPending()
@@ -33,7 +33,7 @@ public struct F0Survey {
     }
 
     /// The median F0 of every voiced frame, in Hz; nil when no frame was voiced.
-    public mutating func finish() -> Double? {
+    package mutating func finish() -> Double? {
         surveyPending()
         return hasVoice ? voiced.value : nil
     }

@@ -32,8 +32,9 @@ public enum SignalRequirements {
     public static let sampleRates = 8000...192_000
     /// The lowest F0 floor accepted: below it no voice has a pitch, and CheapTrick's FFT size grows without bound.
     public static let lowestF0Floor = 10.0
-    /// The longest frame period accepted, in milliseconds: WORLD's frames describe a voice only far below it.
-    public static let longestFramePeriod = 1000.0
+    /// The frame periods accepted, in milliseconds: far wider than a voice needs (WORLD uses 5 ms), but bounded so
+    /// a slip of the decimal point fails at once.
+    public static let framePeriods = 0.001...10_000.0
 
     /// The shortest signal that holds one analysis window: three periods of the F0 floor. `f0Floor` must be a
     /// validated floor (see `validateF0Range`).
@@ -73,9 +74,9 @@ public enum SignalRequirements {
     }
 
     package static func validateFramePeriod(_ framePeriod: Double) throws(WorldError) {
-        guard framePeriod.isFinite, framePeriod > 0, framePeriod <= longestFramePeriod else {
+        guard framePeriods.contains(framePeriod) else {
             throw .invalidOption(
-                "frame period must be above 0 and at most \(longestFramePeriod) ms (got \(framePeriod))")
+                "frame period must be from \(framePeriods.lowerBound) to \(framePeriods.upperBound) ms (got \(framePeriod))")
         }
     }
 

@@ -54,7 +54,7 @@ import TestSupport
         }
     }
 
-    @Test func settleHandsOutWhatOneThreadWouldHave() throws {
+    @Test func collectHandsOutWhatOneThreadWouldHave() throws {
         let input = speechLike()
         let voice = settings { $0.pitchRatio = 0.8 }
         let single = try VoiceShift(sampleRate: sampleRate, voice: voice)
@@ -66,7 +66,7 @@ import TestSupport
             fromSingle += try single.process(chunk, isFinal: false)
             fromShared += try shared.process(chunk, isFinal: false)
             #expect(fromShared.count <= fromSingle.count)
-            fromShared += try shared.settle()
+            try shared.collect(into: &fromShared)
             #expect(fromShared == fromSingle, "after \(start + chunk.count) samples")
         }
         #expect(try shared.process([], isFinal: true) == single.process([], isFinal: true))
