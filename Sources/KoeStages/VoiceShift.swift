@@ -151,7 +151,7 @@ final class Resynthesis {
     init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
-        synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        synthesizer = StreamingSynthesizer(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
         modifier = FrameModifier(voice: voice, bins: fftSize / 2 + 1, glideFrames: glideFrames)
         timeline = TempoTimeline(tempo: voice.tempo, bins: fftSize / 2 + 1)
         scratch = ParameterFrame(bins: fftSize / 2 + 1)

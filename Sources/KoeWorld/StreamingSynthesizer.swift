@@ -9,18 +9,22 @@ import KoeDSP
 /// pulse is found (its noise lasts until then), and a sample is final once every pulse that can still
 /// reach it, up to `fftSize / 2` samples later, is rendered. Only the frames around the samples and pulses
 /// still pending and about two FFTs of overlap-add samples are kept; FFT plans and workspaces are reused.
-package final class StreamingSynthesizer {
-    package let sampleRate: Int
+///
+/// Append frames with `append`, take the samples they complete with `drain`, and end with `finish`. Bad input
+/// (a rate, frame period or FFT size out of range, rows of the wrong length, values that are not finite, frames
+/// after `finish`) throws `WorldError`; the synthesizer never traps on it. One thread at a time.
+public final class StreamingSynthesizer {
+    public let sampleRate: Int
     /// Milliseconds between frames.
-    package let framePeriod: Double
-    package let fftSize: Int
+    public let framePeriod: Double
+    public let fftSize: Int
     /// An upper bound on the samples held back after a `drain`: of the output that the frames appended so far
     /// span (`Synthesis.outputLength(frameCount:)`), at most this many are not yet drained. It is one frame
     /// (samples wait for the frame after them), plus the longest gap between pulses (a pulse waits for the
     /// next), plus half an FFT (the reach of a pulse's response), plus one sample of rounding. The longest gap
     /// is a period at half the lowest F0 WORLD renders, which F0 can reach only at a voicing edge; contours
     /// with F0 well above that floor stay far below the bound.
-    package let latency: Int
+    public let latency: Int
 
     /// Frame period in seconds.
     private let frameSeconds: Double
@@ -42,11 +46,18 @@ package final class StreamingSynthesizer {
     private static let unvoicedF0 = 500.0
     private static let fullTurn = PhaseWrap.turn
 
-    /// Takes a validated rate and frame period, and an FFT size from `fftSize(bins:sampleRate:)`.
-    package init(sampleRate: Int, framePeriod: Double, fftSize: Int) {
-        precondition(sampleRate > 0, "sample rate must be positive")
-        precondition(framePeriod > 0 && framePeriod.isFinite, "frame period must be a positive number of ms")
-        precondition(fftSize >= 2 && fftSize % 2 == 0, "FFT size must be even and at least 2")
+    /// Frames of `fftSize / 2 + 1` bins, `framePeriod` ms apart. Throws if the rate is not supported, the frame
+    /// period lies outside `SignalRequirements.framePeriods`, or the FFT size is not one CheapTrick can give at
+    /// this rate (even, from three periods of 500 Hz to `CheapTrick.largestFFTSize`).
+    public convenience init(sampleRate: Int, framePeriod: Double, fftSize: Int) throws(WorldError) {
+        try SignalRequirements.validate(sampleRate: sampleRate)
+        try SignalRequirements.validateFramePeriod(framePeriod)
+        try CheapTrick.validate(fftSize: fftSize, sampleRate: sampleRate)
+        self.init(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+    }
+
+    /// A synthesizer for a rate and frame period already validated, and an even FFT size of at least 2.
+    package init(unchecked sampleRate: Int, framePeriod: Double, fftSize: Int) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
         self.fftSize = fftSize
@@ -77,12 +88,26 @@ package final class StreamingSynthesizer {
         return (bins - 1) * 2
     }
 
-    /// Append one frame: F0 (0 = unvoiced), a power-envelope row and an aperiodicity row of fftSize/2+1 bins,
-    /// all finite.
+    /// Appends the next frame: its F0 in Hz (0 or below the lowest F0 the FFT size renders: unvoiced), a power
+    /// envelope row and an aperiodicity row of `fftSize / 2 + 1` bins. Throws if a row has another length, a
+    /// value is not finite, or the stream has finished; the frame is then not appended.
+    public func append(f0: Double, spectrum: [Double], aperiodicity: [Double]) throws(WorldError) {
+        guard !isFinished else { throw .streamFinished }
+        guard spectrum.count == frames.bins, aperiodicity.count == frames.bins else {
+            throw .invalidParameters(
+                "a frame needs \(frames.bins) bins of envelope and of aperiodicity (got \(spectrum.count) and \(aperiodicity.count))")
+        }
+        try SignalRequirements.requireFinite([f0]) { _ in "the frame's F0" }
+        try SignalRequirements.requireFinite(spectrum) { "the envelope's bin \($0)" }
+        try SignalRequirements.requireFinite(aperiodicity) { "the aperiodicity's bin \($0)" }
+        spectrum.withUnsafeBufferPointer { spectrum in
+            aperiodicity.withUnsafeBufferPointer { append(f0: f0, spectrum: spectrum, aperiodicity: $0) }
+        }
+    }
+
+    /// `append` of rows known to hold `fftSize / 2 + 1` finite values, before `finish`.
     package func append(f0: Double, spectrum: UnsafeBufferPointer<Double>, aperiodicity: UnsafeBufferPointer<Double>) {
-        precondition(!isFinished, "no frames can follow finish")
-        precondition(
-            spectrum.count == frames.bins && aperiodicity.count == frames.bins, "rows need fftSize / 2 + 1 bins")
+        assert(!isFinished && spectrum.count == frames.bins && aperiodicity.count == frames.bins)
         let renderedF0 = f0 < lowestF0 ? 0 : f0
         frames.append(f0: renderedF0, voicing: renderedF0 == 0 ? 0 : 1, spectrum: spectrum, aperiodicity: aperiodicity)
         sampleLimit = Synthesis.outputLength(frameCount: frames.count, sampleRate: sampleRate, framePeriod: framePeriod)
@@ -91,12 +116,13 @@ package final class StreamingSynthesizer {
     }
 
     /// Move every output sample that can no longer change into `output` (appending); returns how many.
-    package func drain(into output: inout [Double]) -> Int {
+    public func drain(into output: inout [Double]) -> Int {
         overlapAdd.drain(upTo: finalSampleEnd, into: &output)
     }
 
     /// No more frames: render the rest (WORLD's end handling, the extrapolated extra frame, last pulse) and drain it.
-    package func finish(into output: inout [Double]) -> Int {
+    /// Once finished, a stream drains nothing more.
+    public func finish(into output: inout [Double]) -> Int {
         if !isFinished {
             isFinished = true
             extrapolateExtraFrame()

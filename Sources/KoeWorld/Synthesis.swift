@@ -21,6 +21,10 @@ public struct Synthesis: Sendable {
         self.framePeriod = framePeriod
     }
 
+    /// The most samples one synthesis makes (over 12 hours at 48 kHz), so a wild frame period fails instead of
+    /// exhausting memory.
+    public static let longestOutput = Int(Int32.max)
+
     /// WORLD's output length: frames × frame period × sample rate, truncated to whole samples. The rate and
     /// frame period must be validated ones.
     package static func outputLength(frameCount: Int, sampleRate: Int, framePeriod: Double) -> Int {
@@ -47,15 +51,21 @@ public struct Synthesis: Sendable {
                     + "\(spectrogram.rows) x \(spectrogram.columns); they must have one shape")
         }
         let fftSize = try StreamingSynthesizer.fftSize(bins: spectrogram.columns, sampleRate: sampleRate)
-        if let frame = f0.firstIndex(where: { !$0.isFinite }) {
-            throw .invalidParameters("the F0 of frame \(frame) is \(f0[frame]), not a finite number")
+        let length = outputLength(frameCount: f0.count)
+        guard length <= Self.longestOutput else {
+            throw .invalidParameters(
+                "\(f0.count) frames of \(framePeriod) ms make \(length) samples, more than \(Self.longestOutput)")
         }
-        try Self.requireFinite(spectrogram, name: "spectrogram")
-        try Self.requireFinite(aperiodicity, name: "aperiodicity")
+        try SignalRequirements.requireFinite(f0) { "the F0 of frame \($0)" }
+        for (matrix, name) in [(spectrogram, "spectrogram"), (aperiodicity, "aperiodicity")] {
+            try SignalRequirements.requireFinite(matrix.storage) {
+                "the \(name)'s frame \($0 / matrix.columns), bin \($0 % matrix.columns)"
+            }
+        }
 
-        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        let synthesizer = StreamingSynthesizer(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
         var output: [Double] = []
-        output.reserveCapacity(outputLength(frameCount: f0.count))
+        output.reserveCapacity(length)
         for frame in f0.indices {
             spectrogram.withRow(frame) { envelope in
                 aperiodicity.withRow(frame) { aperiodicity in
@@ -66,14 +76,6 @@ public struct Synthesis: Sendable {
         }
         _ = synthesizer.finish(into: &output)
         return output
-    }
-
-    private static func requireFinite(_ matrix: Matrix, name: String) throws(WorldError) {
-        if let index = matrix.storage.firstIndex(where: { !$0.isFinite }) {
-            throw .invalidParameters(
-                "the \(name)'s frame \(index / matrix.columns), bin \(index % matrix.columns) is \(matrix.storage[index]), "
-                    + "not a finite number")
-        }
     }
 }
 

@@ -58,10 +58,29 @@ public enum SignalRequirements {
         guard sampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }
     }
 
+    /// The position of the first value that is NaN or infinite, counted from 0; nil when all are finite. The one
+    /// check every layer makes of the samples and parameters it is given.
+    package static func firstNonFinite<Values: Sequence>(_ values: Values) -> Int? where Values.Element: BinaryFloatingPoint {
+        for (position, value) in values.enumerated() where !value.isFinite {
+            return position
+        }
+        return nil
+    }
+
     /// Throws unless every sample is a finite number; `offset` is the first sample's index in the whole signal.
-    package static func requireFinite(_ samples: [Double], offset: Int = 0) throws(WorldError) {
-        if let index = samples.firstIndex(where: { !$0.isFinite }) {
-            throw .nonFiniteSample(index: offset + index)
+    package static func requireFinite<Samples: Sequence>(
+        _ samples: Samples, offset: Int = 0
+    ) throws(WorldError) where Samples.Element: BinaryFloatingPoint {
+        if let position = firstNonFinite(samples) {
+            throw .nonFiniteSample(index: offset + position)
+        }
+    }
+
+    /// Throws `invalidParameters` unless every value is a finite number, naming the first that is not as
+    /// `name(position)` does ("the F0 of frame 3").
+    package static func requireFinite(_ values: [Double], name: (Int) -> String) throws(WorldError) {
+        if let position = firstNonFinite(values) {
+            throw .invalidParameters("\(name(position)) is \(values[position]), not a finite number")
         }
     }
 

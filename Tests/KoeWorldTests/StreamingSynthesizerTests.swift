@@ -57,8 +57,8 @@ import Testing
     private func streamed(
         _ parameters: Parameters, sampleRate: Int, framePeriod: Double, fftSize: Int, groups: [Int],
         heldBack: ((Int, Int) -> Void)? = nil
-    ) -> [Double] {
-        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+    ) throws -> [Double] {
+        let synthesizer = try StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
         var output: [Double] = []
         var frame = 0
         var group = 0
@@ -99,7 +99,7 @@ import Testing
         #expect(whole.contains { $0 != 0 })
 
         for groups in [[1], [7], [100], [frames], [3, 1, 11, 2]] {
-            let output = streamed(
+            let output = try streamed(
                 parameters, sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, groups: groups)
             #expect(output == whole, "groups of \(groups)")
         }
@@ -113,7 +113,7 @@ import Testing
             frames: Int(200 / framePeriod), fftSize: fftSize, seed: 3, f0Range: lowest...(4 * lowest))
         var largest = 0
         var bound = 0
-        _ = streamed(parameters, sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, groups: [1]) {
+        _ = try streamed(parameters, sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, groups: [1]) {
             largest = max(largest, $0)
             bound = $1
         }
@@ -124,7 +124,7 @@ import Testing
     @Test func storageStaysBoundedOverALongStream() throws {
         let sampleRate = 8000
         let fftSize = 32
-        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: 1, fftSize: fftSize)
+        let synthesizer = StreamingSynthesizer(unchecked: sampleRate, framePeriod: 1, fftSize: fftSize)
         let parameters = try randomParameters(frames: 500, fftSize: fftSize, seed: 9, f0Range: 260...1000)
         var output: [Double] = []
         var drained = 0
@@ -142,8 +142,8 @@ import Testing
         #expect(drained == Synthesis.outputLength(frameCount: 20_000, sampleRate: sampleRate, framePeriod: 1))
     }
 
-    @Test func noFramesGiveNoSamples() {
-        let synthesizer = StreamingSynthesizer(sampleRate: 16000, framePeriod: 5, fftSize: 1024)
+    @Test func noFramesGiveNoSamples() throws {
+        let synthesizer = try StreamingSynthesizer(sampleRate: 16000, framePeriod: 5, fftSize: 1024)
         var output: [Double] = []
         #expect(synthesizer.drain(into: &output) == 0)
         #expect(synthesizer.finish(into: &output) == 0)
@@ -158,7 +158,7 @@ import Testing
     ) throws {
         var parameters = try randomParameters(frames: 1, fftSize: fftSize, seed: 5)
         parameters.f0[0] = f0
-        let synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        let synthesizer = try StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
         var output: [Double] = []
         append(0, of: parameters, to: synthesizer)
         #expect(synthesizer.drain(into: &output) == 0)
@@ -169,7 +169,7 @@ import Testing
 
     @Test func finishingTwiceAddsNothing() throws {
         let parameters = try randomParameters(frames: 20, fftSize: 256, seed: 2)
-        let synthesizer = StreamingSynthesizer(sampleRate: 8000, framePeriod: 5, fftSize: 256)
+        let synthesizer = try StreamingSynthesizer(sampleRate: 8000, framePeriod: 5, fftSize: 256)
         var output: [Double] = []
         for row in 0..<20 { append(row, of: parameters, to: synthesizer) }
         #expect(synthesizer.finish(into: &output) == 800)
@@ -188,7 +188,7 @@ import Testing
         let whole = try offline(parameters, sampleRate: sampleRate, framePeriod: 100)
         #expect(whole.count == 19_200)
         #expect(whole.allSatisfy { $0.isFinite })
-        let output = streamed(parameters, sampleRate: sampleRate, framePeriod: 100, fftSize: fftSize, groups: [1])
+        let output = try streamed(parameters, sampleRate: sampleRate, framePeriod: 100, fftSize: fftSize, groups: [1])
         #expect(output == whole)
     }
 }
