@@ -1,5 +1,6 @@
 import Glibc
 import KoeIO
+import KoeWorld
 
 /// Where the samples of a conversion come from: an audio file, or raw PCM on standard input.
 package enum AudioSource {
@@ -46,10 +47,9 @@ package enum AudioSource {
     /// Fails on the first sample of `interleaved` (frames from `firstFrame` on) that is NaN or infinite:
     /// no stage can make sound of it, and a filter would smear it over everything after.
     func requireFinite(_ interleaved: [Double], firstFrame: Int) throws(KoeError) {
-        guard let index = interleaved.firstIndex(where: { !$0.isFinite }) else { return }
-        let frame = firstFrame + index / channels
-        let sample = channels == 1 ? "sample \(frame)" : "sample \(frame) of channel \(index % channels)"
-        throw .badInput(source: name, reason: "\(sample) is not a finite number (NaN or infinity)")
+        guard let index = SignalRequirements.firstNonFinite(interleaved) else { return }
+        throw .nonFiniteSample(
+            frame: firstFrame + index / channels, channel: channels == 1 ? nil : index % channels, source: name)
     }
 
     /// Names the input in messages.

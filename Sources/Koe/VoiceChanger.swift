@@ -276,8 +276,9 @@ public final class VoiceChanger {
     private static func requireFinite<Sample: BinaryFloatingPoint>(
         _ samples: UnsafeBufferPointer<Sample>, channel: Int
     ) throws(KoeError) {
-        guard let index = samples.firstIndex(where: { !$0.isFinite }) else { return }
-        throw .badInput(source: nil, reason: "sample \(index) of channel \(channel) is not a finite number (NaN or infinity)")
+        if let frame = SignalRequirements.firstNonFinite(samples) {
+            throw .nonFiniteSample(frame: frame, channel: channel, source: nil)
+        }
     }
 
     private func change(_ body: (inout VoiceSettings) -> Void) {

@@ -25,7 +25,7 @@ public struct WorldParameters: Sendable {
     public static let largestMatrix = 1 << 28
     /// Samples synthesis may produce (over 12 hours at 48 kHz), so a wild frame period fails instead of
     /// exhausting memory.
-    public static let longestOutput = Int(Int32.max)
+    public static let longestOutput = Synthesis.longestOutput
 
     public init(contour: F0Contour, spectrogram: Matrix, aperiodicity: Matrix, meta: AnalysisMeta) {
         self.contour = contour
