@@ -131,14 +131,10 @@ package final class BatchManifest {
     }
 
     private func write(_ bytes: [UInt8]) throws {
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes[done...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if wrote < 0 && errno == EINTR { continue }
-            guard wrote > 0 else {
-                throw IOError.writeFailed(path: path, reason: String(cString: strerror(errno)))
-            }
-            done += wrote
+        do {
+            try Descriptors.writeAll(bytes, to: descriptor)
+        } catch {
+            throw IOError.writeFailed(path: path, reason: error.message)
         }
     }
 }

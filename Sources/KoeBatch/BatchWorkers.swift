@@ -2,6 +2,7 @@ import Koe
 import Dispatch
 import Foundation
 import Glibc
+import KoeIO
 
 /// What a worker is asked to do: convert one input into one output.
 package struct BatchOrder: Codable {
@@ -215,13 +216,11 @@ private final class Worker {
     func give(_ item: BatchItem) {
         current = (item, DispatchTime.now().uptimeNanoseconds)
         guard let output = item.output, let line = try? JSONEncoder().encode(BatchOrder(input: item.input, output: output)) else { return }
-        let bytes = Array(line) + [UInt8(ascii: "\n")]
-        var done = 0
-        while done < bytes.count && orders >= 0 {
-            let wrote = bytes[done...].withUnsafeBytes { write(orders, $0.baseAddress, $0.count) }
-            if wrote < 0 && errno == EINTR { continue }
-            guard wrote > 0 else { return closeOrders() }
-            done += wrote
+        guard orders >= 0 else { return }
+        do {
+            try Descriptors.writeAll(Array(line) + [UInt8(ascii: "\n")], to: orders)
+        } catch {
+            closeOrders()
         }
     }
 
@@ -338,13 +337,6 @@ package enum BatchWorker {
     }
 
     private static func send(_ bytes: [UInt8]) -> Bool {
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes[done...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if wrote < 0 && errno == EINTR { continue }
-            guard wrote > 0 else { return false }
-            done += wrote
-        }
-        return true
+        (try? Descriptors.writeAll(bytes, to: STDOUT_FILENO)) != nil
     }
 }

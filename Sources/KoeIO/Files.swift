@@ -37,16 +37,11 @@ enum Files {
     static func write(_ bytes: [UInt8], to path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw IOError.writeFailed(path: path, reason: systemMessage(errno)) }
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + done, bytes.count - done) }
-            if wrote < 0 && errno == EINTR { continue }
-            guard wrote > 0 else {
-                let reason = systemMessage(errno)
-                close(descriptor)
-                throw IOError.writeFailed(path: path, reason: reason)
-            }
-            done += wrote
+        do {
+            try Descriptors.writeAll(bytes, to: descriptor)
+        } catch {
+            close(descriptor)
+            throw IOError.writeFailed(path: path, reason: error.message)
         }
         guard close(descriptor) == 0 else { throw IOError.writeFailed(path: path, reason: systemMessage(errno)) }
     }

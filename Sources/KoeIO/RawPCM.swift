@@ -58,7 +58,11 @@ public final class RawPCMReader {
             case EINTR:
                 continue
             case EAGAIN, EWOULDBLOCK:
-                try Descriptors.waitUntilReady(descriptor, for: POLLIN) { IOError.readFailed(path: name, reason: $0) }
+                do {
+                    try Descriptors.waitUntilReady(descriptor, for: POLLIN)
+                } catch {
+                    throw IOError.readFailed(path: name, reason: error.message)
+                }
             default:
                 throw IOError.readFailed(path: name, reason: Files.systemMessage(errno))
             }
@@ -130,24 +134,13 @@ public final class RawPCMWriter {
     }
 
     private func writeAll(_ byteCount: Int) throws {
-        var done = 0
-        while done < byteCount {
-            let wrote = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + done, byteCount - done) }
-            if wrote > 0 {
-                done += wrote
-                continue
+        let written = bytes.withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in
+                try Descriptors.writeAll(UnsafeRawBufferPointer(rebasing: bytes[..<byteCount]), to: descriptor)
             }
-            guard wrote < 0 else { throw IOError.writeFailed(path: name, reason: "the output took no bytes") }
-            switch errno {
-            case EINTR:
-                continue
-            case EAGAIN, EWOULDBLOCK:
-                try Descriptors.waitUntilReady(descriptor, for: POLLOUT) { IOError.writeFailed(path: name, reason: $0) }
-            case EPIPE:
-                throw IOError.brokenPipe(path: name)
-            default:
-                throw IOError.writeFailed(path: name, reason: Files.systemMessage(errno))
-            }
+        }
+        if case .failure(let error) = written {
+            throw error.code == EPIPE ? IOError.brokenPipe(path: name) : IOError.writeFailed(path: name, reason: error.message)
         }
     }
 
@@ -159,17 +152,5 @@ public final class RawPCMWriter {
     /// inherited by any program it starts.
     public static func ignoreBrokenPipeSignal() {
         signal(SIGPIPE, SIG_IGN)
-    }
-}
-
-/// Waiting on descriptors that were left in non-blocking mode by whoever shares them.
-private enum Descriptors {
-    /// Blocks until `descriptor` is ready for `events` (POLLIN or POLLOUT), or has hung up or failed, which
-    /// the next read or write then reports.
-    static func waitUntilReady(_ descriptor: Int32, for events: Int32, failure: (String) -> IOError) throws {
-        var request = pollfd(fd: descriptor, events: Int16(events), revents: 0)
-        while poll(&request, 1, -1) < 0 {
-            guard errno == EINTR else { throw failure(Files.systemMessage(errno)) }
-        }
     }
 }

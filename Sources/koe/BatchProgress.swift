@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import KoeBatch
+import KoeIO
 
 /// Counts what became of a batch's inputs, draws a progress bar while it runs (files done / total, audio
 /// converted, time left) and sums it up in one line at the end.
@@ -105,7 +106,6 @@ final class BatchProgress {
     }
 
     private static func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        try? Descriptors.writeAll(Array(text.utf8), to: STDERR_FILENO)
     }
 }

@@ -68,13 +68,6 @@ enum Report {
     }
 
     private static func write(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes[done...].withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if wrote < 0 && errno == EINTR { continue }
-            guard wrote > 0 else { return }
-            done += wrote
-        }
+        try? Descriptors.writeAll(Array((line + "\n").utf8), to: STDERR_FILENO)
     }
 }

@@ -1,4 +1,5 @@
 import Koe
+import KoeIO
 import Glibc
 
 /// A one-line progress bar on stderr, redrawn in place at most a few times a second.
@@ -39,8 +40,7 @@ final class ProgressBar {
     }
 
     private func draw(_ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        try? Descriptors.writeAll(Array(text.utf8), to: STDERR_FILENO)
     }
 }
 
