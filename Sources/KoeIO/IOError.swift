@@ -16,8 +16,8 @@ public enum IOError: Error, Equatable, CustomStringConvertible {
     case unknownAudioFormat(path: String)
     case unsupportedEncoding(path: String, encoding: String)
     case invalidNpy(path: String, reason: String)
-    /// A raw PCM format that cannot be; `reason` is the whole message.
-    case invalidRawFormat(reason: String)
+    /// A raw PCM description that cannot be a format; the problem is the whole message.
+    case invalidRawFormat(RawPCMFormat.Problem)
     /// A raw stream that ended part way through a frame.
     case strayBytes(path: String, count: Int, bytesPerFrame: Int)
     /// The reader of a pipe went away. Not a failure for a command-line tool: it should stop quietly.
@@ -56,8 +56,8 @@ public enum IOError: Error, Equatable, CustomStringConvertible {
             return "\(path): this format cannot hold \(encoding) samples"
         case .invalidNpy(let path, let reason):
             return "\(path): not a usable NumPy .npy file: \(reason)"
-        case .invalidRawFormat(let reason):
-            return reason
+        case .invalidRawFormat(let problem):
+            return problem.description
         case .strayBytes(let path, let count, let bytesPerFrame):
             let bytes = count == 1 ? "1 stray byte" : "\(count) stray bytes"
             return "\(path): raw audio ends with \(bytes) after the last whole \(bytesPerFrame)-byte frame; check the raw format"

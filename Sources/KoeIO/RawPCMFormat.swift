@@ -28,16 +28,32 @@ public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
     /// libsndfile's limit, so that raw streams and audio files accept the same channel counts.
     public static let maxChannels = 1024
 
-    /// Fails with a one-line message naming the first thing wrong.
-    public init(sampleRate: Int, channels: Int, encoding: Encoding, bits: Int, endianness: Endianness = .little) throws {
-        guard sampleRate > 0 else { throw IOError.invalidRawFormat(reason: "--rate must be positive (got \(sampleRate))") }
-        guard (1...Self.maxChannels).contains(channels) else {
-            throw IOError.invalidRawFormat(reason: "--channels must be between 1 and \(Self.maxChannels) (got \(channels))")
+    /// What keeps a description from being a format; each says what the value is and what it must be.
+    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        case sampleRate(Int)
+        case channels(Int)
+        case bits(Int, encoding: Encoding)
+
+        public var description: String {
+            switch self {
+            case .sampleRate(let rate):
+                return "sample rate \(rate) is not positive"
+            case .channels(let count):
+                return "\(count) channels is not from 1 to \(RawPCMFormat.maxChannels)"
+            case .bits(let bits, let encoding):
+                let allowed = RawPCMFormat.allowedBits(for: encoding).map(String.init)
+                let choices = allowed.dropLast().joined(separator: ", ") + " or " + allowed[allowed.count - 1]
+                return "\(encoding) samples must be \(choices) bits (got \(bits))"
+            }
         }
-        let allowed = Self.allowedBits(for: encoding)
-        guard allowed.contains(bits) else {
-            let choices = allowed.dropLast().map(String.init).joined(separator: ", ") + " or \(allowed.last!)"
-            throw IOError.invalidRawFormat(reason: "\(encoding) samples must be \(choices) bits (got \(bits))")
+    }
+
+    /// Fails with `IOError.invalidRawFormat`, naming the first thing wrong.
+    public init(sampleRate: Int, channels: Int, encoding: Encoding, bits: Int, endianness: Endianness = .little) throws {
+        guard sampleRate > 0 else { throw IOError.invalidRawFormat(.sampleRate(sampleRate)) }
+        guard (1...Self.maxChannels).contains(channels) else { throw IOError.invalidRawFormat(.channels(channels)) }
+        guard Self.allowedBits(for: encoding).contains(bits) else {
+            throw IOError.invalidRawFormat(.bits(bits, encoding: encoding))
         }
         self.sampleRate = sampleRate
         self.channels = channels

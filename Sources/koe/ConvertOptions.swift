@@ -283,9 +283,15 @@ struct RawOptions: ParsableArguments {
     }
 
     func inputFormat() throws -> RawPCMFormat {
-        try RawPCMFormat(
-            sampleRate: rate ?? 0, channels: channels ?? 0, encoding: encoding ?? .signed, bits: bits ?? 0,
-            endianness: endian ?? .little)
+        do {
+            return try RawPCMFormat(
+                sampleRate: rate ?? 0, channels: channels ?? 0, encoding: encoding ?? .signed, bits: bits ?? 0,
+                endianness: endian ?? .little)
+        } catch IOError.invalidRawFormat(.sampleRate(let rate)) {
+            throw ValidationError("--rate must be positive (got \(rate))")
+        } catch IOError.invalidRawFormat(.channels(let count)) {
+            throw ValidationError("--channels must be between 1 and \(RawPCMFormat.maxChannels) (got \(count))")
+        }
     }
 
     /// Raw output keeps the input's description unless told otherwise; from a file it is 16-bit signed.

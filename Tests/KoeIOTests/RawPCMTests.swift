@@ -35,20 +35,19 @@ import TestSupport
     // MARK: Format
 
     @Test func formatNamesWhatIsWrong() {
-        #expect(throws: IOError.invalidRawFormat(reason: "--rate must be positive (got 0)")) {
-            try RawPCMFormat(sampleRate: 0, channels: 1, encoding: .signed, bits: 16)
-        }
-        #expect(throws: IOError.invalidRawFormat(reason: "--channels must be between 1 and 1024 (got 0)")) {
-            try RawPCMFormat(sampleRate: 16000, channels: 0, encoding: .signed, bits: 16)
-        }
-        #expect(throws: IOError.invalidRawFormat(reason: "float samples must be 32 or 64 bits (got 16)")) {
-            try RawPCMFormat(sampleRate: 16000, channels: 1, encoding: .float, bits: 16)
-        }
-        #expect(throws: IOError.invalidRawFormat(reason: "unsigned samples must be 8, 16, 24 or 32 bits (got 64)")) {
-            try RawPCMFormat(sampleRate: 16000, channels: 1, encoding: .unsigned, bits: 64)
-        }
-        #expect(throws: IOError.invalidRawFormat(reason: "signed samples must be 8, 16, 24 or 32 bits (got 12)")) {
-            try RawPCMFormat(sampleRate: 16000, channels: 1, encoding: .signed, bits: 12)
+        let refusals: [(rate: Int, channels: Int, encoding: RawPCMFormat.Encoding, bits: Int, message: String)] = [
+            (0, 1, .signed, 16, "sample rate 0 is not positive"),
+            (16000, 0, .signed, 16, "0 channels is not from 1 to 1024"),
+            (16000, 1025, .signed, 16, "1025 channels is not from 1 to 1024"),
+            (16000, 1, .float, 16, "float samples must be 32 or 64 bits (got 16)"),
+            (16000, 1, .unsigned, 64, "unsigned samples must be 8, 16, 24 or 32 bits (got 64)"),
+            (16000, 1, .signed, 12, "signed samples must be 8, 16, 24 or 32 bits (got 12)"),
+        ]
+        for refusal in refusals {
+            #expect(performing: {
+                try RawPCMFormat(
+                    sampleRate: refusal.rate, channels: refusal.channels, encoding: refusal.encoding, bits: refusal.bits)
+            }, throws: { ($0 as? IOError)?.description == refusal.message })
         }
     }
 

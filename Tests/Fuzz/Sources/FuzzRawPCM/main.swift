@@ -124,7 +124,8 @@ public func fuzzRawPCM(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             sampleRate: input.sampleRate, channels: input.channels, encoding: input.encoding, bits: input.bits,
             endianness: input.endianness)
     } catch let error as IOError {
-        guard case .invalidRawFormat(let reason) = error, !reason.isEmpty, !reason.contains("\n") else {
+        guard case .invalidRawFormat(let problem) = error, case let reason = problem.description, !reason.isEmpty,
+              !reason.contains("\n") else {
             fatalError("a refused format must give a one-line reason: \(error)")
         }
         return 0
