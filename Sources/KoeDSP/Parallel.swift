@@ -5,15 +5,21 @@ import Foundation
 /// each call takes one for its own use, or makes one, and hands it back. A workspace is only ever used
 /// by one thread at a time; the pool holds as many as were ever in use at once. A thread gets back the
 /// workspace it used last when that one is free, so its buffers are still in that core's cache.
+///
+/// A pool that is not shared serves one thread at a time and takes no lock, so that a single-threaded caller (an
+/// audio callback) never waits on one.
 package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
-    private let lock = NSLock()
+    /// Nil when the pool is not shared.
+    private let lock: NSLock?
     /// Idle workspaces, and the thread that used each last. Two arrays rather than one of pairs: unspecialised,
     /// as other modules call it, taking from and returning to an array of tuples allocated on every call.
     private var idle: [Workspace] = []
     private var lastUsers: [pthread_t] = []
     private let make: @Sendable () -> Workspace
 
-    package init(make: @escaping @Sendable () -> Workspace) {
+    /// `shared`: whether several threads may take workspaces at once.
+    package init(shared: Bool = true, make: @escaping @Sendable () -> Workspace) {
+        lock = shared ? NSLock() : nil
         self.make = make
     }
 
@@ -25,22 +31,22 @@ package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     }
 
     private func take(for user: pthread_t) -> Workspace {
-        lock.lock()
+        lock?.lock()
         var workspace: Workspace?
         if !idle.isEmpty {
             let index = idle.indices.reversed().first { pthread_equal(lastUsers[$0], user) != 0 } ?? idle.count - 1
             workspace = idle.remove(at: index)
             lastUsers.remove(at: index)
         }
-        lock.unlock()
+        lock?.unlock()
         return workspace ?? make()
     }
 
     private func giveBack(_ workspace: Workspace, from user: pthread_t) {
-        lock.lock()
+        lock?.lock()
         idle.append(workspace)
         lastUsers.append(user)
-        lock.unlock()
+        lock?.unlock()
     }
 }
 

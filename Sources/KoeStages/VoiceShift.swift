@@ -41,7 +41,7 @@ package final class VoiceShift: BackgroundStage {
         self.threads = max(1, threads)
         var analysis = analysis
         analysis.threads = 1
-        analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis)
+        analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis, blocksCrossThreads: self.threads > 1)
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize,
             glideFrames: Glide.frames(framePeriod: analysis.framePeriod))

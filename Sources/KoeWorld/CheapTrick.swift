@@ -27,6 +27,12 @@ public struct CheapTrick: Sendable {
 
     /// Throws if the rate is not supported or an option is out of range.
     public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+        try self.init(sampleRate: sampleRate, options: options, shared: true)
+    }
+
+    /// `shared`: whether several threads may estimate at once (or one call on several threads); an instance that
+    /// is not shared takes no lock.
+    package init(sampleRate: Int, options: Options, shared: Bool) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)
         try SignalRequirements.validateF0Floor(options.f0Floor)
         guard options.q1.isFinite else { throw .invalidOption("CheapTrick's q1 must be a finite number (got \(options.q1))") }
@@ -36,7 +42,7 @@ public struct CheapTrick: Sendable {
         self.options = options
         self.fftSize = fftSize
         let q1 = options.q1
-        workspaces = WorkspacePool { EnvelopeEstimator(sampleRate: sampleRate, fftSize: fftSize, q1: q1) }
+        workspaces = WorkspacePool(shared: shared) { EnvelopeEstimator(sampleRate: sampleRate, fftSize: fftSize, q1: q1) }
     }
 
     /// The largest FFT size accepted: WORLD's own rule gives 65536 at most (192 kHz, the lowest F0 floor).

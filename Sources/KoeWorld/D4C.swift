@@ -21,11 +21,17 @@ public struct D4C: Sendable {
     /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
     private let workspaces: WorkspacePool<AperiodicityEstimator>
     /// Each call's love-train scores, kept from call to call.
-    private let scoreBuffers = WorkspacePool { FrameScores() }
+    private let scoreBuffers: WorkspacePool<FrameScores>
 
     /// `fftSize` is CheapTrick's (`CheapTrick.fftSize`), so that both lay their frames out alike. Throws if the
     /// rate is not supported, the FFT size is not one CheapTrick could have, or the threshold is not finite.
     public init(sampleRate: Int, fftSize: Int, options: Options = Options()) throws(WorldError) {
+        try self.init(sampleRate: sampleRate, fftSize: fftSize, options: options, shared: true)
+    }
+
+    /// `shared`: whether several threads may estimate at once (or one call on several threads); an instance that
+    /// is not shared takes no lock.
+    package init(sampleRate: Int, fftSize: Int, options: Options = Options(), shared: Bool) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)
         try CheapTrick.validate(fftSize: fftSize, sampleRate: sampleRate)
         guard options.threshold.isFinite else {
@@ -34,7 +40,8 @@ public struct D4C: Sendable {
         self.sampleRate = sampleRate
         self.fftSize = fftSize
         self.options = options
-        workspaces = WorkspacePool { AperiodicityEstimator(sampleRate: sampleRate, outputFFTSize: fftSize) }
+        workspaces = WorkspacePool(shared: shared) { AperiodicityEstimator(sampleRate: sampleRate, outputFFTSize: fftSize) }
+        scoreBuffers = WorkspacePool(shared: shared) { FrameScores() }
     }
 
     /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`

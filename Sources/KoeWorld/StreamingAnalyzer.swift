@@ -135,12 +135,19 @@ public final class StreamingAnalyzer {
         }
     }
 
-    /// Takes back blocks their consumer is done with, on any thread, for their arrays to hold later blocks.
+    /// Takes back blocks their consumer is done with, for their arrays to hold later blocks. A shared recycler
+    /// takes and gives back on any thread; one that is not takes no lock, as its analyzer and the blocks' consumer
+    /// work on one thread at a time.
     package final class Recycler: @unchecked Sendable {
-        private let lock = NSLock()
+        /// Nil when the recycler is not shared.
+        private let lock: NSLock?
         private var samples: [[Double]] = []
         private var frameValues: [[Double]] = []
         private var matrices: [Matrix] = []
+
+        init(shared: Bool) {
+            lock = shared ? NSLock() : nil
+        }
 
         /// The block's arrays will hold a later block's; a copy the caller keeps stays as it is.
         package func recycle(_ block: Block) {
@@ -176,8 +183,8 @@ public final class StreamingAnalyzer {
         }
 
         private func locked<Result>(_ body: () -> Result) -> Result {
-            lock.lock()
-            defer { lock.unlock() }
+            lock?.lock()
+            defer { lock?.unlock() }
             return body()
         }
     }
@@ -188,7 +195,7 @@ public final class StreamingAnalyzer {
     /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
     public let latency: Int
 
-    /// Where consumers hand finished blocks back, on any thread, for their arrays to hold later blocks.
+    /// Where consumers hand finished blocks back, for their arrays to hold later blocks.
     package var recycler: Recycler { tools.recycler }
 
     private let tools: AnalysisTools
@@ -209,18 +216,26 @@ public final class StreamingAnalyzer {
     public static let longestContext = 10_000.0
 
     /// Throws if the rate is not supported or an option is out of range.
-    public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+    public convenience init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+        try self.init(sampleRate: sampleRate, options: options, blocksCrossThreads: false)
+    }
+
+    /// `blocksCrossThreads`: whether pending blocks are analyzed, or blocks recycled, on threads other than the
+    /// one that pushes (as `VoiceShift`'s vocoder threads do). Only then, or with `options.threads` above 1, do the
+    /// analyzer's recycler and workspaces take locks.
+    package init(sampleRate: Int, options: Options, blocksCrossThreads: Bool) throws(WorldError) {
         try Self.validate(options, sampleRate: sampleRate)
+        let shared = blocksCrossThreads || options.threads > 1
         self.sampleRate = sampleRate
         self.options = options
         let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: options.cheapTrick)
+        let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: options.cheapTrick, shared: shared)
         fftSize = cheapTrick.fftSize
         spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
-        let recycler = Recycler()
+        let recycler = Recycler(shared: shared)
         tools = AnalysisTools(
-            frames: frames, cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize),
-            refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
+            frames: frames, cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize, shared: shared),
+            refiners: WorkspacePool(shared: shared) { StoneMask.Refiner(sampleRate: sampleRate) },
             harvest: try Harvest(sampleRate: sampleRate, options: options.harvest), recycler: recycler)
         switch options.f0Method {
         case .dio:
@@ -368,7 +383,8 @@ public final class StreamingAnalyzer {
     }
 }
 
-/// What analyses pending blocks, shared by all of them and safe to use on several threads at once.
+/// What analyses pending blocks, shared by all of them; safe to use on several threads at once when the analyzer
+/// was made for blocks that cross threads.
 private struct AnalysisTools: Sendable {
     let frames: FrameGrid
     let cheapTrick: CheapTrick
