@@ -1,9 +1,19 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
 
 // Micro benchmarks of one frame's work per WORLD stage, in steady state, with allocation counts
 // (ordo-one/benchmark). A package of their own, so neither koe nor its tests depend on the benchmark
 // framework. Run with `make bench-micro`; `Thresholds/` holds the allocation bars it checks.
+
+/// The stages are measured through koe's `package` declarations, which a module sees when it is built with koe's
+/// package name: SwiftPM's name for the folder koe is in ("koe" gives koe, "wt-no-trap" gives wt_no_trap).
+let koePackageName: String = {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../..").standardized.lastPathComponent.lowercased()
+    let name = String(folder.map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+    return name.first?.isNumber == true ? "_" + name : name
+}()
 let package = Package(
     name: "koe-micro",
     dependencies: [
@@ -14,13 +24,14 @@ let package = Package(
         .executableTarget(
             name: "KoeWorldMicro",
             dependencies: [
+                .product(name: "Koe", package: "koe"),
                 .product(name: "KoeWorld", package: "koe"),
-                .product(name: "KoeStages", package: "koe"),
-                .product(name: "KoeIO", package: "koe"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/KoeWorldMicro",
-            swiftSettings: [.swiftLanguageMode(.v5)],
+            // Not in this package's own package access, but in koe's.
+            packageAccess: false,
+            swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-package-name", koePackageName])],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ]

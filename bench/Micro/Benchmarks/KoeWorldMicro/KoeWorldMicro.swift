@@ -10,12 +10,27 @@
 // allocations grow with a call's frames or come once per call. The analyzer hands each block back for reuse
 // once done with it, as `VoiceShift` does. `VoiceShift-chunk` measures the whole vocoder stage on 20 ms
 // chunks (four frames): its bar is 1, the array of output samples `process` returns for each chunk.
+// `VoiceChanger-block` is what an audio callback (an LV2 plugin's run) costs: 480-frame blocks of 48 kHz mono
+// through the library's pointer form on one thread, pitch 1.2 and formant 1.1; its bar is 0. It warms up over the
+// speech twice: StoneMask keeps a window for each length F0 asks for, made the first time that length comes.
+//
+// The per-stage benchmarks call koe's `package` declarations (this package is built with koe's package name).
 
 import Benchmark
 import Foundation
+import Koe
 import KoeIO
 import KoeStages
 import KoeWorld
+
+/// `body`'s value; a benchmark whose setup fails stops the run.
+func setUp<Value>(_ what: String, _ body: () throws -> Value) -> Value {
+    do {
+        return try body()
+    } catch {
+        fatalError("\(what) failed: \(error)")
+    }
+}
 
 /// 48 kHz speech from the repository's samples, with DIO + StoneMask F0 computed once.
 final class Speech {
@@ -30,15 +45,15 @@ final class Speech {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         let path = repository.appendingPathComponent("samples/en-f-48k.wav").path
-        do {
+        let (samples, sampleRate) = setUp("reading \(path)") {
             let file = try AudioFile(reading: path)
-            samples = try file.readChannel(0)
-            sampleRate = file.sampleRate
-        } catch {
-            fatalError("cannot read \(path): \(error)")
+            return (try file.readChannel(0), file.sampleRate)
         }
-        let raw = Dio(sampleRate: sampleRate).estimate(samples)
-        let refined = StoneMask(sampleRate: sampleRate).refine(samples, contour: raw)
+        self.samples = samples
+        self.sampleRate = sampleRate
+        let refined = setUp("analysing the speech") {
+            try StoneMask(sampleRate: sampleRate).refine(samples, contour: try Dio(sampleRate: sampleRate).estimate(samples))
+        }
         let middle = refined.frameCount / 2
         contour = refined
         voicedFrame = (middle..<refined.frameCount).first { refined.f0[$0] > 0 } ?? middle
@@ -47,7 +62,7 @@ final class Speech {
     /// The contour of `count` frames from the voiced frame on, timed as in the whole signal.
     func frames(_ count: Int) -> F0Contour {
         let range = voicedFrame..<min(contour.frameCount, voicedFrame + count)
-        return F0Contour(time: Array(contour.time[range]), f0: Array(contour.f0[range]))
+        return setUp("cutting a contour") { try F0Contour(time: Array(contour.time[range]), f0: Array(contour.f0[range])) }
     }
 
     /// The speech cut into consecutive blocks of `length` samples (the last partial block left out).
@@ -82,8 +97,9 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = configuration
     let speech = Speech()
     let rate = speech.sampleRate
-    let cheapTrick = CheapTrick(sampleRate: rate)
-    let d4c = D4C(sampleRate: rate, fftSize: cheapTrick.fftSize)
+    // Kept to one thread, as a single-threaded `StreamingAnalyzer` keeps them.
+    let cheapTrick = setUp("CheapTrick") { try CheapTrick(sampleRate: rate, options: .init(), shared: false) }
+    let d4c = setUp("D4C") { try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize, shared: false) }
     // Kept from iteration to iteration, as the analyzer keeps them from block to block.
     let output = Output()
     let refiner = StoneMask.Refiner(sampleRate: rate)
@@ -114,9 +130,11 @@ let benchmarks: @Sendable () -> Void = {
     // Synthesis appends the frames of a voiced stretch in turn, draining the samples each one completes into
     // a buffer emptied (capacity kept) before every frame, as a streaming consumer would.
     let stretch = speech.frames(200)
-    let spectrogram = cheapTrick.estimate(speech.samples, contour: stretch)
-    let aperiodicity = d4c.estimate(speech.samples, contour: stretch)
-    let synthesizer = StreamingSynthesizer(sampleRate: rate, framePeriod: 5.0, fftSize: cheapTrick.fftSize)
+    let spectrogram = setUp("the stretch's envelope") { try cheapTrick.estimate(speech.samples, contour: stretch) }
+    let aperiodicity = setUp("the stretch's aperiodicity") { try d4c.estimate(speech.samples, contour: stretch) }
+    let synthesizer = setUp("the synthesizer") {
+        try StreamingSynthesizer(sampleRate: rate, framePeriod: 5.0, fftSize: cheapTrick.fftSize)
+    }
     let synthesisFrames = Cursor(count: stretch.frameCount)
     var synthesized: [Double] = []
     synthesized.reserveCapacity(4 * cheapTrick.fftSize)
@@ -147,7 +165,7 @@ let benchmarks: @Sendable () -> Void = {
     // block settles (about four at 5 ms frames and 20 ms blocks), as `koe convert` runs it in a pipe; and of
     // one 4096-sample chunk, as it reads files, which settles several blocks in one push.
     for (suffix, length) in [("block", dio.blockLength), ("chunk", 4096)] {
-        let analyzer = StreamingAnalyzer(sampleRate: rate)
+        let analyzer = setUp("the analyzer") { try StreamingAnalyzer(sampleRate: rate) }
         let analyzerBlocks = speech.blocks(of: length)
         let analyzerCursor = Cursor(count: analyzerBlocks.count)
         Benchmark("StreamingAnalyzer-\(suffix)") { benchmark in
@@ -168,7 +186,7 @@ let benchmarks: @Sendable () -> Void = {
     var voice = VoiceSettings()
     voice.pitchRatio = 1.2
     voice.formantRatio = 1.1
-    let voiceShift = VoiceShift(sampleRate: rate, voice: voice)
+    let voiceShift = setUp("the vocoder stage") { try VoiceShift(sampleRate: rate, voice: voice) }
     let chunks = speech.blocks(of: dio.blockLength)
     let chunkCursor = Cursor(count: chunks.count)
     Benchmark("VoiceShift-chunk") { benchmark in
@@ -180,11 +198,37 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    // The library's live door, as an audio callback drives it: a block of 10 ms in, as many frames out.
+    let changer = setUp("the voice changer") { try VoiceChanger(sampleRate: rate, channels: 1) }
+    changer.pitch = 1.2
+    changer.formant = 1.1
+    let blockFrames = 480
+    // Pointers made before measuring, as a host makes its buffers: the speech as floats, one block out.
+    let speechFloats = UnsafeMutableBufferPointer<Float>.allocate(capacity: speech.samples.count)
+    _ = speechFloats.initialize(from: speech.samples.lazy.map(Float.init))
+    let inputChannels = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
+    let outputChannels = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+    outputChannels[0] = .allocate(capacity: blockFrames)
+    let changerBlocks = Cursor(count: speechFloats.count / blockFrames)
+    var twoPasses = configuration
+    twoPasses.warmupIterations = 2 * speechFloats.count / blockFrames
+    Benchmark("VoiceChanger-block", configuration: twoPasses) { benchmark in
+        for _ in benchmark.scaledIterations {
+            inputChannels[0] = UnsafePointer(speechFloats.baseAddress! + changerBlocks.next() * blockFrames)
+            do {
+                try changer.process(inputChannels, into: outputChannels, frames: blockFrames)
+            } catch {
+                fatalError("the voice changer failed: \(error)")
+            }
+            blackHole(outputChannels[0][0])
+        }
+    }
 }
 
 /// What the benchmarks write into, kept from iteration to iteration.
 final class Output {
-    var matrix = Matrix(rows: 0, columns: 0)
+    var matrix = Matrix()
     var f0: [Double] = []
     var blocks: [StreamingAnalyzer.Block] = []
 }
