@@ -15,8 +15,8 @@ public struct ConversionSettings: Sendable, Equatable {
     public var analysis = StreamingAnalyzer.Options()
     /// Run the vocoder even when the voice is unchanged: analysis and resynthesis (default off).
     public var forceVocoder = false
-    /// Threads the conversion may use (default 1): the channels at once, and each channel's vocoder its share.
-    /// The output is the same for any count.
+    /// Threads the conversion may use, 1 to 1024 (default 1): the channels at once, and each channel's vocoder its
+    /// share. The output is the same for any count.
     public var threads = 1
     /// Frames read and processed at a time (default 4096). The output is the same for any size.
     public var chunkFrames = 4096
@@ -41,7 +41,9 @@ public struct ConversionSettings: Sendable, Equatable {
 
     /// Throws `KoeError.invalidArgument` for settings no conversion can run with, whatever the input.
     func validate() throws(KoeError) {
-        guard threads >= 1 else { throw .invalidArgument("threads must be at least 1 (got \(threads))") }
+        guard VoiceShift.threadCounts.contains(threads) else {
+            throw .invalidArgument("threads must be from 1 to \(VoiceShift.threadCounts.upperBound) (got \(threads))")
+        }
         guard (1...Self.chunkFrameLimit).contains(chunkFrames) else {
             throw .invalidArgument("a chunk must hold 1 to \(Self.chunkFrameLimit) frames (got \(chunkFrames))")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import KoeIO
 import KoePipeline
 import KoeStages
 import KoeWorld
@@ -34,7 +35,7 @@ public final class VoiceChanger {
     public struct Options: Sendable, Equatable {
         /// The analysis: F0 method, frame period, F0 range, look-ahead; WORLD's defaults (DIO, 5 ms, 71–800 Hz).
         public var analysis = StreamingAnalyzer.Options()
-        /// Threads each channel's vocoder may use (default 1: the caller's thread alone).
+        /// Threads each channel's vocoder may use, 1 to 1024 (default 1: the caller's thread alone).
         public var threads = 1
 
         public init() {}
@@ -42,6 +43,8 @@ public final class VoiceChanger {
 
     /// Pitch and formant ratios reach four octaves either way.
     public static let ratioRange = VoiceSettings.ratioRange
+    /// The channel counts a changer takes: as many as an audio file may hold.
+    public static let channelCounts = 1...RawPCMFormat.maxChannels
 
     public let sampleRate: Int
     public let channels: Int
@@ -126,14 +129,18 @@ public final class VoiceChanger {
     /// True once a block has been processed: settings changed from then on glide.
     private var hasStarted = false
 
-    /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, fewer than one channel, or
-    /// analysis options WORLD cannot run with.
+    /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, a channel count outside
+    /// `channelCounts`, threads outside 1…1024, or analysis options WORLD cannot run with.
     public init(sampleRate: Int, channels: Int, options: Options = Options()) throws(KoeError) {
         guard SignalRequirements.sampleRates.contains(sampleRate) else {
             throw .invalidArgument("sample rate \(sampleRate) Hz is not supported (8000 to 192000 Hz)")
         }
-        guard channels >= 1 else { throw .invalidArgument("a voice changer needs at least one channel (got \(channels))") }
-        guard options.threads >= 1 else { throw .invalidArgument("threads must be at least 1 (got \(options.threads))") }
+        guard Self.channelCounts.contains(channels) else {
+            throw .invalidArgument("a voice changer takes 1 to \(Self.channelCounts.upperBound) channels (got \(channels))")
+        }
+        guard VoiceShift.threadCounts.contains(options.threads) else {
+            throw .invalidArgument("threads must be from 1 to \(VoiceShift.threadCounts.upperBound) (got \(options.threads))")
+        }
         try AnalysisCheck.require(options.analysis, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.channels = channels

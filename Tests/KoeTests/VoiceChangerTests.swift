@@ -133,6 +133,37 @@ import TestSupport
         #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: 1, options: options) }
     }
 
+    /// Counts a host could send by mistake are refused before anything is made of them.
+    @Test func refusesChannelAndThreadCountsPastTheirLimits() {
+        for channels in [1025, Int.max, Int.min] {
+            #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: channels) }
+        }
+        for threads in [1025, Int.max] {
+            var options = VoiceChanger.Options()
+            options.threads = threads
+            #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: 1, options: options) }
+        }
+        var analysis = StreamingAnalyzer.Options()
+        analysis.framePeriod = .nan
+        var options = VoiceChanger.Options()
+        options.analysis = analysis
+        #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: 1, options: options) }
+    }
+
+    @Test func thePointerFormRefusesANegativeCountAndAFinishedStream() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        var samples = [Float](repeating: 0.1, count: 16)
+        try samples.withUnsafeMutableBufferPointer { buffer in
+            var reading = UnsafePointer(buffer.baseAddress!)
+            var writing = buffer.baseAddress!
+            #expect(throws: KoeError.self) { try changer.process(&reading, into: &writing, frames: -1) }
+            try changer.process(&reading, into: &writing, frames: 16)
+            _ = try changer.finish()
+            #expect(throws: KoeError.self) { try changer.process(&reading, into: &writing, frames: 16) }
+            #expect(throws: KoeError.self) { try changer.finish() }
+        }
+    }
+
     @Test func refusesBadBlocksAndKeepsGoing() throws {
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 2)
         let good: [[Float]] = [[Float](repeating: 0.1, count: 100), [Float](repeating: -0.1, count: 100)]
