@@ -76,14 +76,14 @@ bench-convert: deps test-deps release
 soak: deps test-deps
 	$(PYTHON) bench/soak.py --minutes $(or $(SOAK_MINUTES),60)
 
-# libFuzzer over the raw PCM reader and writer, the EQ spec parsers and convert's command line (through the
-# release binary), 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;
+# libFuzzer over the raw PCM reader and writer, the EQ spec parsers, convert's command line (through the
+# release binary) and VoiceChanger through `import Koe`, 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;
 # a finding stops the run, is saved as .build/fuzz/TARGET-crash-* and replays with
 # `Tests/Fuzz/.build/release/TARGET FILE`. Foundation's Process leaves allocations LeakSanitizer would report,
 # so leaks are checked in the in-process targets only.
 fuzz: deps release
 	$(SWIFT) build -c release --package-path Tests/Fuzz -Xswiftc -sanitize=fuzzer,address
-	@for target in FuzzRawPCM FuzzEqualizerSpec FuzzConvertArguments; do \
+	@for target in FuzzRawPCM FuzzEqualizerSpec FuzzConvertArguments FuzzVoiceChanger; do \
 		mkdir -p .build/fuzz/$$target || exit 1; \
 		echo "== $$target, $(or $(FUZZ_SECONDS),60) s"; \
 		leaks=1; [ $$target = FuzzConvertArguments ] && leaks=0; \

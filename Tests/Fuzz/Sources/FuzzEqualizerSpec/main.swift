@@ -21,7 +21,8 @@ private let largestCheckedGain = 1000.0
 private func runEqualizer(_ bands: [EqualizerBand], sampleRate: Int, spec: String) {
     do {
         guard let equalizer = try Equalizer.make(bands: bands, sampleRate: sampleRate) else { return }
-        let output = equalizer.process(probe, isFinal: true)
+        var output: [Double] = []
+        equalizer.process(probe, isFinal: true, into: &output)
         require(output.count == probe.count, "'\(spec)' at \(sampleRate) Hz changed the length")
         if bands.allSatisfy({ abs($0.gainDB) <= largestCheckedGain }) {
             require(output.allSatisfy(\.isFinite), "'\(spec)' at \(sampleRate) Hz turned a full-scale signal into NaN or infinity")
