@@ -48,7 +48,7 @@ extension KoeError {
         switch error {
         case .invalidOption: self = .invalidArgument(error.description)
         case .streamFinished: self = .misuse(error.description)
-        case .unsupportedSampleRate, .signalTooShort, .nonFiniteSample, .invalidParameters:
+        case .unsupportedSampleRate, .signalTooShort, .signalTooLong, .nonFiniteSample, .invalidParameters:
             self = .badInput(source: source, reason: error.description)
         }
     }

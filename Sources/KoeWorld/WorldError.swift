@@ -2,6 +2,8 @@
 public enum WorldError: Error, Equatable, CustomStringConvertible {
     case unsupportedSampleRate(Int)
     case signalTooShort(samples: Int, minimum: Int)
+    /// A signal longer than one whole-signal analysis takes (`SignalRequirements.longestSignal`).
+    case signalTooLong(samples: Int, maximum: Int)
     case nonFiniteSample(index: Int)
     /// A setting out of its range; the message names it and the value given.
     case invalidOption(String)
@@ -17,6 +19,8 @@ public enum WorldError: Error, Equatable, CustomStringConvertible {
         case .signalTooShort(let samples, let minimum):
             let held = samples == 1 ? "1 sample" : "\(samples) samples"
             return "signal is too short: \(held), at least \(minimum) needed for one analysis frame"
+        case .signalTooLong(let samples, let maximum):
+            return "signal is too long to analyse whole: \(samples) samples, at most \(maximum); stream it instead"
         case .nonFiniteSample(let index):
             return "sample \(index) is not a finite number (NaN or infinity)"
         case .invalidOption(let message), .invalidParameters(let message):
@@ -32,6 +36,9 @@ public enum SignalRequirements {
     public static let sampleRates = 8000...192_000
     /// The lowest F0 floor accepted: below it no voice has a pitch, and CheapTrick's FFT size grows without bound.
     public static let lowestF0Floor = 10.0
+    /// The longest signal one whole-signal analysis takes (over 6 hours at 48 kHz): DIO and Harvest transform
+    /// it whole, and FFTW counts a transform's points in 32 bits. `StreamingAnalyzer` takes streams of any length.
+    public static let longestSignal = (1 << 30) - (1 << 20)
     /// The frame periods accepted, in milliseconds: far wider than a voice needs (WORLD uses 5 ms), but bounded so
     /// a slip of the decimal point fails at once.
     public static let framePeriods = 0.001...10_000.0
@@ -42,13 +49,17 @@ public enum SignalRequirements {
         Int((3.0 * Double(sampleRate) / f0Floor).rounded(.up))
     }
 
-    /// Throws unless the rate is supported, the F0 floor valid, and `signal` long enough and finite throughout.
+    /// Throws unless the rate is supported, the F0 floor valid, and `signal` long enough, not too long, and finite
+    /// throughout.
     public static func validate(_ signal: [Double], sampleRate: Int, f0Floor: Double) throws(WorldError) {
         try validate(sampleRate: sampleRate)
         try validateF0Floor(f0Floor)
         let minimum = minimumLength(sampleRate: sampleRate, f0Floor: f0Floor)
         guard signal.count >= minimum else {
             throw .signalTooShort(samples: signal.count, minimum: minimum)
+        }
+        guard signal.count <= longestSignal else {
+            throw .signalTooLong(samples: signal.count, maximum: longestSignal)
         }
         try requireFinite(signal)
     }

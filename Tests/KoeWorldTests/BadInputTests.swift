@@ -180,3 +180,35 @@ import TestSupport
         #expect(throws: WorldError.streamFinished) { try analyzer.finish() }
     }
 }
+
+extension BadInputTests {
+    /// Finite samples far beyond full scale overflow a power spectrum to infinity; the analyses still return.
+    @Test(arguments: [1e150, 1e300, Double.greatestFiniteMagnitude])
+    func hugeFiniteSamplesDoNotTrap(amplitude: Double) throws {
+        let loud = vowel.map { $0 * amplitude }
+        let contour = try Dio(sampleRate: 16000).estimate(loud)
+        let refined = try StoneMask(sampleRate: 16000).refine(loud, contour: contour)
+        _ = try Harvest(sampleRate: 16000).estimate(loud)
+        let voiced = F0Contour(f0: [Double](repeating: 150, count: refined.frameCount), framePeriod: 5)
+        let cheapTrick = try CheapTrick(sampleRate: 16000)
+        _ = try cheapTrick.estimate(loud, contour: voiced)
+        _ = try D4C(sampleRate: 16000, fftSize: cheapTrick.fftSize).estimate(loud, contour: voiced)
+        let analyzer = try StreamingAnalyzer(sampleRate: 16000)
+        _ = try analyzer.push(loud) + analyzer.finish()
+    }
+}
+
+extension BadInputTests {
+    /// Synthesis takes any finite parameters: F0 far past Nyquist or below zero, envelopes of 0, negative or huge
+    /// power, aperiodicity outside [0, 1].
+    @Test(arguments: [1e300, -1e300, 1e-300, 7999, 1e9])
+    func anyFiniteParametersSynthesizeWithoutTrapping(f0: Double) throws {
+        let synthesis = try Synthesis(sampleRate: 16000, framePeriod: 5)
+        for (power, aperiodicity) in [(1e300, 0.5), (0, 0), (-1, 2), (1e-4, -5), (.greatestFiniteMagnitude, 1)] {
+            let output = try synthesis.synthesize(
+                f0: [f0, 150, f0, 0, f0], spectrogram: try Matrix(rows: 5, columns: 513, repeating: power),
+                aperiodicity: try Matrix(rows: 5, columns: 513, repeating: aperiodicity))
+            #expect(output.count == 400)
+        }
+    }
+}
