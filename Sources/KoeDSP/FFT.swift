@@ -67,7 +67,7 @@ package final class ForwardRealFFT {
     private let plan: fftw_plan
 
     package init(size: Int) {
-        precondition(size > 0, "FFT size must be positive")
+        assert(size > 0, "FFT size must be positive")
         self.size = size
         waveform = allocateReal(size)
         spectrum = allocateComplex(size / 2 + 1)
@@ -96,7 +96,7 @@ package final class InverseRealFFT {
     private let plan: fftw_plan
 
     package init(size: Int) {
-        precondition(size > 0, "FFT size must be positive")
+        assert(size > 0, "FFT size must be positive")
         self.size = size
         spectrum = allocateComplex(size / 2 + 1)
         waveform = allocateReal(size)
@@ -128,7 +128,7 @@ package final class ComplexFFT {
     private let plan: fftw_plan
 
     package init(size: Int, direction: Direction) {
-        precondition(size > 0, "FFT size must be positive")
+        assert(size > 0, "FFT size must be positive")
         self.size = size
         input = allocateComplex(size)
         output = allocateComplex(size)

@@ -13,7 +13,7 @@ package final class NoiseStream {
     private static let refillGranule = 256
 
     package init(maximumTake: Int) {
-        precondition(maximumTake > 0, "a noise stream must allow some draws")
+        assert(maximumTake > 0, "a noise stream must allow some draws")
         self.maximumTake = maximumTake
         let granule = NoiseStream.refillGranule
         let capacity = (maximumTake + granule - 1) / granule * granule + 4 * granule

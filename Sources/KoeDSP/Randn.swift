@@ -85,7 +85,7 @@ package struct Randn: Sendable {
     /// Moves the sequence on as if `count` values had been drawn with `next()`, in time logarithmic in
     /// `count`: lets workers that each take a share of a long sequence start where they would have been.
     package mutating func skip(_ count: Int) {
-        precondition(count >= 0, "cannot skip a negative number of draws")
+        assert(count >= 0, "cannot skip a negative number of draws")
         var state = XorshiftState(x: x, y: y, z: z, w: w)
         var remaining = UInt64(count) * 12
         var power = 0

@@ -705,7 +705,7 @@ extension Dio {
         ) {
             let start = settledCount
             let end = start + candidates.count / bands
-            precondition(frameCount.map { $0 == end } ?? (end > start), "the window must hold the frame to settle")
+            assert(frameCount.map { $0 == end } ?? (end > start), "the window must hold the frame to settle")
             self.candidates = candidates
             defer { self.candidates = UnsafeBufferPointer(start: nil, count: 0) }
             if let frameCount, frameCount <= voiceRangeMinimum {

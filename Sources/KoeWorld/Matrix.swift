@@ -45,7 +45,7 @@ public struct Matrix: Equatable, Sendable {
     /// Makes this a `rows` × `columns` matrix of `value`, keeping the storage's capacity, so a matrix refilled
     /// call after call allocates only when it grows. Callers pass counts of frames and bins.
     package mutating func reshape(rows: Int, columns: Int, repeating value: Double = 0) {
-        precondition(rows >= 0 && columns >= 0, "matrix dimensions must not be negative")
+        assert(rows >= 0 && columns >= 0, "matrix dimensions must not be negative")
         self.rows = rows
         self.columns = columns
         storage.removeAll(keepingCapacity: true)

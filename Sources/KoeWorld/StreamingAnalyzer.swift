@@ -363,7 +363,7 @@ public final class StreamingAnalyzer {
             ..< (signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1))
         let copied = min(spectral.lowerBound, group.samplesRead.lowerBound)
             ..< max(spectral.upperBound, group.samplesRead.upperBound)
-        precondition(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
+        assert(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
         var copy = tools.recycler.takeSamples()
         copy.append(contentsOf: retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)])
         let samples = SignalCopy(samples: copy, start: copied.lowerBound, signalLength: signalEnd ?? Int.max)

@@ -92,7 +92,7 @@ package final class StreamingDio {
 
     /// Takes the next samples; returns the F0 (Hz, 0 where unvoiced) of the frames that became final, in order.
     package func push(_ samples: [Double]) -> [Double] {
-        precondition(!isFinished, "no samples can follow finish")
+        assert(!isFinished, "no samples can follow finish")
         final.removeAll(keepingCapacity: true)
         guard offset == nil else {
             filter(samples)
@@ -109,7 +109,7 @@ package final class StreamingDio {
 
     /// No more samples: returns the F0 of every remaining frame of WORLD's frame count for the whole stream.
     package func finish() -> [Double] {
-        precondition(!isFinished, "finish can be called once")
+        assert(!isFinished, "finish can be called once")
         isFinished = true
         final.removeAll(keepingCapacity: true)
         let length = filters.received + opening.count

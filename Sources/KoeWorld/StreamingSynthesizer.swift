@@ -404,7 +404,7 @@ private struct FrameWindow {
     }
 
     func withRows<Result>(_ a: Int, _ b: Int, _ body: (FrameRows, FrameRows) -> Result) -> Result {
-        precondition(a >= first && b >= first && max(a, b) < count, "frame no longer kept")
+        assert(a >= first && b >= first && max(a, b) < count, "frame no longer kept")
         return spectra.withUnsafeBufferPointer { spectra in
             aperiodicities.withUnsafeBufferPointer { aperiodicities in
                 func rows(_ frame: Int) -> FrameRows {
@@ -461,7 +461,7 @@ private struct OverlapAddWindow {
     /// Adds `response` with its first element at output index `offset`; indices before 0 fall off.
     mutating func add(_ response: UnsafeBufferPointer<Double>, at offset: Int) {
         let lower = max(0, -offset)
-        precondition(offset + lower >= drained, "a drained sample cannot change")
+        assert(offset + lower >= drained, "a drained sample cannot change")
         makeRoom(through: offset + response.count)
         let base = offset - start
         samples.withUnsafeMutableBufferPointer { samples in
