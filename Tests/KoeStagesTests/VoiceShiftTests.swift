@@ -13,9 +13,9 @@ import TestSupport
             + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
     }
 
-    private func settings(_ change: (inout VoiceSettings) -> Void) -> VoiceSettings {
+    private func settings(_ change: (inout VoiceSettings) throws -> Void) rethrows -> VoiceSettings {
         var voice = VoiceSettings()
-        change(&voice)
+        try change(&voice)
         return voice
     }
 
@@ -52,6 +52,23 @@ import TestSupport
         for threads in [2, 3] {
             #expect(try run(input, voice: voice, chunk: chunk, threads: threads) == single, "\(threads) threads")
         }
+    }
+
+    /// The F0 edits know each frame by its index in the stream, so chunks and threads cannot move them.
+    @Test(arguments: [1, 17, 4096])
+    func f0EditsAreTheSameForAnyChunkingAndThreads(chunk: Int) throws {
+        let input = speechLike()
+        let voice = try settings { voice in
+            voice.pitchCurve = try PitchCurve(points: [.init(time: 0.1, ratio: 1), .init(time: 0.9, ratio: 1.5)])
+            voice.snap = PitchSnap.Options(scale: try MusicalScale(parsing: "D:dorian"), speed: 20)
+            voice.vibrato = Vibrato.Options(rate: 6, depth: 30)
+            voice.tempo = 1.1
+        }
+        let whole = try run(input, voice: voice, chunk: input.count)
+        let chunked = try run(input, voice: voice, chunk: chunk) == whole
+        let threaded = try run(input, voice: voice, chunk: chunk, threads: 2) == whole
+        #expect(chunked)
+        #expect(threaded, "2 threads")
     }
 
     @Test func settleHandsOutWhatOneThreadWouldHave() throws {
