@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
-        .testTarget(name: "KoeTests", dependencies: ["Koe", "TestSupport"]),
+        .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]
