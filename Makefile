@@ -17,7 +17,7 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -70,6 +70,11 @@ bench-convert: deps test-deps release
 	@status=0; for script in equivalence latency memory quality; do \
 		$(PYTHON) bench/$$script.py --koe $(RELEASE_KOE) || status=1; \
 	done; exit $$status
+
+# Issue 14's bars: --pitch-curve and --f0-file followed (Praat as the tracker), --snap and --vibrato measured on
+# synthetic vowels, the limiter on a loud tone, speech identical with and without --no-limit. About 10 s.
+bench-curves: deps test-deps release
+	$(PYTHON) bench/curves.py --koe $(RELEASE_KOE)
 
 # libFuzzer over the raw PCM reader and writer, the EQ spec parsers and convert's command line (through the
 # release binary), 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;
