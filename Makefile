@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
+BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev librsvg2-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
