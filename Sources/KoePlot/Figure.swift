@@ -224,7 +224,7 @@ private struct Layout {
     }
 
     func titleWidth(_ title: String) -> Double {
-        Double(title.count) * 14 * 0.64 + 10
+        Double(title.count) * 14 * 0.66 + 12
     }
 }
 
