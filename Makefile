@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
+BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev librsvg2-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
@@ -17,7 +17,7 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert soak fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves soak fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -75,6 +75,11 @@ bench-convert: deps test-deps release
 # non-finite sample, resident memory flat after the first minute (SOAK_MINUTES to shorten). About 4 minutes.
 soak: deps test-deps
 	$(PYTHON) bench/soak.py --minutes $(or $(SOAK_MINUTES),60)
+
+# Issue 14's bars: --pitch-curve and --f0-file followed (Praat as the tracker), --snap and --vibrato measured on
+# synthetic vowels, the limiter on a loud tone, speech identical with and without --no-limit. About 10 s.
+bench-curves: deps test-deps release
+	$(PYTHON) bench/curves.py --koe $(RELEASE_KOE)
 
 # libFuzzer over the raw PCM reader and writer, the EQ spec parsers and convert's command line (through the
 # release binary), 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;

@@ -22,6 +22,12 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        // `koe plot`'s PNG: librsvg rasterises the SVG koe writes, cairo encodes the PNG.
+        .systemLibrary(
+            name: "CRsvg",
+            pkgConfig: "librsvg-2.0",
+            providers: [.apt(["librsvg2-dev"])]
+        ),
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
@@ -29,12 +35,14 @@ let package = Package(
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .target(name: "Koe", dependencies: ["KoePipeline", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
+        .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
         .executableTarget(
             name: "koe",
             dependencies: [
                 "Koe",
                 "KoeBatch",
                 "KoeIO",
+                "KoePlot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             plugins: ["KoeBuildInfo"]
@@ -47,7 +55,8 @@ let package = Package(
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
-        .testTarget(name: "KoeTests", dependencies: ["Koe", "TestSupport"]),
+        .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "TestSupport"]),
+        .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

@@ -14,7 +14,8 @@ import KoeWorld
 /// ```
 ///
 /// Each channel runs WORLD analysis, the voice changes and WORLD synthesis (always, so that the delay stays
-/// fixed whatever the settings), then the equalizer and the gain. Output frame `n` is the converted input frame
+/// fixed whatever the settings), then the equalizer, the gain and a peak limiter that keeps the output within
+/// ±1 (`limitsOutput`). Output frame `n` is the converted input frame
 /// `n - latency`; the first `latency` frames are silence, and `out ++ finish()` is the input's conversion
 /// preceded by `latency` frames of silence.
 ///
@@ -90,6 +91,51 @@ public final class VoiceChanger {
     public var whisper: Bool {
         get { voice.whisper }
         set { change { $0.whisper = newValue } }
+    }
+
+    /// Pull voiced F0 to the nearest note of a scale, after the ratios: pitch correction (default nil: off).
+    /// Strength, speed and A4 are clamped to their ranges (`PitchSnap.Options`); options with a non-finite
+    /// value are ignored.
+    public var snap: PitchSnap.Options? {
+        get { voice.snap }
+        set {
+            guard var options = newValue else { return change { $0.snap = nil } }
+            guard let strength = Self.clamped(options.strength, to: PitchSnap.Options.strengthRange),
+                  let speed = Self.clamped(options.speed, to: PitchSnap.Options.speedRange),
+                  let a4 = Self.clamped(options.a4, to: PitchSnap.Options.a4Range) else { return }
+            (options.strength, options.speed, options.a4) = (strength, speed, a4)
+            change { $0.snap = options }
+        }
+    }
+
+    /// Sinusoidal vibrato on voiced frames, after the snap (default nil: off). Rate and depth are clamped to
+    /// their ranges (`Vibrato.Options`); options with a non-finite value are ignored.
+    public var vibrato: Vibrato.Options? {
+        get { voice.vibrato }
+        set {
+            guard var options = newValue else { return change { $0.vibrato = nil } }
+            guard let rate = Self.clamped(options.rate, to: Vibrato.Options.rateRange),
+                  let depth = Self.clamped(options.depth, to: Vibrato.Options.depthRange) else { return }
+            (options.rate, options.depth) = (rate, depth)
+            change { $0.vibrato = options }
+        }
+    }
+
+    /// A pitch ratio over time, multiplied with `pitch`; its times count input seconds from the start of the
+    /// stream (default nil: none).
+    public var pitchCurve: PitchCurve? {
+        get { voice.pitchCurve }
+        set { change { $0.pitchCurve = newValue } }
+    }
+
+    /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
+    /// `latency` either way, so switching it never moves the output; a block within ±1 passes it unchanged.
+    public var limitsOutput = true {
+        didSet {
+            for chain in chains {
+                chain.limiter.isEnabled = limitsOutput
+            }
+        }
     }
 
     /// The EQ bands, applied in order after the vocoder (default none). Bands that cannot be built at this
@@ -224,7 +270,9 @@ public final class VoiceChanger {
     public func reset() {
         // Building a chain with settings that were valid once cannot fail.
         if let fresh = try? (0..<channels).map({ _ in
-            try ChannelChain(sampleRate: sampleRate, voice: voice, options: options, bands: equalizerBands, gainDB: gain)
+            try ChannelChain(
+                sampleRate: sampleRate, voice: voice, options: options, bands: equalizerBands, gainDB: gain,
+                limitsOutput: limitsOutput)
         }) {
             chains = fresh
             isFinished = false
@@ -292,24 +340,29 @@ public final class VoiceChanger {
     }
 }
 
-/// One channel of a changer: vocoder, equalizer and gain, the input being loaded and the output ready, which
-/// starts with the `latency` frames of silence that make the delay exact.
+/// One channel of a changer: vocoder, equalizer, gain and limiter, the input being loaded and the output ready,
+/// which starts with the `latency` frames of silence that make the delay exact.
 private final class ChannelChain {
     let voiceShift: VoiceShift
     let equalizer: Equalizer
     let gain: Gain
+    let limiter: Limiter
     let chain: Chain
     private(set) var ready: [Double]
     private var input: [Double] = []
 
     init(
-        sampleRate: Int, voice: VoiceSettings, options: VoiceChanger.Options, bands: [EqualizerBand] = [], gainDB: Double = 0
+        sampleRate: Int, voice: VoiceSettings, options: VoiceChanger.Options, bands: [EqualizerBand] = [], gainDB: Double = 0,
+        limitsOutput: Bool = true
     ) throws {
         let glide = Glide.samples(sampleRate: sampleRate)
         voiceShift = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: options.analysis, threads: options.threads)
         equalizer = try Equalizer(bands: bands, sampleRate: sampleRate, glideSamples: glide)
         gain = try Gain(decibels: gainDB, glideSamples: glide)
-        chain = Chain(stages: [voiceShift, equalizer, gain])
+        // The output is Float samples for the host, whose full scale is 1.
+        limiter = try Limiter(sampleRate: sampleRate, ceiling: 1)
+        limiter.isEnabled = limitsOutput
+        chain = Chain(stages: [voiceShift, equalizer, gain, limiter])
         ready = [Double](repeating: 0, count: chain.latency)
     }
 

@@ -7,9 +7,9 @@ import TestSupport
 @Suite struct VoiceShiftTests {
     private let sampleRate = 16000
 
-    private func settings(_ change: (inout VoiceSettings) -> Void) -> VoiceSettings {
+    private func settings(_ change: (inout VoiceSettings) throws -> Void) rethrows -> VoiceSettings {
         var voice = VoiceSettings()
-        change(&voice)
+        try change(&voice)
         return voice
     }
 
@@ -46,6 +46,23 @@ import TestSupport
         for threads in [2, 3] {
             #expect(try run(input, voice: voice, chunk: chunk, threads: threads) == single, "\(threads) threads")
         }
+    }
+
+    /// The F0 edits know each frame by its index in the stream, so chunks and threads cannot move them.
+    @Test(arguments: [1, 17, 4096])
+    func f0EditsAreTheSameForAnyChunkingAndThreads(chunk: Int) throws {
+        let input = Signals.speechLike(sampleRate: sampleRate)
+        let voice = try settings { voice in
+            voice.pitchCurve = try PitchCurve(points: [.init(time: 0.1, ratio: 1), .init(time: 0.9, ratio: 1.5)])
+            voice.snap = PitchSnap.Options(scale: try MusicalScale(parsing: "D:dorian"), speed: 20)
+            voice.vibrato = Vibrato.Options(rate: 6, depth: 30)
+            voice.tempo = 1.1
+        }
+        let whole = try run(input, voice: voice, chunk: input.count)
+        let chunked = try run(input, voice: voice, chunk: chunk) == whole
+        let threaded = try run(input, voice: voice, chunk: chunk, threads: 2) == whole
+        #expect(chunked)
+        #expect(threaded, "2 threads")
     }
 
     @Test func collectHandsOutWhatOneThreadWouldHave() throws {

@@ -177,6 +177,46 @@ import TestSupport
         #expect(out[0].allSatisfy { $0.isFinite })
     }
 
+    /// 150 Hz is 37 cents above D3 (146.83 Hz): snapped to the chromatic scale, the vowel comes out on D3.
+    @Test func snapPutsAVowelOnItsNote() throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 1)
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.snap = PitchSnap.Options()
+        let (out, tail) = try stream(changer, [input], block: 480)
+        let aligned = Array((out[0] + tail[0]).dropFirst(changer.latency))
+        let f0 = StoneMask(sampleRate: sampleRate).refine(aligned, contour: Dio(sampleRate: sampleRate).estimate(aligned)).f0
+        let voiced = f0.filter { $0 > 0 }.sorted()
+        let median = voiced[voiced.count / 2]
+        #expect(abs(1200 * log2(median / 146.832)) < 5, "median F0 \(median) Hz")
+    }
+
+    @Test func theLimiterKeepsALoudBlockWithinFullScaleAndCanBeSwitchedOff() throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
+        func peak(limiting: Bool) throws -> Double {
+            let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+            changer.gainDB = 12
+            changer.limitsOutput = limiting
+            let (out, tail) = try stream(changer, [input], block: 480)
+            return (out[0] + tail[0]).map(abs).max()!
+        }
+        #expect(try peak(limiting: true) <= 1)
+        #expect(try peak(limiting: false) > 1.5)
+    }
+
+    @Test func snapAndVibratoAreClampedOrIgnored() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.snap = PitchSnap.Options(strength: 3, speed: -5, a4: 1000)
+        #expect(changer.snap == PitchSnap.Options(strength: 1, speed: 0, a4: 480))
+        changer.snap = PitchSnap.Options(strength: .nan)
+        #expect(changer.snap == PitchSnap.Options(strength: 1, speed: 0, a4: 480), "ignored")
+        changer.snap = nil
+        #expect(changer.snap == nil)
+        changer.vibrato = Vibrato.Options(rate: 100, depth: -1)
+        #expect(changer.vibrato == Vibrato.Options(rate: 20, depth: 0))
+        changer.vibrato = Vibrato.Options(rate: .infinity)
+        #expect(changer.vibrato == Vibrato.Options(rate: 20, depth: 0), "ignored")
+    }
+
     @Test func aChangeGlidesInsteadOfJumping() throws {
         // A steady vowel; the pitch moves from 1 to 1.5 halfway. The output F0, frame by frame, must pass
         // through values between the two rather than step.
