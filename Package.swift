@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
+        .target(name: "Koe", dependencies: ["KoeStages"]),
         .executableTarget(
             name: "koe",
             dependencies: [
