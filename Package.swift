@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "KoeStages", targets: ["KoeStages"]),
         .library(name: "KoeIO", targets: ["KoeIO"]),
         .executable(name: "koe", targets: ["koe"]),
+        // The C ABI (Sources/KoeC/include/koe.h) as one archive with everything below it: the plugins link it.
+        .library(name: "KoeC", type: .static, targets: ["KoeC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -29,6 +31,7 @@ let package = Package(
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .target(name: "Koe", dependencies: ["KoeStages"]),
+        .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
         .executableTarget(
             name: "koe",
             dependencies: [
