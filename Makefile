@@ -4,10 +4,11 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
-TEST_DEPS    := espeak-ng sox
+BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev portaudio19-dev
+TEST_DEPS    := espeak-ng sox lilv-utils jackd2
+PLUGIN_DEPS  := lv2-dev ladspa-sdk
 BENCH_DEPS   := rubberband-cli
-PY_TEST_DEPS := pyworld soundfile numpy
+PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
 RELEASE_KOE  := .build/release/koe
 # Release code is compiled for the CPU that builds it (AVX2 or AVX-512 where there is one): wider vectors only.
 # Swift never fuses a multiply and an add unasked, so the numbers are the same as a generic build's, bit for bit.
@@ -17,7 +18,7 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert fuzz sanitize clean
+.PHONY: demo test build release deps test-deps plugin-deps plugins install-plugins conformance bench bench-deps bench-micro bench-convert fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -32,9 +33,10 @@ demo: deps release
 	@echo "Analysis (f0, sp, ap as .npy):  $(DEMO_DIR)/params/"
 	@echo "Resynthesized speech:           $(DEMO_DIR)/resynthesized.wav"
 
-test: deps test-deps release
+test: deps test-deps release plugins
 	$(SWIFT) test
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
+	$(PYTHON) Tests/Plugins/test_plugins.py --plugins $(PLUGIN_DIR) --koe $(RELEASE_KOE)
 
 conformance: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
@@ -96,6 +98,52 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product koe
 
+# The LV2 bundle and the LADSPA plugin: thin C wrappers (Plugins/) over the C ABI (Sources/KoeC/include/koe.h),
+# linked with the archive of the Swift code below it into one shared object each. The Swift runtime and
+# Foundation are linked in statically (-static-stdlib, and the toolchain's static archives as one group, since
+# the archives name their own dependencies only in Swift autolink entries the linker does not read), so a
+# host loads the plugin on a machine without a Swift toolchain. Only the descriptor function is exported
+# (Plugins/exports.map) and -Bsymbolic binds the plugin's calls to its own copy of the runtime; NODELETE keeps
+# the runtime's thread-local destructors and once-tokens valid after a host's dlclose.
+PLUGIN_DIR     := .build/plugins
+PLUGIN_OBJ     := .build/plugin-objects
+SWIFTC         ?= swiftc
+SWIFT_STATIC   := $(shell $(SWIFTC) -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')_static/linux
+PLUGIN_CFLAGS  := -O2 -fPIC -Wall -Wextra -Werror -std=c11 -ISources/KoeC/include
+PLUGIN_LDFLAGS := -emit-library -static-stdlib \
+	-Xlinker --whole-archive .build/release/libKoeC.a -Xlinker --no-whole-archive \
+	-Xlinker --start-group $(foreach a,$(wildcard $(SWIFT_STATIC)/*.a),-Xlinker $(a)) -Xlinker --end-group \
+	$$(pkg-config --libs fftw3) -Xlinker --version-script=Plugins/exports.map \
+	-Xlinker -Bsymbolic -Xlinker -z -Xlinker nodelete -Xlinker --strip-all
+
+plugins: deps plugin-deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
+	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
+	cc $(PLUGIN_CFLAGS) -c Plugins/voice.c -o $(PLUGIN_OBJ)/voice.o
+	cc $(PLUGIN_CFLAGS) -c Plugins/lv2/koe_lv2.c -o $(PLUGIN_OBJ)/koe_lv2.o
+	cc $(PLUGIN_CFLAGS) -c Plugins/ladspa/koe_ladspa.c -o $(PLUGIN_OBJ)/koe_ladspa.o
+	@echo "linking $(PLUGIN_DIR)/koe.lv2/koe.so"
+	@$(SWIFTC) -o $(PLUGIN_DIR)/koe.lv2/koe.so $(PLUGIN_OBJ)/koe_lv2.o $(PLUGIN_OBJ)/voice.o $(PLUGIN_LDFLAGS)
+	@echo "linking $(PLUGIN_DIR)/koe-ladspa.so"
+	@$(SWIFTC) -o $(PLUGIN_DIR)/koe-ladspa.so $(PLUGIN_OBJ)/koe_ladspa.o $(PLUGIN_OBJ)/voice.o $(PLUGIN_LDFLAGS)
+	cp Plugins/lv2/manifest.ttl Plugins/lv2/koe.ttl Plugins/lv2/presets.ttl $(PLUGIN_DIR)/koe.lv2/
+	@echo "LV2:    $(PLUGIN_DIR)/koe.lv2 (urn:koe:voice)"
+	@echo "LADSPA: $(PLUGIN_DIR)/koe-ladspa.so (koe_voice)"
+
+# Where hosts look: ~/.lv2 and ~/.ladspa, or PREFIX/lib/lv2 and PREFIX/lib/ladspa when PREFIX is given.
+install-plugins: plugins
+	@lv2=$(if $(PREFIX),$(PREFIX)/lib/lv2,$(HOME)/.lv2); ladspa=$(if $(PREFIX),$(PREFIX)/lib/ladspa,$(HOME)/.ladspa); \
+	mkdir -p "$$lv2" "$$ladspa" && rm -rf "$$lv2/koe.lv2" && cp -R $(PLUGIN_DIR)/koe.lv2 "$$lv2/" && \
+	install -m 755 $(PLUGIN_DIR)/koe-ladspa.so "$$ladspa/" && \
+	echo "Installed $$lv2/koe.lv2 and $$ladspa/koe-ladspa.so"
+
+plugin-deps:
+	@missing=$$(for p in $(PLUGIN_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
 # Install only what is missing, so a prepared machine never touches the network.
 deps:
 	@missing=$$(for p in $(BUILD_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -110,7 +158,7 @@ test-deps:
 		echo "Installing system packages:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import pyworld, soundfile, numpy" 2>/dev/null || \
+	@$(PYTHON) -c "import pyworld, soundfile, numpy, parselmouth" 2>/dev/null || \
 		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
 
 clean:
