@@ -25,6 +25,11 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        .systemLibrary(
+            name: "CPortAudio",
+            pkgConfig: "portaudio-2.0",
+            providers: [.apt(["portaudio19-dev"])]
+        ),
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
@@ -39,6 +44,8 @@ let package = Package(
                 "KoeStages",
                 "KoePipeline",
                 "KoeIO",
+                "Koe",
+                "CPortAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -11,7 +11,7 @@ struct Koe: ParsableCommand {
         abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
         version: version,
-        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Presets.self],
+        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Presets.self, Live.self],
         defaultSubcommand: Convert.self
     )
 
