@@ -36,7 +36,14 @@ demo: deps release
 test: deps test-deps release plugins
 	$(SWIFT) test
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
+	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(PYTHON) Tests/Plugins/test_plugins.py --plugins $(PLUGIN_DIR) --koe $(RELEASE_KOE)
+	$(MAKE) --no-print-directory test-install
+	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
+		$(MAKE) --no-print-directory test-cluster; \
+	else \
+		echo "cluster: skipped: Slurm is not installed (no slurmctld); make test-cluster installs it and runs the test"; \
+	fi
 
 conformance: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
@@ -160,6 +167,93 @@ test-deps:
 	fi
 	@$(PYTHON) -c "import pyworld, soundfile, numpy, parselmouth" 2>/dev/null || \
 		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
+
+# `make install [PREFIX=/usr/local] [DESTDIR=]`: the release binary, its manual pages (koe.1 and one per subcommand,
+# made by swift-argument-parser's generate-manual plugin from the built binary, so they say what it parses), its
+# shell completions (made by `koe --generate-completion-script`) and the LV2/LADSPA plugins when they are built.
+# `make uninstall` with the same PREFIX and DESTDIR removes exactly those files.
+PREFIX          ?= /usr/local
+DESTDIR         ?=
+INSTALL_ROOT    := $(DESTDIR)$(PREFIX)
+MAN_BUILD       := .build/plugins/GenerateManual/outputs/koe
+COMPLETIONS_DIR := .build/completions
+LV2_BUNDLE      := .build/plugins/koe.lv2
+LADSPA_PLUGIN   := .build/plugins/koe-ladspa.so
+BASH_COMPLETION := share/bash-completion/completions/koe
+ZSH_COMPLETION  := share/zsh/site-functions/_koe
+FISH_COMPLETION := share/fish/vendor_completions.d/koe.fish
+
+.PHONY: install uninstall man completions
+
+# The plugin builds the package in release mode with the flags given here, the same as `make release`'s, so it
+# reuses that build; its folder is emptied first, so a page of a subcommand that is gone is not installed.
+man: release
+	rm -rf $(MAN_BUILD)
+	$(SWIFT) package -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU) plugin generate-manual --multi-page
+	@test -s $(MAN_BUILD)/koe.1 || { echo "make man: no $(MAN_BUILD)/koe.1 from generate-manual" >&2; exit 1; }
+
+completions: release
+	@mkdir -p $(COMPLETIONS_DIR)
+	$(RELEASE_KOE) --generate-completion-script bash > $(COMPLETIONS_DIR)/koe.bash
+	$(RELEASE_KOE) --generate-completion-script zsh > $(COMPLETIONS_DIR)/_koe
+	$(RELEASE_KOE) --generate-completion-script fish > $(COMPLETIONS_DIR)/koe.fish
+
+install: release man completions
+	install -d $(INSTALL_ROOT)/bin $(INSTALL_ROOT)/share/man/man1 $(dir $(INSTALL_ROOT)/$(BASH_COMPLETION)) \
+		$(dir $(INSTALL_ROOT)/$(ZSH_COMPLETION)) $(dir $(INSTALL_ROOT)/$(FISH_COMPLETION))
+	install -m 755 $(RELEASE_KOE) $(INSTALL_ROOT)/bin/koe
+	install -m 644 $(MAN_BUILD)/*.1 $(INSTALL_ROOT)/share/man/man1/
+	install -m 644 $(COMPLETIONS_DIR)/koe.bash $(INSTALL_ROOT)/$(BASH_COMPLETION)
+	install -m 644 $(COMPLETIONS_DIR)/_koe $(INSTALL_ROOT)/$(ZSH_COMPLETION)
+	install -m 644 $(COMPLETIONS_DIR)/koe.fish $(INSTALL_ROOT)/$(FISH_COMPLETION)
+	@if [ -d $(LV2_BUNDLE) ]; then \
+		echo "install LV2 bundle: $(INSTALL_ROOT)/lib/lv2/koe.lv2"; \
+		install -d $(INSTALL_ROOT)/lib/lv2 && rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2 && \
+		cp -R $(LV2_BUNDLE) $(INSTALL_ROOT)/lib/lv2/koe.lv2 || exit 1; \
+	else echo "no LV2 plugin built ($(LV2_BUNDLE)): not installed"; fi
+	@if [ -f $(LADSPA_PLUGIN) ]; then \
+		echo "install LADSPA plugin: $(INSTALL_ROOT)/lib/ladspa/koe-ladspa.so"; \
+		install -d $(INSTALL_ROOT)/lib/ladspa && install -m 755 $(LADSPA_PLUGIN) $(INSTALL_ROOT)/lib/ladspa/ || exit 1; \
+	else echo "no LADSPA plugin built ($(LADSPA_PLUGIN)): not installed"; fi
+
+# Needs no build: every name koe installs is fixed but the subcommands' pages, which are koe.SUBCOMMAND.1.
+uninstall:
+	rm -f $(INSTALL_ROOT)/bin/koe $(INSTALL_ROOT)/share/man/man1/koe.1 $(INSTALL_ROOT)/share/man/man1/koe.*.1 \
+		$(INSTALL_ROOT)/$(BASH_COMPLETION) $(INSTALL_ROOT)/$(ZSH_COMPLETION) $(INSTALL_ROOT)/$(FISH_COMPLETION) \
+		$(INSTALL_ROOT)/lib/ladspa/koe-ladspa.so
+	rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2
+
+
+# `make install`, then `make uninstall`, into a temporary DESTDIR: the files, `koe --version`, every man page
+# rendered by man, the completions (each shell's own completion run on them), nothing left after uninstall.
+# Part of `make test`.
+INSTALL_TEST_DEPS := man-db groff-base zsh fish
+CLUSTER_DEPS      := slurm-wlm munge parallel
+
+.PHONY: test-install install-test-deps test-cluster cluster-deps
+
+test-install: install-test-deps release
+	Tests/Install/install_test.sh
+
+install-test-deps:
+	@missing=$$(for p in $(INSTALL_TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# The README's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
+# on localhost (munged, slurmctld, slurmd as its own processes; Tests/Cluster/slurm.conf.in), with a cancelled
+# task and a killed shard resumed; under a minute on 2 cores. `make test` runs it when Slurm is installed.
+test-cluster: deps test-deps cluster-deps release
+	$(PYTHON) Tests/Cluster/cluster_test.py --koe $(RELEASE_KOE)
+
+cluster-deps:
+	@missing=$$(for p in $(CLUSTER_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 
 clean:
 	rm -rf .build

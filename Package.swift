@@ -4,9 +4,8 @@ import PackageDescription
 let package = Package(
     name: "koe",
     products: [
+        .library(name: "Koe", targets: ["Koe"]),
         .library(name: "KoeWorld", targets: ["KoeWorld"]),
-        .library(name: "KoeStages", targets: ["KoeStages"]),
-        .library(name: "KoeIO", targets: ["KoeIO"]),
         .executable(name: "koe", targets: ["koe"]),
         // The C ABI (Sources/KoeC/include/koe.h) as one archive with everything below it: the plugins link it.
         .library(name: "KoeC", type: .static, targets: ["KoeC"]),
@@ -35,26 +34,27 @@ let package = Package(
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
-        .target(name: "Koe", dependencies: ["KoeStages"]),
+        .target(name: "Koe", dependencies: ["KoePipeline", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
         .executableTarget(
             name: "koe",
             dependencies: [
-                "KoeWorld",
-                "KoeStages",
-                "KoePipeline",
-                "KoeIO",
                 "Koe",
+                "KoeIO",
                 "CPortAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["KoeBuildInfo"]
         ),
+        // `BuildInfo.commit` for `koe --version`: the git commit of the sources, read at every build.
+        .plugin(name: "KoeBuildInfo", capability: .buildTool(), path: "Sources/KoeBuildInfo"),
         .target(name: "TestSupport", dependencies: ["KoeDSP"], path: "Tests/TestSupport"),
         .testTarget(name: "KoeDSPTests", dependencies: ["KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
+        .testTarget(name: "KoeTests", dependencies: ["Koe", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

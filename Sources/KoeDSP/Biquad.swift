@@ -42,11 +42,28 @@ public struct Biquad: Sendable {
     /// Feed-forward (b) and feedback (a) coefficients, divided by a0.
     public struct Coefficients: Equatable, Sendable {
         public let b0, b1, b2, a1, a2: Double
+
+        static let zero = Coefficients(b0: 0, b1: 0, b2: 0, a1: 0, a2: 0)
+
+        func adding(_ other: Coefficients) -> Coefficients {
+            Coefficients(b0: b0 + other.b0, b1: b1 + other.b1, b2: b2 + other.b2, a1: a1 + other.a1, a2: a2 + other.a2)
+        }
     }
 
-    public let coefficients: Coefficients
+    public private(set) var coefficients: Coefficients
     private var input1 = 0.0, input2 = 0.0
     private var output1 = 0.0, output2 = 0.0
+    /// While a glide runs: what each sample adds to the coefficients, and for how many samples more.
+    private var glideStep = Coefficients.zero
+    private var glideSamplesLeft = 0
+    private var glideTarget = Coefficients.zero
+
+    /// The filter that passes its input unchanged; where a band glides in from, or out to.
+    public static let identity = Biquad(coefficients: Coefficients(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0))
+
+    private init(coefficients: Coefficients) {
+        self.coefficients = coefficients
+    }
 
     /// Designs a filter with its corner or centre at `frequency` Hz. `gainDB` matters to peaks and shelves only.
     public init(kind: Kind, frequency: Double, gainDB: Double = 0, width: Width, sampleRate: Int) throws(BiquadError) {
@@ -62,9 +79,35 @@ public struct Biquad: Sendable {
         coefficients = Self.design(kind, omega: omega, amplitude: amplitude, alpha: alpha)
     }
 
+    /// Moves the coefficients to `target`'s in a straight line over `samples` samples, keeping the filter's
+    /// state, so a band changed while audio plays makes no click or zipper noise. The poles stay stable on the
+    /// way: the stable (a1, a2) form a triangle, and a straight line between two of its points stays inside.
+    public mutating func glide(to target: Biquad, samples: Int) {
+        let steps = Double(max(1, samples))
+        let from = coefficients, to = target.coefficients
+        glideStep = Coefficients(
+            b0: (to.b0 - from.b0) / steps, b1: (to.b1 - from.b1) / steps, b2: (to.b2 - from.b2) / steps,
+            a1: (to.a1 - from.a1) / steps, a2: (to.a2 - from.a2) / steps)
+        glideSamplesLeft = max(1, samples)
+        glideTarget = to
+    }
+
+    /// True while the coefficients are still on their way to a glide's target.
+    public var isGliding: Bool { glideSamplesLeft > 0 }
+
     /// Filters `samples` in place, continuing from the state the previous call left.
     public mutating func process(_ samples: UnsafeMutableBufferPointer<Double>) {
-        let c = coefficients
+        var start = 0
+        while glideSamplesLeft > 0, start < samples.count {
+            glideSamplesLeft -= 1
+            coefficients = glideSamplesLeft == 0 ? glideTarget : coefficients.adding(glideStep)
+            process(UnsafeMutableBufferPointer(rebasing: samples[start..<start + 1]), with: coefficients)
+            start += 1
+        }
+        process(UnsafeMutableBufferPointer(rebasing: samples[start...]), with: coefficients)
+    }
+
+    private mutating func process(_ samples: UnsafeMutableBufferPointer<Double>, with c: Coefficients) {
         var x1 = input1, x2 = input2, y1 = output1, y2 = output2
         for index in samples.indices {
             let x0 = samples[index]

@@ -8,37 +8,38 @@ import KoeStages
 /// stages align themselves, so the concatenated output is the aligned result whatever the chunk sizes.
 /// A stage working in the background (`BackgroundStage`) may return a chunk's output on a later call;
 /// `settle` collects it before the caller waits for input.
-public final class Pipeline {
-    public let channels: Int
+package final class Pipeline {
+    package let channels: Int
     /// Channels processed at the same time, at most.
-    public let threads: Int
+    package let threads: Int
     private let lanes: [Lane]
 
     /// `makeChain` is called once per channel; an empty chain passes audio through unchanged.
-    public init(channels: Int, threads: Int = 1, makeChain: () throws -> [any Stage]) rethrows {
-        precondition(channels > 0, "a pipeline needs at least one channel")
+    package init(channels: Int, threads: Int = 1, makeChain: () throws -> [any Stage]) throws {
+        guard channels > 0 else { throw StageError("a pipeline needs at least one channel (got \(channels))") }
         self.channels = channels
         self.threads = max(1, min(threads, channels))
-        lanes = try (0..<channels).map { _ in Lane(stages: try makeChain()) }
+        lanes = try (0..<channels).map { _ in Lane(Chain(stages: try makeChain())) }
     }
 
     /// Input samples that must arrive before the output for a sample is available, over the whole chain.
-    public var latency: Int {
-        lanes[0].stages.reduce(0) { $0 + $1.latency }
-    }
+    package var latency: Int { lanes[0].chain.latency }
 
     /// Output length over input length (1 / tempo).
-    public var lengthRatio: Double {
-        lanes[0].stages.reduce(1.0) { $0 * $1.lengthRatio }
-    }
+    package var lengthRatio: Double { lanes[0].chain.lengthRatio }
 
     /// True when no stage is in the chain: output is the input.
-    public var isPassThrough: Bool { lanes.allSatisfy(\.stages.isEmpty) }
+    package var isPassThrough: Bool { lanes.allSatisfy(\.chain.stages.isEmpty) }
+
+    /// The stages of each channel's chain, in channel order.
+    package var chains: [Chain] { lanes.map(\.chain) }
 
     /// Takes interleaved samples (a whole number of frames) and returns the interleaved output now ready.
     /// With `isFinal`, every stage drains and the rest of the output is returned.
-    public func process(interleaved input: [Double], isFinal: Bool) throws -> [Double] {
-        precondition(input.count % channels == 0, "input must hold whole frames")
+    package func process(interleaved input: [Double], isFinal: Bool) throws -> [Double] {
+        guard input.count % channels == 0 else {
+            throw StageError("\(input.count) interleaved samples do not make whole frames of \(channels) channels")
+        }
         let channels = channels
         if threads > 1 {
             // Worker `group` alone touches the lanes of channels group, group + threads, ...
@@ -46,12 +47,12 @@ public final class Pipeline {
             let groups = threads
             DispatchQueue.concurrentPerform(iterations: groups) { group in
                 for channel in stride(from: group, to: channels, by: groups) {
-                    lanes[channel].run(Self.deinterleave(input, channel: channel, of: channels), isFinal: isFinal)
+                    lanes[channel].run(input, channel: channel, of: channels, isFinal: isFinal)
                 }
             }
         } else {
             for channel in 0..<channels {
-                lanes[channel].run(Self.deinterleave(input, channel: channel, of: channels), isFinal: isFinal)
+                lanes[channel].run(input, channel: channel, of: channels, isFinal: isFinal)
             }
         }
         if let failure = lanes.lazy.compactMap(\.failure).first { throw failure }
@@ -60,17 +61,12 @@ public final class Pipeline {
 
     /// Waits for the stages still working in the background and returns the interleaved output now ready.
     /// Call it before waiting for more input, so a live stream is not held back.
-    public func settle() throws -> [Double] {
+    package func settle() throws -> [Double] {
         for lane in lanes {
             lane.settle()
         }
         if let failure = lanes.lazy.compactMap(\.failure).first { throw failure }
         return releaseWholeFrames()
-    }
-
-    private static func deinterleave(_ input: [Double], channel: Int, of channels: Int) -> [Double] {
-        guard channels > 1 else { return input }
-        return stride(from: channel, to: input.count, by: channels).map { input[$0] }
     }
 
     private func releaseWholeFrames() -> [Double] {
@@ -87,45 +83,104 @@ public final class Pipeline {
     }
 }
 
-/// One channel's chain and the output it has ready; touched by one thread at a time.
-private final class Lane {
-    let stages: [any Stage]
-    private(set) var ready: [Double] = []
-    private(set) var failure: Error?
+/// One channel's stages, run one after the other through buffers the chain keeps, so that once they have
+/// grown to the largest chunk seen, running the chain allocates nothing of its own.
+package final class Chain {
+    package let stages: [any Stage]
+    private var ping: [Double] = []
+    private var pong: [Double] = []
 
-    init(stages: [any Stage]) {
+    package init(stages: [any Stage]) {
         self.stages = stages
     }
 
-    func run(_ input: [Double], isFinal: Bool) {
-        guard failure == nil else { return }
-        do {
-            ready.append(contentsOf: try pass(input, from: 0, isFinal: isFinal))
-        } catch {
-            failure = error
-        }
+    /// Input samples that must arrive before the output for a sample is available.
+    package var latency: Int { stages.reduce(0) { $0 + $1.latency } }
+
+    /// Output length over input length (1 / tempo).
+    package var lengthRatio: Double { stages.reduce(1.0) { $0 * $1.lengthRatio } }
+
+    /// Runs the next chunk through every stage and appends the output that is ready to `output`.
+    package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws {
+        try pass(input, from: 0, isFinal: isFinal, into: &output)
     }
 
     /// Collects what the background stages finished, each stage's output passed on through the stages after it.
-    func settle() {
+    package func settle(into output: inout [Double]) throws {
+        var settled: [Double] = []
+        for (index, stage) in stages.enumerated() {
+            guard let background = stage as? any BackgroundStage else { continue }
+            settled.removeAll(keepingCapacity: true)
+            try background.settle(into: &settled)
+            try pass(settled, from: index + 1, isFinal: false, into: &output)
+        }
+    }
+
+    /// `input` through the stages from `first` on.
+    private func pass(_ input: [Double], from first: Int, isFinal: Bool, into output: inout [Double]) throws {
+        guard first < stages.count else {
+            output.append(contentsOf: input)
+            return
+        }
+        // The buffers are moved out while in use, so each stays uniquely owned and keeps its capacity.
+        var ping: [Double] = []
+        var pong: [Double] = []
+        swap(&ping, &self.ping)
+        swap(&pong, &self.pong)
+        defer {
+            self.ping = ping
+            self.pong = pong
+        }
+        let last = stages.count - 1
+        if first == last {
+            return try stages[first].process(input, isFinal: isFinal, into: &output)
+        }
+        ping.removeAll(keepingCapacity: true)
+        try stages[first].process(input, isFinal: isFinal, into: &ping)
+        for index in (first + 1)..<last {
+            pong.removeAll(keepingCapacity: true)
+            try stages[index].process(ping, isFinal: isFinal, into: &pong)
+            swap(&ping, &pong)
+        }
+        try stages[last].process(ping, isFinal: isFinal, into: &output)
+    }
+}
+
+/// One channel's chain in a pipeline and the output it has ready; touched by one thread at a time.
+private final class Lane {
+    let chain: Chain
+    private(set) var ready: [Double] = []
+    private(set) var failure: Error?
+    private var input: [Double] = []
+
+    init(_ chain: Chain) {
+        self.chain = chain
+    }
+
+    func run(_ interleaved: [Double], channel: Int, of channels: Int, isFinal: Bool) {
         guard failure == nil else { return }
         do {
-            for (index, stage) in stages.enumerated() {
-                guard let background = stage as? any BackgroundStage else { continue }
-                ready.append(contentsOf: try pass(try background.settle(), from: index + 1, isFinal: false))
+            if channels == 1 {
+                try chain.process(interleaved, isFinal: isFinal, into: &ready)
+            } else {
+                input.removeAll(keepingCapacity: true)
+                for index in stride(from: channel, to: interleaved.count, by: channels) {
+                    input.append(interleaved[index])
+                }
+                try chain.process(input, isFinal: isFinal, into: &ready)
             }
         } catch {
             failure = error
         }
     }
 
-    /// `input` through the stages from `first` on.
-    private func pass(_ input: [Double], from first: Int, isFinal: Bool) throws -> [Double] {
-        var signal = input
-        for stage in stages[first...] {
-            signal = try stage.process(signal, isFinal: isFinal)
+    func settle() {
+        guard failure == nil else { return }
+        do {
+            try chain.settle(into: &ready)
+        } catch {
+            failure = error
         }
-        return signal
     }
 
     func take(_ count: Int) -> [Double] {

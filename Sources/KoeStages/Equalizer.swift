@@ -180,13 +180,61 @@ public struct GraphicEqualizer: Equatable, Sendable {
 }
 
 /// A cascade of biquads, one per band, applied in order. No delay: output sample n is ready with input sample n.
-public final class Equalizer: Stage {
+/// Bands changed while audio plays glide to their new coefficients over `glideSamples` (a band added glides in
+/// from a flat filter, a band removed glides out to one), so a change never clicks or zips.
+package final class Equalizer: InPlaceStage {
     /// The bands that act, in order; flat bands are left out.
-    public let bands: [EqualizerBand]
+    package private(set) var bands: [EqualizerBand]
+    private let sampleRate: Int
+    private let glideSamples: Int
+    /// One filter per acting band, then the filters of removed bands still gliding out.
     private var filters: [Biquad]
 
     /// Every band is checked (a flat one too) and refused with a one-line message if it cannot be built at `sampleRate`.
-    public init(bands: [EqualizerBand], sampleRate: Int) throws(StageError) {
+    package init(bands: [EqualizerBand], sampleRate: Int, glideSamples: Int = 1) throws(StageError) {
+        self.sampleRate = sampleRate
+        self.glideSamples = max(1, glideSamples)
+        (self.bands, filters) = try Self.design(bands, sampleRate: sampleRate)
+    }
+
+    /// The equalizer, or nil when it would change nothing (no bands, or only 0 dB ones).
+    package static func make(bands: [EqualizerBand], sampleRate: Int) throws(StageError) -> Equalizer? {
+        let equalizer = try Equalizer(bands: bands, sampleRate: sampleRate)
+        return equalizer.bands.isEmpty ? nil : equalizer
+    }
+
+    /// Takes `bands` from the next sample on, gliding from the current ones or at once; refused as `init`
+    /// refuses, and then nothing changes.
+    package func set(bands: [EqualizerBand], gliding: Bool = true) throws(StageError) {
+        let (acting, targets) = try Self.design(bands, sampleRate: sampleRate)
+        guard gliding else {
+            (self.bands, filters) = (acting, targets)
+            return
+        }
+        let slots = max(filters.count, targets.count)
+        for slot in 0..<slots {
+            let target = slot < targets.count ? targets[slot] : .identity
+            if slot < filters.count {
+                filters[slot].glide(to: target, samples: glideSamples)
+            } else {
+                var added = Biquad.identity
+                added.glide(to: target, samples: glideSamples)
+                filters.append(added)
+            }
+        }
+        self.bands = acting
+    }
+
+    package func apply(_ samples: UnsafeMutableBufferPointer<Double>) {
+        for index in filters.indices {
+            filters[index].process(samples)
+        }
+        while filters.count > bands.count, let last = filters.last, !last.isGliding, last.coefficients == Biquad.identity.coefficients {
+            filters.removeLast()
+        }
+    }
+
+    private static func design(_ bands: [EqualizerBand], sampleRate: Int) throws(StageError) -> ([EqualizerBand], [Biquad]) {
         var filters: [Biquad] = []
         var acting: [EqualizerBand] = []
         for band in bands {
@@ -196,25 +244,6 @@ public final class Equalizer: Stage {
                 acting.append(band)
             }
         }
-        self.bands = acting
-        self.filters = filters
-    }
-
-    /// The equalizer, or nil when it would change nothing (no bands, or only 0 dB ones).
-    public static func make(bands: [EqualizerBand], sampleRate: Int) throws(StageError) -> Equalizer? {
-        let equalizer = try Equalizer(bands: bands, sampleRate: sampleRate)
-        return equalizer.bands.isEmpty ? nil : equalizer
-    }
-
-    public var latency: Int { 0 }
-
-    public func process(_ input: [Double], isFinal: Bool) -> [Double] {
-        var output = input
-        output.withUnsafeMutableBufferPointer { buffer in
-            for index in filters.indices {
-                filters[index].process(buffer)
-            }
-        }
-        return output
+        return (acting, filters)
     }
 }

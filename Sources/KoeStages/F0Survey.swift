@@ -5,7 +5,7 @@ import KoeWorld
 ///
 /// The signal is taken in segments of about ten seconds, each analysed by DIO and StoneMask, so memory stays
 /// bounded; the median is exact to a cent (`MedianTracker`).
-public struct F0Survey {
+package struct F0Survey {
     private let sampleRate: Int
     private let options: Dio.Options
     private var pending: [Double] = []
@@ -14,7 +14,7 @@ public struct F0Survey {
 
     private static let segmentSeconds = 10
 
-    public init(sampleRate: Int, f0Floor: Double, f0Ceil: Double) {
+    package init(sampleRate: Int, f0Floor: Double, f0Ceil: Double) {
         self.sampleRate = sampleRate
         var options = Dio.Options()
         options.f0Floor = f0Floor
@@ -22,7 +22,7 @@ public struct F0Survey {
         self.options = options
     }
 
-    public mutating func add(_ samples: [Double]) {
+    package mutating func add(_ samples: [Double]) {
         pending.append(contentsOf: samples)
         if pending.count >= F0Survey.segmentSeconds * sampleRate {
             surveyPending()
@@ -30,7 +30,7 @@ public struct F0Survey {
     }
 
     /// The median F0 of every voiced frame, in Hz; nil when no frame was voiced.
-    public mutating func finish() -> Double? {
+    package mutating func finish() -> Double? {
         surveyPending()
         return hasVoice ? voiced.value : nil
     }

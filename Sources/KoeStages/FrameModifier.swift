@@ -21,38 +21,67 @@ struct ParameterFrame {
 }
 
 /// Applies `VoiceSettings` to analysed frames: F0 ratio, median and range, formant warp, whisper.
+/// New settings take effect from the next frame; the pitch and formant ratios glide there geometrically over
+/// `glideFrames` frames, so a change made while a stream plays does not jump.
 struct FrameModifier {
-    private let voice: VoiceSettings
+    private var voice: VoiceSettings
     private var median = MedianTracker()
-    private let warpedBins: [(index: Int, fraction: Double)]?
+    private let glideFrames: Int
+    private var pitchRatio: GlidingRatio
+    private var formantRatio: GlidingRatio
+    /// For each output bin, where on the input axis its value comes from, for `warpedRatio`.
+    private var warpIndex: [Int]
+    private var warpFraction: [Double]
+    private var warpedRatio = 1.0
 
-    init(voice: VoiceSettings, sampleRate: Int, fftSize: Int) {
+    init(voice: VoiceSettings, bins: Int, glideFrames: Int = 1) {
         self.voice = voice
-        warpedBins = voice.formantRatio == 1 ? nil : FrameModifier.warp(bins: fftSize / 2 + 1, ratio: voice.formantRatio)
+        self.glideFrames = max(1, glideFrames)
+        pitchRatio = GlidingRatio(voice.pitchRatio)
+        formantRatio = GlidingRatio(voice.formantRatio)
+        warpIndex = [Int](repeating: 0, count: bins)
+        warpFraction = [Double](repeating: 0, count: bins)
+        warp(to: voice.formantRatio)
     }
 
-    /// For each output bin, where on the input axis its value comes from: bin `i` reads `i / ratio`,
-    /// held at the last bin past Nyquist.
-    private static func warp(bins: Int, ratio: Double) -> [(index: Int, fraction: Double)] {
-        (0..<bins).map { bin in
+    /// The settings the frames from the next on are modified with, reached at once or gliding; tempo is fixed
+    /// for the stream and ignored.
+    mutating func update(_ voice: VoiceSettings, gliding: Bool) {
+        self.voice = voice
+        pitchRatio.glide(to: voice.pitchRatio, frames: gliding ? glideFrames : 0)
+        formantRatio.glide(to: voice.formantRatio, frames: gliding ? glideFrames : 0)
+    }
+
+    /// Bin `i` reads `i / ratio` on the input axis, held at the last bin past Nyquist.
+    private mutating func warp(to ratio: Double) {
+        warpedRatio = ratio
+        let bins = warpIndex.count
+        for bin in 0..<bins {
             let source = min(Double(bin) / ratio, Double(bins - 1))
             let index = min(Int(source), bins - 2)
-            return (index, source - Double(index))
+            warpIndex[bin] = index
+            warpFraction[bin] = source - Double(index)
         }
     }
 
     mutating func modify(
         f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
     ) {
-        frame.f0 = voice.whisper ? 0 : shiftedF0(f0)
+        let pitch = pitchRatio.next()
+        let formant = formantRatio.next()
+        if formant != 1 && formant != warpedRatio { warp(to: formant) }
+        frame.f0 = voice.whisper ? 0 : shiftedF0(f0, ratio: pitch)
         // Buffers taken once a frame: element writes through `frame` inside the row closures each paid for a
         // uniqueness check and an exclusivity check.
         frame.spectrum.withUnsafeMutableBufferPointer { spectrum in
             spectrogram.withRow(row) { source in
-                if let warpedBins {
-                    warpedBins.withUnsafeBufferPointer { warpedBins in
-                        for (bin, from) in warpedBins.enumerated() {
-                            spectrum[bin] = source[from.index] + from.fraction * (source[from.index + 1] - source[from.index])
+                if formant != 1 {
+                    warpIndex.withUnsafeBufferPointer { indices in
+                        warpFraction.withUnsafeBufferPointer { fractions in
+                            for bin in indices.indices {
+                                let index = indices[bin]
+                                spectrum[bin] = source[index] + fractions[bin] * (source[index + 1] - source[index])
+                            }
                         }
                     }
                 } else {
@@ -69,18 +98,43 @@ struct FrameModifier {
         }
     }
 
-    private mutating func shiftedF0(_ f0: Double) -> Double {
+    private mutating func shiftedF0(_ f0: Double, ratio: Double) -> Double {
         guard f0 > 0 else { return 0 }
-        guard voice.needsMedian else { return f0 * voice.pitchRatio }
-        let reference: Double
-        if let known = voice.referenceMedian {
-            reference = known
-        } else {
-            median.add(f0)
-            reference = median.value
-        }
+        // The running median is kept even while no setting needs it, so one changed later finds it ready.
+        if voice.referenceMedian == nil { median.add(f0) }
+        guard voice.needsMedian else { return f0 * ratio }
+        let reference = voice.referenceMedian ?? median.value
         let centre = voice.targetMedian ?? reference
-        return voice.pitchRatio * exp(log(centre) + voice.pitchRange * (log(f0) - log(reference)))
+        return ratio * exp(log(centre) + voice.pitchRange * (log(f0) - log(reference)))
+    }
+}
+
+/// A ratio that moves to a new value geometrically, a step a frame, and then stays there exactly.
+private struct GlidingRatio {
+    private var value: Double
+    private var target: Double
+    private var framesLeft = 0
+
+    init(_ value: Double) {
+        self.value = value
+        target = value
+    }
+
+    /// Glides to `newTarget` over `frames` frames; 0 jumps there.
+    mutating func glide(to newTarget: Double, frames: Int) {
+        guard newTarget != target else { return }
+        target = newTarget
+        framesLeft = frames
+        if frames == 0 { value = newTarget }
+    }
+
+    /// The value for the next frame.
+    mutating func next() -> Double {
+        if framesLeft > 0 {
+            value = framesLeft == 1 ? target : value * pow(target / value, 1 / Double(framesLeft))
+            framesLeft -= 1
+        }
+        return value
     }
 }
 

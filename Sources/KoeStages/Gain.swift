@@ -1,25 +1,61 @@
 import Foundation
 
-/// A constant gain in dB, as sox's `gain` effect applies it. No delay.
-public final class Gain: Stage {
-    public let decibels: Double
-    /// The linear factor every sample is multiplied by.
-    public let factor: Double
+/// A gain in dB, as sox's `gain` effect applies it. No delay. A new gain set while audio plays is reached
+/// along a straight line over `glideSamples`, so it never clicks.
+package final class Gain: InPlaceStage {
+    package private(set) var decibels: Double
+    /// The linear factor every sample is multiplied by, once a glide is over.
+    package private(set) var factor: Double
+    private let glideSamples: Int
+    private var current: Double
+    private var step = 0.0
+    private var glideSamplesLeft = 0
 
-    public init(decibels: Double) throws(StageError) {
-        guard decibels.isFinite else { throw StageError("gain \(decibels) dB is not a finite number") }
+    package init(decibels: Double, glideSamples: Int = 1) throws(StageError) {
+        try Self.requireFinite(decibels)
         self.decibels = decibels
-        factor = pow(10, decibels / 20)
+        factor = Self.factor(decibels)
+        current = factor
+        self.glideSamples = max(1, glideSamples)
     }
 
     /// The gain stage, or nil at 0 dB, where it would change nothing.
-    public static func make(decibels: Double) throws(StageError) -> Gain? {
+    package static func make(decibels: Double) throws(StageError) -> Gain? {
         decibels == 0 ? nil : try Gain(decibels: decibels)
     }
 
-    public var latency: Int { 0 }
+    /// Takes a new gain from the next sample on, gliding there or at once.
+    package func set(decibels: Double, gliding: Bool = true) throws(StageError) {
+        try Self.requireFinite(decibels)
+        self.decibels = decibels
+        factor = Self.factor(decibels)
+        guard gliding else {
+            current = factor
+            glideSamplesLeft = 0
+            return
+        }
+        step = (factor - current) / Double(glideSamples)
+        glideSamplesLeft = glideSamples
+    }
 
-    public func process(_ input: [Double], isFinal: Bool) -> [Double] {
-        input.map { $0 * factor }
+    package func apply(_ samples: UnsafeMutableBufferPointer<Double>) {
+        var start = samples.startIndex
+        while glideSamplesLeft > 0, start < samples.endIndex {
+            glideSamplesLeft -= 1
+            current = glideSamplesLeft == 0 ? factor : current + step
+            samples[start] *= current
+            start += 1
+        }
+        for index in start..<samples.endIndex {
+            samples[index] *= factor
+        }
+    }
+
+    private static func factor(_ decibels: Double) -> Double {
+        pow(10, decibels / 20)
+    }
+
+    private static func requireFinite(_ decibels: Double) throws(StageError) {
+        guard decibels.isFinite else { throw StageError("gain \(decibels) dB is not a finite number") }
     }
 }

@@ -2,26 +2,51 @@
 ///
 /// The contract every stage keeps:
 /// - Push the channel's samples in order, in chunks of any size (empty chunks included), with
-///   `process(_:isFinal:)`; each call returns whatever output is ready, possibly nothing.
+///   `process(_:isFinal:into:)`; each call appends whatever output is ready, possibly nothing.
 /// - Stages are self-aligning: the concatenation of all outputs is exactly the aligned result. A stage with
 ///   internal delay trims its own start, and drains its tail on the call whose `isFinal` is true.
 /// - The outputs of one stream total `(input length × lengthRatio).rounded()` samples, and they do not
 ///   depend on how the input was chunked.
 /// - The call with `isFinal: true` ends the stream; a stage serves one stream of one channel.
-public protocol Stage: AnyObject {
+/// - Output is appended to the caller's buffer, so a caller that keeps its buffers' capacity allocates nothing.
+package protocol Stage: AnyObject {
     /// How many input samples past sample n must arrive before output sample n is available.
     var latency: Int { get }
 
     /// Output length over input length: 1 unless the stage changes the duration.
     var lengthRatio: Double { get }
 
-    /// Takes the next chunk of input and returns the output that is ready; throws when the input cannot be
-    /// processed (the vocoder refuses non-finite samples and streams shorter than one analysis frame).
-    func process(_ input: [Double], isFinal: Bool) throws -> [Double]
+    /// Takes the next chunk of input and appends the output that is ready to `output`; throws when the input
+    /// cannot be processed (the vocoder refuses non-finite samples and streams shorter than one analysis frame).
+    func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws
 }
 
 extension Stage {
-    public var lengthRatio: Double { 1 }
+    package var lengthRatio: Double { 1 }
+
+    /// The output ready after `input`, as an array of its own.
+    package func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
+        var output: [Double] = []
+        try process(input, isFinal: isFinal, into: &output)
+        return output
+    }
+}
+
+/// A stage that applies its output in place, sample for sample, with no delay.
+package protocol InPlaceStage: Stage {
+    func apply(_ samples: UnsafeMutableBufferPointer<Double>)
+}
+
+extension InPlaceStage {
+    package var latency: Int { 0 }
+
+    package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) {
+        let start = output.count
+        output.append(contentsOf: input)
+        output.withUnsafeMutableBufferPointer { buffer in
+            apply(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
+        }
+    }
 }
 
 /// Why a stage could not be built from the options it was given. Messages are written for the person at the shell.
@@ -30,5 +55,21 @@ public struct StageError: Error, Equatable, CustomStringConvertible {
 
     public init(_ description: String) {
         self.description = description
+    }
+}
+
+/// How long a setting changed while a stream plays takes to reach its new value, so that a slider dragged
+/// during playback never clicks: ratios move geometrically, gains and filters cross-fade, over 50 ms.
+package enum Glide {
+    package static let seconds = 0.05
+
+    /// The glide in samples at `sampleRate`.
+    package static func samples(sampleRate: Int) -> Int {
+        max(1, Int((seconds * Double(sampleRate)).rounded()))
+    }
+
+    /// The glide in analysis frames of `framePeriod` ms.
+    package static func frames(framePeriod: Double) -> Int {
+        max(1, Int((seconds * 1000 / framePeriod).rounded()))
     }
 }

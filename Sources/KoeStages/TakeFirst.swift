@@ -3,7 +3,7 @@ extension Array {
     /// leaves the array empty: a copy would leave the array sharing its storage with the result, so that the
     /// removal allocated anew, at the capacity of the largest chunk ever held, on every call (under the
     /// vocoder's threads the heap then grew without end).
-    public mutating func takeFirst(_ count: Int) -> [Element] {
+    package mutating func takeFirst(_ count: Int) -> [Element] {
         guard count < self.count else {
             defer { self = [] }
             return self

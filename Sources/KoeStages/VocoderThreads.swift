@@ -12,6 +12,8 @@ final class VocoderThreads: @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: [(index: Int, block: StreamingAnalyzer.PendingBlock)] = []
     private var analysed: [Int: StreamingAnalyzer.Block] = [:]
+    /// New voices, by the index of the first block (or the end, at `submitted`) they change.
+    private var voiceChanges: [Int: VoiceChange] = [:]
     private var submitted = 0
     private var synthesised = 0
     private var framesInHand = 0
@@ -48,10 +50,17 @@ final class VocoderThreads: @unchecked Sendable {
         }
     }
 
-    /// Hands over the next blocks of the stream; `finalLength` with the last of them.
-    func submit(_ blocks: [StreamingAnalyzer.PendingBlock], finalLength: Int?) {
+    /// A new voice, and whether it glides in.
+    typealias VoiceChange = (voice: VoiceSettings, gliding: Bool)
+
+    /// Hands over the next blocks of the stream; `finalLength` with the last of them; `voiceChange` when the
+    /// voice changes from the first of them on.
+    func submit(_ blocks: [StreamingAnalyzer.PendingBlock], finalLength: Int?, voiceChange: VoiceChange? = nil) {
         condition.lock()
         defer { condition.unlock() }
+        if let voiceChange {
+            voiceChanges[submitted] = voiceChange
+        }
         for block in blocks {
             while framesInHand > 0, framesInHand + block.frameCount > Self.capacity, submitted - synthesised > threads {
                 condition.wait()
@@ -103,8 +112,8 @@ final class VocoderThreads: @unchecked Sendable {
     }
 
     private enum Job {
-        case synthesise(StreamingAnalyzer.Block)
-        case finish(outputLength: Int)
+        case synthesise(StreamingAnalyzer.Block, voiceChange: VoiceChange?)
+        case finish(outputLength: Int, voiceChange: VoiceChange?)
         case analyse(index: Int, StreamingAnalyzer.PendingBlock)
     }
 
@@ -113,7 +122,8 @@ final class VocoderThreads: @unchecked Sendable {
         while let job = nextJob(prefersSynthesis: prefersSynthesis) {
             condition.unlock()
             switch job {
-            case .synthesise(let block):
+            case .synthesise(let block, let voiceChange):
+                if let voiceChange { resynthesis.update(voiceChange.voice, gliding: voiceChange.gliding) }
                 resynthesis.run(block, into: &produced)
                 let frameCount = block.f0.count
                 recycler.recycle(block)
@@ -121,7 +131,8 @@ final class VocoderThreads: @unchecked Sendable {
                     synthesised += 1
                     framesInHand -= frameCount
                 }
-            case .finish(let outputLength):
+            case .finish(let outputLength, let voiceChange):
+                if let voiceChange { resynthesis.update(voiceChange.voice, gliding: voiceChange.gliding) }
                 resynthesis.finish(outputLength: outputLength, into: &produced)
                 record { hasFinished = true }
             case .analyse(let index, let pending):
@@ -159,11 +170,11 @@ final class VocoderThreads: @unchecked Sendable {
         guard !isSynthesising else { return nil }
         if let block = analysed.removeValue(forKey: synthesised) {
             isSynthesising = true
-            return .synthesise(block)
+            return .synthesise(block, voiceChange: voiceChanges.removeValue(forKey: synthesised))
         }
         if synthesised == submitted, let finalLength, !hasFinished {
             isSynthesising = true
-            return .finish(outputLength: finalLength)
+            return .finish(outputLength: finalLength, voiceChange: voiceChanges.removeValue(forKey: submitted))
         }
         return nil
     }

@@ -18,6 +18,14 @@ public struct VoiceSettings: Sendable, Equatable {
 
     public init() {}
 
+    /// Pitch, formant and tempo ratios reach four octaves either way: beyond that an F0 or an output length
+    /// runs off towards infinity rather than towards a voice.
+    public static let ratioRange = 1.0 / 16...16
+    /// What `pitchRange` may be: 0 (monotone) to 10.
+    public static let pitchRangeLimits = 0.0...10
+    /// What `targetMedian` may be, in Hz.
+    public static let medianRange = 10.0...5000
+
     /// True when the settings leave the voice as it is, so the vocoder can be left out of the chain.
     public var isIdentity: Bool {
         pitchRatio == 1 && pitchRange == 1 && targetMedian == nil && formantRatio == 1 && tempo == 1 && !whisper

@@ -10,25 +10,30 @@ import KoeWorld
 /// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
 /// reads on: `process` returns the output synthesised so far, and `settle` waits for the rest. The output is
 /// the same for any number of threads.
-public final class VoiceShift: BackgroundStage {
-    public let sampleRate: Int
-    public let voice: VoiceSettings
+///
+/// The voice can change while the stream plays (`update`): the new settings apply from the first frame of the
+/// blocks the next `process` settles, on any number of threads alike.
+package final class VoiceShift: BackgroundStage {
+    package let sampleRate: Int
+    package private(set) var voice: VoiceSettings
     /// Threads the stage uses (at least 1).
-    public let threads: Int
-    public let latency: Int
+    package let threads: Int
+    package let latency: Int
 
     private let analyzer: StreamingAnalyzer
     private let work: VocoderWork
     private var received = 0
     private var emitted = 0
     private var pending: [Double] = []
+    /// Set by `update`, handed to the synthesis with the next blocks.
+    private var changedVoice: VoiceSettings?
     /// The blocks of the latest input, analysed or still to analyse; emptied, capacity kept, each time.
     private var analysedBlocks: [StreamingAnalyzer.Block] = []
     private var pendingBlocks: [StreamingAnalyzer.PendingBlock] = []
 
     /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
     /// more on that many threads of its own.
-    public init(sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1) {
+    package init(sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1) {
         self.sampleRate = sampleRate
         self.voice = voice
         self.threads = max(1, threads)
@@ -36,7 +41,8 @@ public final class VoiceShift: BackgroundStage {
         analysis.threads = 1
         analyzer = StreamingAnalyzer(sampleRate: sampleRate, options: analysis)
         let resynthesis = Resynthesis(
-            voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize)
+            voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize,
+            glideFrames: Glide.frames(framePeriod: analysis.framePeriod))
         latency = analyzer.latency + resynthesis.latency
         work = self.threads > 1
             ? .onThreads(VocoderThreads(resynthesis, recycler: analyzer.recycler, threads: self.threads))
@@ -50,15 +56,27 @@ public final class VoiceShift: BackgroundStage {
     }
 
     /// Median F0 of the voiced input frames synthesised so far, in Hz; nil before any.
-    public var medianInputF0: Double? { work.medians.input }
+    package var medianInputF0: Double? { work.medians.input }
 
     /// Median F0 of the voiced frames sent to synthesis so far, in Hz; nil before any.
-    public var medianOutputF0: Double? { work.medians.output }
+    package var medianOutputF0: Double? { work.medians.output }
 
-    public var lengthRatio: Double { 1 / voice.tempo }
+    package var lengthRatio: Double { 1 / voice.tempo }
 
-    public func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
+    /// Changes the voice from the blocks the next `process` settles on, gliding there once the stream has
+    /// started; the tempo stays the stream's own.
+    package func update(_ newVoice: VoiceSettings) {
+        var newVoice = newVoice
+        newVoice.tempo = voice.tempo
+        guard newVoice != voice else { return }
+        voice = newVoice
+        changedVoice = newVoice
+    }
+
+    package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws {
         received += input.count
+        let voiceChange = changedVoice
+        changedVoice = nil
         switch work {
         case .onCaller(let resynthesis):
             defer { analysedBlocks.removeAll(keepingCapacity: true) }
@@ -66,6 +84,7 @@ public final class VoiceShift: BackgroundStage {
             if isFinal {
                 analysedBlocks += try analyzer.finish()
             }
+            if let voiceChange { resynthesis.update(voiceChange, gliding: received > input.count) }
             resynthesis.run(SynthesisJob(blocks: analysedBlocks, finalLength: isFinal ? outputLength : nil), into: &pending)
             analysedBlocks.forEach(analyzer.recycler.recycle)
         case .onThreads(let threads):
@@ -74,19 +93,21 @@ public final class VoiceShift: BackgroundStage {
             if isFinal {
                 pendingBlocks += try analyzer.finishPending()
             }
-            threads.submit(pendingBlocks, finalLength: isFinal ? outputLength : nil)
+            threads.submit(
+                pendingBlocks, finalLength: isFinal ? outputLength : nil,
+                voiceChange: voiceChange.map { ($0, gliding: received > input.count) })
             if isFinal { threads.waitUntilIdle() }
             threads.takeOutput(into: &pending)
         }
-        return release(isFinal: isFinal)
+        release(isFinal: isFinal, into: &output)
     }
 
-    public func settle() throws -> [Double] {
+    package func settle(into output: inout [Double]) throws {
         if case .onThreads(let threads) = work {
             threads.waitUntilIdle()
             threads.takeOutput(into: &pending)
         }
-        return release(isFinal: false)
+        release(isFinal: false, into: &output)
     }
 
     private var outputLength: Int {
@@ -94,17 +115,17 @@ public final class VoiceShift: BackgroundStage {
     }
 
     /// Hands out what is ready, never past the output length; the final call pads a short synthesis with silence.
-    private func release(isFinal: Bool) -> [Double] {
+    private func release(isFinal: Bool, into output: inout [Double]) {
         let limit = isFinal ? outputLength : min(outputLength, emitted + pending.count)
         var count = min(pending.count, max(0, limit - emitted))
-        var output = pending.takeFirst(count)
+        output.append(contentsOf: pending[..<count])
+        pending.removeFirst(count)
         if isFinal, emitted + count < limit {
             output.append(contentsOf: repeatElement(0, count: limit - emitted - count))
             count = limit - emitted
         }
         emitted += count
         if isFinal { pending.removeAll() }
-        return output
     }
 }
 
@@ -125,16 +146,21 @@ final class Resynthesis {
     private var inputMedian = MedianTracker()
     private var outputMedian = MedianTracker()
 
-    init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int) {
+    init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
         synthesizer = StreamingSynthesizer(sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
-        modifier = FrameModifier(voice: voice, sampleRate: sampleRate, fftSize: fftSize)
+        modifier = FrameModifier(voice: voice, bins: fftSize / 2 + 1, glideFrames: glideFrames)
         timeline = TempoTimeline(tempo: voice.tempo, bins: fftSize / 2 + 1)
         scratch = ParameterFrame(bins: fftSize / 2 + 1)
     }
 
     var latency: Int { synthesizer.latency }
+
+    /// The voice the frames from the next on are changed with, reached at once or gliding.
+    func update(_ voice: VoiceSettings, gliding: Bool) {
+        modifier.update(voice, gliding: gliding)
+    }
 
     var medians: (input: Double?, output: Double?) {
         (inputMedian.value > 0 ? inputMedian.value : nil, outputMedian.value > 0 ? outputMedian.value : nil)

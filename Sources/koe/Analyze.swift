@@ -174,6 +174,6 @@ struct Analyze: ParsableCommand {
         return AnalysisMeta(
             sampleRate: sampleRate, framePeriod: framePeriod, fftSize: cheapTrick.fftSize, f0Method: method,
             f0Floor: f0Floor, f0Ceil: f0Ceil, channel: channel, channels: channels, frames: frames, samples: samples,
-            input: input, koeVersion: Koe.version, options: options)
+            input: input, koeVersion: KoeCommand.version, options: options)
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Koe
 import Foundation
 import Glibc
 import KoeIO
@@ -124,13 +125,9 @@ struct Batch: ParsableCommand {
 
     /// One file, in a worker: the same conversion `koe convert` makes.
     private func convert(_ order: BatchOrder) throws -> ConversionStatistics {
-        let source = AudioSource.file(try AudioFile(reading: order.input))
-        let chain = try ChainPlan(voice: voice, equalizer: equalizer, analysis: analysis)
-        return try Conversion.convert(
-            source, through: chain, threads: batch.threads, chunkFrames: Conversion.defaultChunkFrames, progress: nil
-        ) {
-            try AudioSink.file(order.output, like: $0)
-        }
+        var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
+        settings.threads = batch.threads
+        return try convertFile(order.input, to: order.output, settings: settings)
     }
 
     private var showsProgress: Bool {

@@ -1,3 +1,4 @@
+import Koe
 import Dispatch
 import Foundation
 import Glibc

@@ -1,9 +1,7 @@
 import ArgumentParser
 import Foundation
+import Koe
 import KoeIO
-import KoePipeline
-import KoeStages
-import KoeWorld
 
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,15 +33,12 @@ struct Convert: ParsableCommand {
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
-    var chunkSize = Conversion.defaultChunkFrames
-
-    /// A chunk's buffers are allocated whole, channels times over: past this a chunk is memory, not speed.
-    static let largestChunk = 1 << 20
+    var chunkSize = ConversionSettings().chunkFrames
 
     func validate() throws {
         guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
-        guard (1...Self.largestChunk).contains(chunkSize) else {
-            throw ValidationError("--chunk-size must be between 1 and \(Self.largestChunk) frames (got \(chunkSize))")
+        guard (1...ConversionSettings.chunkFrameLimit).contains(chunkSize) else {
+            throw ValidationError("--chunk-size must be between 1 and \(ConversionSettings.chunkFrameLimit) frames (got \(chunkSize))")
         }
         if input == "-" && !raw.inputIsRaw {
             throw ValidationError("reading standard input needs --type raw with --rate, --encoding, --bits and --channels")
@@ -66,11 +61,13 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        let source = try AudioSource.open(input, raw: raw)
-        let chain = try ChainPlan(voice: voice, equalizer: equalizer, analysis: analysis)
+        var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
+        settings.threads = threads
+        settings.chunkFrames = chunkSize
+        let source = try raw.source(input)
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
-        let stats = try Conversion.convert(source, through: chain, threads: threads, chunkFrames: chunkSize, progress: progress) {
-            try AudioSink.open(output, raw: raw, like: $0)
+        let stats = try Conversion.run(source, settings: settings, progress: progress?.update) { source throws(KoeError) in
+            try KoeError.wrapping { try raw.sink(output, like: source) }
         }
         progress?.finish()
 
@@ -78,5 +75,15 @@ struct Convert: ParsableCommand {
             Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
         }
         if reporting.json { Report.json(stats.json) }
+    }
+}
+
+extension ConversionStatistics {
+    /// One line of JSON with sorted keys, as `--json` prints it.
+    var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
     }
 }

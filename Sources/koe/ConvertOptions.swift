@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
+import Koe
 import KoeIO
-import KoeStages
-import KoeWorld
 
 struct VoiceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
@@ -48,7 +47,7 @@ struct VoiceOptions: ParsableArguments {
         if let semitones, !semitones.isFinite || abs(semitones) > 48 {
             throw ValidationError("--semitones must be between -48 and 48 (got \(semitones))")
         }
-        if let pitchRange, !(0...10).contains(pitchRange) {
+        if let pitchRange, !VoiceSettings.pitchRangeLimits.contains(pitchRange) {
             throw ValidationError("--pitch-range must be between 0 and 10 (got \(pitchRange))")
         }
         if let preset, Preset.named(preset) == nil {
@@ -57,13 +56,10 @@ struct VoiceOptions: ParsableArguments {
         }
     }
 
-    /// Pitch and tempo ratios reach as far as --semitones does, four octaves: beyond that an F0 or an output
-    /// length runs off towards infinity rather than towards a voice.
-    private static let ratioRange = 1.0 / 16...16
-    private static let medianRange = 10.0...5000
+    private static let medianRange = VoiceSettings.medianRange
 
     private func requireRatio(_ value: Double?, _ flag: String) throws {
-        if let value, !Self.ratioRange.contains(value) {
+        if let value, !VoiceSettings.ratioRange.contains(value) {
             throw ValidationError("\(flag) must be between 0.0625 and 16 (got \(value))")
         }
     }
@@ -138,22 +134,19 @@ struct AnalysisOptions: ParsableArguments {
             valueName: "ms"))
     var lookAhead: Double?
 
-    /// Longer than any voiced run WORLD's contour repair has reached back over in the corpus (200 ms), by far;
-    /// the bound keeps the samples held for it small.
-    static let longestLookAhead = 10_000.0
-
     func validate() throws {
-        guard framePeriod.isFinite && framePeriod >= 1 && framePeriod <= 100 else {
-            throw ValidationError("--frame-period must be between 1 and 100 ms (got \(framePeriod))")
+        if let problem = AnalysisLimits.problem(with: streamingOptions, sampleRate: nil, name: Self.flag) {
+            throw ValidationError(problem)
         }
-        guard f0Floor.isFinite && f0Floor >= 10 else {
-            throw ValidationError("--f0-floor must be at least 10 Hz (got \(f0Floor))")
-        }
-        guard f0Ceil.isFinite && f0Floor < f0Ceil else {
-            throw ValidationError("--f0-floor (\(f0Floor) Hz) must be below --f0-ceil (\(f0Ceil) Hz)")
-        }
-        if let lookAhead, !(lookAhead.isFinite && lookAhead >= 0 && lookAhead <= Self.longestLookAhead) {
-            throw ValidationError("--look-ahead must be between 0 and \(Int(Self.longestLookAhead)) ms (got \(lookAhead))")
+    }
+
+    /// The flag that sets an analysis setting.
+    static func flag(_ setting: AnalysisLimits.Setting) -> String {
+        switch setting {
+        case .framePeriod: "--frame-period"
+        case .f0Floor: "--f0-floor"
+        case .f0Ceil: "--f0-ceil"
+        case .lookAhead: "--look-ahead"
         }
     }
 
@@ -165,13 +158,32 @@ struct AnalysisOptions: ParsableArguments {
         options.f0Ceil = f0Ceil
         if let lookAhead {
             options.lookAhead = lookAhead
-            options.lookAheadFrames = Int((lookAhead / framePeriod).rounded(.up))
+            // Out-of-range values are refused by `validate`, which reads these options too.
+            if AnalysisLimits.lookAhead.contains(lookAhead), AnalysisLimits.framePeriod.contains(framePeriod) {
+                options.lookAheadFrames = Int((lookAhead / framePeriod).rounded(.up))
+            }
         }
         return options
     }
 }
 
 extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
+
+extension ConversionSettings {
+    /// The conversion the voice, equalizer and analysis options ask for: a preset's voice and bands first, the
+    /// explicit options over them.
+    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+        self.init()
+        if let preset = voice.preset {
+            try apply(preset: preset)
+        }
+        self.voice = try voice.settings()
+        self.equalizer = try equalizer.bands()
+        gainDB = equalizer.gain ?? 0
+        forceVocoder = voice.forceVocoder
+        self.analysis = analysis.streamingOptions
+    }
+}
 
 struct ReportingOptions: ParsableArguments {
     @Flag(help: "Print one JSON object of statistics on stderr at the end.")
@@ -245,6 +257,17 @@ struct RawOptions: ParsableArguments {
         if describesOutput && !outputIsRaw {
             throw ValidationError("--out-encoding, --out-bits and --out-endian describe raw output: add --out-type raw")
         }
+    }
+
+    /// The input named on the command line: raw PCM on standard input for `-`, else an audio file.
+    func source(_ path: String) throws -> AudioSource {
+        path == "-" ? .standardInput(RawPCMReader(format: try inputFormat())) : .file(try AudioFile(reading: path))
+    }
+
+    /// The output named on the command line: raw PCM on standard output for `-`, else an audio file like `source`.
+    func sink(_ path: String, like source: AudioSource) throws -> AudioSink {
+        guard path == "-" else { return try .file(path, like: source) }
+        return .standardOutput(RawPCMWriter(format: try outputFormat(sampleRate: source.sampleRate, channels: source.channels)))
     }
 
     func inputFormat() throws -> RawPCMFormat {

@@ -3,14 +3,14 @@ import Glibc
 import KoeIO
 
 @main
-struct Koe: ParsableCommand {
+struct KoeCommand: ParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
         commandName: "koe",
         abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
-        version: version,
+        version: "\(version) (\(BuildInfo.commit))",
         subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Presets.self, Live.self],
         defaultSubcommand: Convert.self
     )

@@ -1,5 +1,6 @@
 import ArgumentParser
-import KoeStages
+import Koe
+
 
 struct Presets: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List the named voices for `koe convert --preset`.")

@@ -1,3 +1,4 @@
+import Koe
 import Glibc
 
 /// A one-line progress bar on stderr, redrawn in place at most a few times a second.
@@ -11,6 +12,10 @@ final class ProgressBar {
     init(totalFrames: Int, sampleRate: Int) {
         self.totalFrames = max(totalFrames, 1)
         self.sampleRate = sampleRate
+    }
+
+    func update(_ progress: ConversionProgress) {
+        update(framesDone: progress.framesDone)
     }
 
     func update(framesDone: Int) {

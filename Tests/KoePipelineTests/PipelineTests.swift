@@ -63,14 +63,14 @@ import TestSupport
         private var held: [Double] = []
         let latency = 0
 
-        func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
+        func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws {
             held += input
-            return isFinal ? try settle() : []
+            if isFinal { try settle(into: &output) }
         }
 
-        func settle() throws -> [Double] {
-            defer { held = [] }
-            return held
+        func settle(into output: inout [Double]) throws {
+            output += held
+            held = []
         }
     }
 
@@ -96,7 +96,7 @@ import TestSupport
         var voice = VoiceSettings()
         voice.pitchRatio = 1.2
         func run(threads: Int) throws -> [Double] {
-            let pipeline = Pipeline(channels: 1) { [VoiceShift(sampleRate: 16000, voice: voice, threads: threads)] }
+            let pipeline = try Pipeline(channels: 1) { [VoiceShift(sampleRate: 16000, voice: voice, threads: threads)] }
             var output: [Double] = []
             for start in stride(from: 0, to: input.count, by: chunkFrames) {
                 output += try pipeline.process(interleaved: Array(input[start..<min(input.count, start + chunkFrames)]), isFinal: false)
@@ -110,7 +110,7 @@ import TestSupport
     }
 
     @Test func emptyChainPassesAudioThrough() throws {
-        let pipeline = Pipeline(channels: 2) { [] }
+        let pipeline = try Pipeline(channels: 2) { [] }
         let input = interleavedStereo()
         #expect(pipeline.isPassThrough)
         #expect(try pipeline.process(interleaved: input, isFinal: true) == input)

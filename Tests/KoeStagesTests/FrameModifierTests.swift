@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct FrameModifierTests {
     private func modified(_ voice: VoiceSettings, f0: Double, spectrum: [Double]) -> ParameterFrame {
-        var modifier = FrameModifier(voice: voice, sampleRate: 16000, fftSize: (spectrum.count - 1) * 2)
+        var modifier = FrameModifier(voice: voice, bins: spectrum.count)
         var frame = ParameterFrame(bins: spectrum.count)
         let matrix = Matrix(rows: 1, columns: spectrum.count, storage: spectrum)
         modifier.modify(f0: f0, spectrogram: matrix, aperiodicity: matrix, row: 0, into: &frame)

@@ -66,7 +66,7 @@ import TestSupport
             fromSingle += try single.process(chunk, isFinal: false)
             fromShared += try shared.process(chunk, isFinal: false)
             #expect(fromShared.count <= fromSingle.count)
-            fromShared += try shared.settle()
+            try shared.settle(into: &fromShared)
             #expect(fromShared == fromSingle, "after \(start + chunk.count) samples")
         }
         #expect(try shared.process([], isFinal: true) == single.process([], isFinal: true))

@@ -2,46 +2,37 @@ import KoeIO
 import KoeStages
 import KoeWorld
 
-/// The stages a conversion needs, decided once from the options; builds one chain a channel.
+/// The stages a conversion needs, decided once from its settings; builds one chain a channel.
 /// A stage that would change nothing is left out, so EQ-only conversions never touch the vocoder.
 final class ChainPlan {
+    private let settings: ConversionSettings
+    /// The voice, when the vocoder is in the chain.
     let voice: VoiceSettings?
-    /// The named voice whose bands come first, those its recording's rate can hold.
-    let preset: Preset?
-    /// The explicit bands, refused where a recording's rate cannot hold them.
-    let bands: [EqualizerBand]
-    let gain: Double
-    let analysis: StreamingAnalyzer.Options
     /// Each channel's median F0 from a first pass over a file, for the changes around the median; empty for
     /// streams, whose stages use a running median.
-    var referenceMedians: [Double?] = []
+    private var referenceMedians: [Double?] = []
     /// The vocoder stage of each channel, as built, for the statistics.
     private(set) var voiceStages: [VoiceShift] = []
 
-    init(
-        voice: VoiceSettings?, preset: Preset?, bands: [EqualizerBand], gain: Double,
-        analysis: StreamingAnalyzer.Options
-    ) {
-        self.voice = voice
-        self.preset = preset
-        self.bands = bands
-        self.gain = gain
-        self.analysis = analysis
+    init(_ settings: ConversionSettings) {
+        self.settings = settings
+        voice = settings.forceVocoder || !settings.voice.isIdentity ? settings.voice : nil
     }
 
     /// Fails before any audio is processed when the input cannot go through this chain.
-    func check(sampleRate: Int) throws {
-        if voice != nil, !SignalRequirements.sampleRates.contains(sampleRate) {
-            throw WorldError.unsupportedSampleRate(sampleRate)
+    func check(sampleRate: Int) throws(KoeError) {
+        if voice != nil {
+            guard SignalRequirements.sampleRates.contains(sampleRate) else {
+                throw .invalidArgument(WorldError.unsupportedSampleRate(sampleRate).description)
+            }
+            try AnalysisCheck.require(settings.analysis, sampleRate: sampleRate)
         }
-        if voice != nil, analysis.f0Ceil >= Double(sampleRate) / 2 {
-            throw CommandError.badOption("--f0-ceil (\(analysis.f0Ceil) Hz) must be below half the sample rate (\(sampleRate / 2) Hz)")
-        }
-        _ = try Equalizer.make(bands: bands(sampleRate: sampleRate), sampleRate: sampleRate)
+        _ = try KoeError.wrapping { try Equalizer.make(bands: bands(sampleRate: sampleRate), sampleRate: sampleRate) }
     }
 
+    /// The preset's bands this rate can hold, then the explicit bands.
     private func bands(sampleRate: Int) -> [EqualizerBand] {
-        (preset?.bands(sampleRate: sampleRate) ?? []) + bands
+        settings.presetBands.filter { $0.frequency < Double(sampleRate) / 2 } + settings.equalizer
     }
 
     /// `threads`: the threads the channel's vocoder may use.
@@ -52,36 +43,22 @@ final class ChainPlan {
             if channel < referenceMedians.count, let median = referenceMedians[channel] {
                 voice.referenceMedian = median
             }
-            let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: analysis, threads: threads)
+            let stage = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: settings.analysis, threads: threads)
             voiceStages.append(stage)
             stages.append(stage)
         }
         if let equalizer = try Equalizer.make(bands: bands(sampleRate: sampleRate), sampleRate: sampleRate) { stages.append(equalizer) }
-        if let gain = try Gain.make(decibels: gain) { stages.append(gain) }
+        if let gain = try Gain.make(decibels: settings.gainDB) { stages.append(gain) }
         return stages
     }
-}
 
-extension ChainPlan {
-    /// The chain the voice, equalizer and analysis options ask for; the vocoder only if the voice changes
-    /// (or `--vocoder` forces it).
-    convenience init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
-        let settings = try voice.settings()
-        self.init(
-            voice: voice.forceVocoder || !settings.isIdentity ? settings : nil,
-            preset: voice.selectedPreset, bands: try equalizer.bands(), gain: equalizer.gain ?? 0,
-            analysis: analysis.streamingOptions)
-    }
-}
-
-extension ChainPlan {
     /// For changes around the median F0, reads a file input once first for each channel's median, so they use
     /// the recording's own median from its first frame; a stream keeps the running median.
     func surveyMedians(of source: AudioSource) throws {
         guard let voice, voice.needsMedian, voice.referenceMedian == nil, case .file(let input) = source else { return }
         let file = try AudioFile(reading: input.path)
         var surveys = (0..<file.channels).map { _ in
-            F0Survey(sampleRate: file.sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
+            F0Survey(sampleRate: file.sampleRate, f0Floor: settings.analysis.f0Floor, f0Ceil: settings.analysis.f0Ceil)
         }
         while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
             for channel in surveys.indices {

@@ -2,25 +2,18 @@ import Glibc
 import KoeIO
 
 /// Where the samples of a conversion come from: an audio file, or raw PCM on standard input.
-enum AudioSource {
+package enum AudioSource {
     case file(AudioFile)
     case standardInput(RawPCMReader)
 
-    static func open(_ path: String, raw: RawOptions) throws -> AudioSource {
-        if path == "-" {
-            return .standardInput(RawPCMReader(format: try raw.inputFormat()))
-        }
-        return .file(try AudioFile(reading: path))
-    }
-
-    var sampleRate: Int {
+    package var sampleRate: Int {
         switch self {
         case .file(let file): return file.sampleRate
         case .standardInput(let reader): return reader.format.sampleRate
         }
     }
 
-    var channels: Int {
+    package var channels: Int {
         switch self {
         case .file(let file): return file.channels
         case .standardInput(let reader): return reader.format.channels
@@ -28,13 +21,13 @@ enum AudioSource {
     }
 
     /// Frames the whole input holds, where that is known in advance.
-    var totalFrames: Int? {
+    package var totalFrames: Int? {
         if case .file(let file) = self { return file.frames }
         return nil
     }
 
     /// The next interleaved frames, at most `maxFrames`; nil at the end of the input.
-    func read(maxFrames: Int) throws -> [Double]? {
+    package func read(maxFrames: Int) throws -> [Double]? {
         switch self {
         case .file(let file):
             let samples = try file.readInterleaved(maxFrames: maxFrames)
@@ -45,53 +38,46 @@ enum AudioSource {
     }
 
     /// Fails when the input held no audio at all.
-    func requireAudio(framesRead: Int) throws {
+    package func requireAudio(framesRead: Int) throws {
         guard framesRead == 0 else { return }
         throw IOError.emptyAudio(path: name)
     }
 
     /// Fails on the first sample of `interleaved` (frames from `firstFrame` on) that is NaN or infinite:
     /// no stage can make sound of it, and a filter would smear it over everything after.
-    func requireFinite(_ interleaved: [Double], firstFrame: Int) throws {
+    func requireFinite(_ interleaved: [Double], firstFrame: Int) throws(KoeError) {
         guard let index = interleaved.firstIndex(where: { !$0.isFinite }) else { return }
         let frame = firstFrame + index / channels
         let sample = channels == 1 ? "sample \(frame)" : "sample \(frame) of channel \(index % channels)"
-        throw CommandError.badInput(path: name, reason: "\(sample) is not a finite number (NaN or infinity)")
+        throw .badInput(source: name, reason: "\(sample) is not a finite number (NaN or infinity)")
     }
 
     /// Names the input in messages.
-    var name: String {
+    package var name: String {
         switch self {
         case .file(let file): return file.path
         case .standardInput(let reader): return reader.name
         }
     }
 
-    var sampleEncoding: SampleEncoding? {
+    package var sampleEncoding: SampleEncoding? {
         if case .file(let file) = self { return file.format.sampleEncoding }
         return nil
     }
 }
 
 /// Where converted samples go: an audio file written atomically, or raw PCM on standard output.
-enum AudioSink {
+package enum AudioSink {
     case file(FileSink)
     case standardOutput(RawPCMWriter)
 
-    static func open(_ path: String, raw: RawOptions, like source: AudioSource) throws -> AudioSink {
-        if path == "-" {
-            return .standardOutput(RawPCMWriter(format: try raw.outputFormat(sampleRate: source.sampleRate, channels: source.channels)))
-        }
-        return try file(path, like: source)
-    }
-
     /// An audio file in the format `path`'s extension names, with the source's rate, channels and (where the
     /// format holds it) sample encoding.
-    static func file(_ path: String, like source: AudioSource) throws -> AudioSink {
+    package static func file(_ path: String, like source: AudioSource) throws -> AudioSink {
         .file(try FileSink(path: path, sampleRate: source.sampleRate, channels: source.channels, preferred: source.sampleEncoding))
     }
 
-    func write(_ interleaved: [Double]) throws {
+    package func write(_ interleaved: [Double]) throws {
         guard !interleaved.isEmpty else { return }
         switch self {
         case .file(let sink): try sink.write(interleaved)
@@ -100,11 +86,11 @@ enum AudioSink {
     }
 
     /// Completes the output: a file appears under its name only now.
-    func finish() throws {
+    package func finish() throws {
         if case .file(let sink) = self { try sink.commit() }
     }
 
-    var clippedSamples: Int {
+    package var clippedSamples: Int {
         switch self {
         case .file(let sink): return sink.clippedSamples
         case .standardOutput(let writer): return writer.clippedSamples
@@ -114,7 +100,7 @@ enum AudioSink {
 
 /// An audio file written to a temporary name beside its destination and renamed when complete.
 /// Every step goes through `AtomicOutput.fill`, so errors name the destination and remove the temporary file.
-final class FileSink {
+package final class FileSink {
     private let output: AtomicOutput
     private let file: AudioFile
 

@@ -1,0 +1,49 @@
+import KoeWorld
+
+/// What the streaming analysis accepts, checked once for every caller (the changer, file conversion, the CLI).
+package enum AnalysisLimits {
+    /// Milliseconds between frames.
+    package static let framePeriod = 1.0...100
+    /// The lowest F0 floor, in Hz: below it CheapTrick's window outgrows any signal worth analysing.
+    package static let lowestF0Floor = 10.0
+    /// Longer than any voiced run WORLD's contour repair has reached back over in the corpus (200 ms), by far;
+    /// the bound keeps the samples held for it small.
+    package static let lookAhead = 0.0...10_000
+
+    /// The first thing wrong with `options` at `sampleRate`, named by `name` (a flag on the command line, a
+    /// property in Swift); nil when they can run.
+    package static func problem(
+        with options: StreamingAnalyzer.Options, sampleRate: Int?, name: (Setting) -> String = \.rawValue
+    ) -> String? {
+        if !(options.framePeriod.isFinite && framePeriod.contains(options.framePeriod)) {
+            return "\(name(.framePeriod)) must be between 1 and 100 ms (got \(options.framePeriod))"
+        }
+        if !(options.f0Floor.isFinite && options.f0Floor >= lowestF0Floor) {
+            return "\(name(.f0Floor)) must be at least \(Int(lowestF0Floor)) Hz (got \(options.f0Floor))"
+        }
+        if !(options.f0Ceil.isFinite && options.f0Floor < options.f0Ceil) {
+            return "\(name(.f0Floor)) (\(options.f0Floor) Hz) must be below \(name(.f0Ceil)) (\(options.f0Ceil) Hz)"
+        }
+        if let lookAheadValue = options.lookAhead, !(lookAheadValue.isFinite && lookAhead.contains(lookAheadValue)) {
+            return "\(name(.lookAhead)) must be between 0 and \(Int(lookAhead.upperBound)) ms (got \(lookAheadValue))"
+        }
+        if let sampleRate, options.f0Ceil >= Double(sampleRate) / 2 {
+            return "\(name(.f0Ceil)) (\(options.f0Ceil) Hz) must be below half the sample rate (\(sampleRate / 2) Hz)"
+        }
+        return nil
+    }
+
+    /// The analysis settings, as the library names them.
+    package enum Setting: String {
+        case framePeriod = "frame period", f0Floor = "F0 floor", f0Ceil = "F0 ceiling", lookAhead = "look-ahead"
+    }
+}
+
+enum AnalysisCheck {
+    /// Throws `KoeError.invalidArgument` when `options` cannot run at `sampleRate`.
+    static func require(_ options: StreamingAnalyzer.Options, sampleRate: Int) throws(KoeError) {
+        if let problem = AnalysisLimits.problem(with: options, sampleRate: sampleRate) {
+            throw .invalidArgument(problem)
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import KoeIO
+import KoePipeline
+import KoeStages
+import KoeWorld
+
+/// Converts the audio file `input` into `output`, whose format follows its extension (wav, flac, ogg, aiff, …),
+/// with the input's sample rate, channels and, where the format holds it, sample encoding.
+///
+/// The output appears only complete: it is written to a temporary file beside `output` and renamed at the end,
+/// so a refused or failed conversion leaves nothing behind. `progress` is called on the caller's thread after
+/// each chunk. Throws `KoeError` for settings or input it cannot convert.
+public func convertFile(
+    _ input: String, to output: String, settings: ConversionSettings = ConversionSettings(),
+    progress: ((ConversionProgress) -> Void)? = nil
+) throws(KoeError) -> ConversionStatistics {
+    let source = AudioSource.file(try KoeError.wrapping { try AudioFile(reading: input) })
+    return try Conversion.run(source, settings: settings, progress: progress) { source throws(KoeError) in
+        try KoeError.wrapping { try AudioSink.file(output, like: source) }
+    }
+}
+
+/// How far a conversion has come.
+public struct ConversionProgress: Sendable {
+    /// Input frames converted so far.
+    public let framesDone: Int
+    /// Frames the input holds, when known (a file; not a stream).
+    public let totalFrames: Int?
+    public let sampleRate: Int
+}
+
+/// What a conversion did, for reports and `--json`.
+public struct ConversionStatistics: Sendable, Encodable {
+    public let inputSeconds: Double
+    public let outputSeconds: Double
+    public let sampleRate: Int
+    public let channels: Int
+    public let processingSeconds: Double
+    /// The latency this conversion had: the most input held back before its output was released (in a file
+    /// conversion on several threads, the work queued for them counts too).
+    public let latencyMilliseconds: Double
+    /// The stages' guaranteed bound on it, for any signal.
+    public let latencyBoundMilliseconds: Double
+    public let clippedSamples: Int
+    public let medianF0In: Double?
+    public let medianF0Out: Double?
+
+    public var realTimeFactor: Double { inputSeconds > 0 ? processingSeconds / inputSeconds : 0 }
+
+    private enum CodingKeys: String, CodingKey {
+        case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
+        case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
+        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms"
+        case clippedSamples = "clipped_samples"
+        case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(inputSeconds, forKey: .inputSeconds)
+        try container.encode(outputSeconds, forKey: .outputSeconds)
+        try container.encode(sampleRate, forKey: .sampleRate)
+        try container.encode(channels, forKey: .channels)
+        try container.encode(processingSeconds, forKey: .processingSeconds)
+        try container.encode(realTimeFactor, forKey: .realTimeFactor)
+        try container.encode(latencyMilliseconds, forKey: .latencyMilliseconds)
+        try container.encode(latencyBoundMilliseconds, forKey: .latencyBoundMilliseconds)
+        try container.encode(clippedSamples, forKey: .clippedSamples)
+        try container.encode(medianF0In, forKey: .medianF0In)
+        try container.encode(medianF0Out, forKey: .medianF0Out)
+    }
+}
+
+/// Drives one conversion: reads chunks, pushes them through the pipeline, writes what comes out.
+package struct Conversion {
+    private let source: AudioSource
+    private let pipeline: Pipeline
+    private let sink: AudioSink
+    private let chunkFrames: Int
+
+    private var framesIn = 0
+    private var framesOut = 0
+    private var seconds = 0.0
+    /// The most input, in frames, that had arrived without its output having left: the latency this run had,
+    /// work still queued on other threads included.
+    private var heldBackPeak = 0.0
+
+    /// Converts all of `source` with `settings`. The sink is opened by `openSink` only once the chain is known
+    /// to fit the input, so a refused input leaves no output behind; it is complete on return. Channels run on
+    /// up to `settings.threads` threads at once, and each channel's vocoder works on an equal share of them
+    /// (threads of its own when the share is 2 or more), so the cores are not oversubscribed.
+    package static func run(
+        _ source: AudioSource, settings: ConversionSettings, progress: ((ConversionProgress) -> Void)?,
+        openingSink openSink: (AudioSource) throws(KoeError) -> AudioSink
+    ) throws(KoeError) -> ConversionStatistics {
+        try settings.validate()
+        let chain = ChainPlan(settings)
+        try chain.check(sampleRate: source.sampleRate)
+        try KoeError.wrapping(source: source.name) { try chain.surveyMedians(of: source) }
+        let threadsPerChannel = max(1, settings.threads / source.channels)
+        let pipeline = try KoeError.wrapping {
+            try Pipeline(channels: source.channels, threads: settings.threads) {
+                try chain.makeStages(sampleRate: source.sampleRate, threads: threadsPerChannel)
+            }
+        }
+        var conversion = Conversion(source: source, pipeline: pipeline, sink: try openSink(source), chunkFrames: settings.chunkFrames)
+        try KoeError.wrapping(source: source.name) { try conversion.run(progress: progress) }
+        return conversion.statistics(voice: chain.voiceStages.first)
+    }
+
+    private init(source: AudioSource, pipeline: Pipeline, sink: AudioSink, chunkFrames: Int) {
+        self.source = source
+        self.pipeline = pipeline
+        self.sink = sink
+        self.chunkFrames = chunkFrames
+    }
+
+    private mutating func run(progress: ((ConversionProgress) -> Void)?) throws {
+        let start = DispatchTime.now()
+        while let chunk = try source.read(maxFrames: chunkFrames) {
+            try source.requireFinite(chunk, firstFrame: framesIn)
+            framesIn += chunk.count / source.channels
+            try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            if source.mayWaitForInput {
+                try write(try pipeline.settle())
+            }
+            heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / pipeline.lengthRatio)
+            progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))
+        }
+        try source.requireAudio(framesRead: framesIn)
+        try write(try pipeline.process(interleaved: [], isFinal: true))
+        try sink.finish()
+        seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+    }
+
+    private mutating func write(_ interleaved: [Double]) throws {
+        framesOut += interleaved.count / source.channels
+        try sink.write(interleaved)
+    }
+
+    private func statistics(voice: VoiceShift?) -> ConversionStatistics {
+        let rate = Double(source.sampleRate)
+        return ConversionStatistics(
+            inputSeconds: Double(framesIn) / rate,
+            outputSeconds: Double(framesOut) / rate,
+            sampleRate: source.sampleRate,
+            channels: source.channels,
+            processingSeconds: seconds,
+            latencyMilliseconds: heldBackPeak / rate * 1000,
+            latencyBoundMilliseconds: Double(pipeline.latency) / rate * 1000,
+            clippedSamples: sink.clippedSamples,
+            medianF0In: voice?.medianInputF0,
+            medianF0Out: voice?.medianOutputF0)
+    }
+}
+
+extension AudioSource {
+    /// True when the next read may have to wait: standard input with nothing in it yet. A file never keeps its
+    /// reader waiting.
+    fileprivate var mayWaitForInput: Bool {
+        guard case .standardInput(let reader) = self else { return false }
+        return !reader.hasInputWaiting
+    }
+}

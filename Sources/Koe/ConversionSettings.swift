@@ -1,0 +1,77 @@
+import KoeStages
+import KoeWorld
+
+/// What a file conversion does: the voice, the EQ, the gain, the analysis, and how it runs.
+/// The defaults change nothing; a conversion that changes nothing copies the audio.
+public struct ConversionSettings: Sendable, Equatable {
+    /// The voice changes, tempo included (default: none).
+    public var voice = VoiceSettings()
+    /// EQ bands after the vocoder, in order, after the preset's (default none). A band the recording's sample
+    /// rate cannot hold is refused.
+    public var equalizer: [EqualizerBand] = []
+    /// Output gain in dB (default 0).
+    public var gainDB = 0.0
+    /// The analysis: F0 method, frame period, F0 range, look-ahead (default WORLD's, DIO).
+    public var analysis = StreamingAnalyzer.Options()
+    /// Run the vocoder even when the voice is unchanged: analysis and resynthesis (default off).
+    public var forceVocoder = false
+    /// Threads the conversion may use (default 1): the channels at once, and each channel's vocoder its share.
+    /// The output is the same for any count.
+    public var threads = 1
+    /// Frames read and processed at a time (default 4096). The output is the same for any size.
+    public var chunkFrames = 4096
+    /// The EQ bands of the preset applied last, those a recording's rate can hold being used.
+    public private(set) var presetBands: [EqualizerBand] = []
+
+    public init() {}
+
+    /// Takes on a named voice (see `Preset.all`): its voice settings and its EQ bands. Settings changed after
+    /// this call override the preset's.
+    public mutating func apply(preset name: String) throws(KoeError) {
+        guard let preset = Preset.named(name) else {
+            throw .invalidArgument("unknown preset '\(name)' (presets: \(Preset.all.map(\.name).joined(separator: ", ")))")
+        }
+        voice = preset.voice
+        presetBands = preset.bands
+    }
+
+    /// The most frames a chunk may have: a chunk's buffers are allocated whole, channels times over, so past this
+    /// a chunk is memory, not speed.
+    public static let chunkFrameLimit = 1 << 20
+
+    /// Throws `KoeError.invalidArgument` for settings no conversion can run with, whatever the input.
+    func validate() throws(KoeError) {
+        guard threads >= 1 else { throw .invalidArgument("threads must be at least 1 (got \(threads))") }
+        guard (1...Self.chunkFrameLimit).contains(chunkFrames) else {
+            throw .invalidArgument("a chunk must hold 1 to \(Self.chunkFrameLimit) frames (got \(chunkFrames))")
+        }
+        guard gainDB.isFinite else { throw .invalidArgument("gain \(gainDB) dB is not a finite number") }
+        if let problem = voice.problem {
+            throw .invalidArgument(problem)
+        }
+        if let problem = AnalysisLimits.problem(with: analysis, sampleRate: nil) {
+            throw .invalidArgument(problem)
+        }
+    }
+}
+
+extension VoiceSettings {
+    /// The first setting out of its range, said in words; nil when the voice can be made.
+    var problem: String? {
+        for (name, value) in [("pitch ratio", pitchRatio), ("tempo", tempo)] where !Self.ratioRange.contains(value) {
+            return "\(name) must be between \(Self.ratioRange.lowerBound) and \(Self.ratioRange.upperBound) (got \(value))"
+        }
+        if !(formantRatio.isFinite && formantRatio > 0) {
+            return "formant ratio must be a positive number (got \(formantRatio))"
+        }
+        if !Self.pitchRangeLimits.contains(pitchRange) {
+            return "pitch range must be between 0 and 10 (got \(pitchRange))"
+        }
+        for (name, median) in [("pitch median", targetMedian), ("reference median", referenceMedian)] {
+            if let median, !Self.medianRange.contains(median) {
+                return "\(name) must be between 10 and 5000 Hz (got \(median))"
+            }
+        }
+        return nil
+    }
+}

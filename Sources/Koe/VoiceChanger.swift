@@ -1,0 +1,353 @@
+import Foundation
+import KoePipeline
+import KoeStages
+import KoeWorld
+
+/// A live voice changer: planar blocks in, as many frames out, delayed by exactly `latency` frames.
+///
+/// ```swift
+/// let changer = try VoiceChanger(sampleRate: 48000, channels: 2)
+/// changer.pitch = 1.2
+/// changer.formant = 1.8
+/// let out = try changer.process(planar)   // planar.count channels, each as long as the input's
+/// let tail = try changer.finish()          // the `latency` frames still held
+/// ```
+///
+/// Each channel runs WORLD analysis, the voice changes and WORLD synthesis (always, so that the delay stays
+/// fixed whatever the settings), then the equalizer and the gain. Output frame `n` is the converted input frame
+/// `n - latency`; the first `latency` frames are silence, and `out ++ finish()` is the input's conversion
+/// preceded by `latency` frames of silence.
+///
+/// **Settings** change between any two `process` calls and glide to their new value over 50 ms: pitch and
+/// formant ratios geometrically, frame by frame; EQ coefficients and the gain sample by sample. The vocoder applies a change from the analysis frames the next `process` call completes, which
+/// reach the output about `latency` frames later. Out-of-range values are clamped to the documented range and
+/// non-finite ones ignored, so a host's odd control value never stops the audio.
+///
+/// **Threads.** Not thread-safe: call every method, settings included, from one thread at a time (the audio
+/// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone,
+/// takes no lock of koe's, and once its buffers have grown to the largest block seen, allocates nothing in the
+/// unsafe-pointer form: fit for an audio callback, though a call that completes an analysis block (every
+/// 20 ms of input with DIO) does that block's work. With more threads each channel's vocoder analyses on
+/// threads of its own and `process` waits for them as needed; the output is the same.
+public final class VoiceChanger {
+    /// How the changer analyses; fixed for its life.
+    public struct Options: Sendable, Equatable {
+        /// The analysis: F0 method, frame period, F0 range, look-ahead; WORLD's defaults (DIO, 5 ms, 71–800 Hz).
+        public var analysis = StreamingAnalyzer.Options()
+        /// Threads each channel's vocoder may use (default 1: the caller's thread alone).
+        public var threads = 1
+
+        public init() {}
+    }
+
+    /// Pitch and formant ratios reach four octaves either way.
+    public static let ratioRange = VoiceSettings.ratioRange
+
+    public let sampleRate: Int
+    public let channels: Int
+    public let options: Options
+    /// Frames between an input frame and its output frame; fixed for the changer's life.
+    public let latency: Int
+
+    /// F0 multiplier: 2 is an octave up (default 1; clamped to `ratioRange`).
+    public var pitch: Double {
+        get { voice.pitchRatio }
+        set { change { $0.pitchRatio = Self.clamped(newValue, to: Self.ratioRange) ?? $0.pitchRatio } }
+    }
+
+    /// The pitch shift in semitones: the same setting as `pitch`, on another scale.
+    public var semitones: Double {
+        get { 12 * log2(pitch) }
+        set { if newValue.isFinite { pitch = exp2(newValue / 12) } }
+    }
+
+    /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1; clamped to
+    /// `ratioRange`).
+    public var formant: Double {
+        get { voice.formantRatio }
+        set { change { $0.formantRatio = Self.clamped(newValue, to: Self.ratioRange) ?? $0.formantRatio } }
+    }
+
+    /// Scale of F0 excursions around the median, in log-F0: 0 monotone, 1 unchanged (default 1; clamped to
+    /// 0…10). The median is the running median of the voiced frames so far.
+    public var pitchRange: Double {
+        get { voice.pitchRange }
+        set { change { $0.pitchRange = Self.clamped(newValue, to: VoiceSettings.pitchRangeLimits) ?? $0.pitchRange } }
+    }
+
+    /// Median F0 to move the voice to, in Hz, or nil to keep the speaker's (default nil; clamped to 10…5000 Hz).
+    public var pitchMedian: Double? {
+        get { voice.targetMedian }
+        set {
+            change { voice in
+                guard let newValue else { return voice.targetMedian = nil }
+                voice.targetMedian = Self.clamped(newValue, to: VoiceSettings.medianRange) ?? voice.targetMedian
+            }
+        }
+    }
+
+    /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
+    public var whisper: Bool {
+        get { voice.whisper }
+        set { change { $0.whisper = newValue } }
+    }
+
+    /// The EQ bands, applied in order after the vocoder (default none). Bands that cannot be built at this
+    /// sample rate (at or above Nyquist, a non-positive Q) and flat bands are left out: reading the property
+    /// gives the bands that act.
+    public var equalizer: [EqualizerBand] {
+        get { equalizerBands }
+        set {
+            let usable = newValue.filter { (try? Equalizer(bands: [$0], sampleRate: sampleRate)) != nil }
+            equalizerBands = usable.filter { !$0.isFlat }
+            for chain in chains {
+                try? chain.equalizer.set(bands: equalizerBands, gliding: hasStarted)
+            }
+        }
+    }
+
+    /// Output gain in dB (default 0; clamped to -60…60 dB).
+    public var gainDB: Double {
+        get { gain }
+        set {
+            guard let clamped = Self.clamped(newValue, to: EqualizerBand.gainRange) else { return }
+            gain = clamped
+            for chain in chains {
+                try? chain.gain.set(decibels: clamped, gliding: hasStarted)
+            }
+        }
+    }
+
+    private var voice: VoiceSettings
+    private var equalizerBands: [EqualizerBand] = []
+    private var gain = 0.0
+    private var chains: [ChannelChain]
+    private var isFinished = false
+    /// True once a block has been processed: settings changed from then on glide.
+    private var hasStarted = false
+
+    /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, fewer than one channel, or
+    /// analysis options WORLD cannot run with.
+    public init(sampleRate: Int, channels: Int, options: Options = Options()) throws(KoeError) {
+        guard SignalRequirements.sampleRates.contains(sampleRate) else {
+            throw .invalidArgument("sample rate \(sampleRate) Hz is not supported (8000 to 192000 Hz)")
+        }
+        guard channels >= 1 else { throw .invalidArgument("a voice changer needs at least one channel (got \(channels))") }
+        guard options.threads >= 1 else { throw .invalidArgument("threads must be at least 1 (got \(options.threads))") }
+        try AnalysisCheck.require(options.analysis, sampleRate: sampleRate)
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.options = options
+        voice = VoiceSettings()
+        chains = try KoeError.wrapping {
+            try (0..<channels).map { _ in try ChannelChain(sampleRate: sampleRate, voice: VoiceSettings(), options: options) }
+        }
+        latency = chains[0].latency
+    }
+
+    /// Takes on a named voice (see `Preset.all`): its pitch, pitch range, formant, whisper and EQ bands (those
+    /// this sample rate can hold). Tempo is a file conversion's setting; a live changer keeps time.
+    public func apply(preset name: String) throws(KoeError) {
+        guard let preset = Preset.named(name) else {
+            let names = Preset.all.map(\.name).joined(separator: ", ")
+            throw .invalidArgument("unknown preset '\(name)' (presets: \(names))")
+        }
+        change { voice in
+            voice.pitchRatio = preset.voice.pitchRatio
+            voice.pitchRange = preset.voice.pitchRange
+            voice.formantRatio = preset.voice.formantRatio
+            voice.whisper = preset.voice.whisper
+        }
+        equalizer = preset.bands(sampleRate: sampleRate)
+    }
+
+    // MARK: Processing
+
+    /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
+    public func process(_ input: [[Float]]) throws(KoeError) -> [[Float]] {
+        try processPlanar(input)
+    }
+
+    /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
+    public func process(_ input: [[Double]]) throws(KoeError) -> [[Double]] {
+        try processPlanar(input)
+    }
+
+    /// Converts the next `frames` frames of planar audio from `input` into `output`, one pointer per channel
+    /// each way; `output` may be `input` (in place). Allocates nothing once the changer has seen a block this
+    /// long. On a thrown error nothing is written and the block is not part of the stream.
+    public func process(
+        _ input: UnsafePointer<UnsafePointer<Float>>, into output: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int
+    ) throws(KoeError) {
+        guard frames >= 0 else { throw .invalidArgument("a block cannot have \(frames) frames") }
+        try requireStreaming()
+        for channel in 0..<channels {
+            try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
+        }
+        for channel in 0..<channels {
+            chains[channel].load(UnsafeBufferPointer(start: input[channel], count: frames))
+        }
+        try run(frames: frames)
+        for channel in 0..<channels {
+            chains[channel].unload(frames, into: UnsafeMutableBufferPointer(start: output[channel], count: frames))
+        }
+    }
+
+    /// Ends the stream: returns the `latency` frames per channel still held. Call `reset` before a new stream.
+    public func finish() throws(KoeError) -> [[Float]] {
+        try finish(as: Float.self)
+    }
+
+    /// Ends the stream: returns the `latency` frames per channel still held, as `Sample`s.
+    public func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
+        try requireStreaming()
+        isFinished = true
+        try KoeError.wrapping {
+            for chain in chains { try chain.finish() }
+        }
+        return chains.map { chain in
+            var tail = [Sample](repeating: 0, count: chain.ready.count)
+            tail.withUnsafeMutableBufferPointer { chain.unload(chain.ready.count, into: $0) }
+            return tail
+        }
+    }
+
+    /// Ends the stream into `output`, one pointer per channel, each with room for `latency` frames.
+    public func finish(into output: UnsafePointer<UnsafeMutablePointer<Float>>) throws(KoeError) {
+        let tail = try finish()
+        for channel in 0..<channels {
+            _ = UnsafeMutableBufferPointer(start: output[channel], count: latency).update(fromContentsOf: tail[channel])
+        }
+    }
+
+    /// Forgets the stream: the next `process` starts a new one, with the current settings and no glide.
+    public func reset() {
+        // Building a chain with settings that were valid once cannot fail.
+        if let fresh = try? (0..<channels).map({ _ in
+            try ChannelChain(sampleRate: sampleRate, voice: voice, options: options, bands: equalizerBands, gainDB: gain)
+        }) {
+            chains = fresh
+            isFinished = false
+            hasStarted = false
+        }
+    }
+
+    private func processPlanar<Sample: BinaryFloatingPoint>(_ input: [[Sample]]) throws(KoeError) -> [[Sample]] {
+        guard input.count == channels else {
+            throw .badInput(source: nil, reason: "\(input.count) channel arrays given to a \(channels)-channel changer")
+        }
+        let frames = input[0].count
+        if let ragged = input.firstIndex(where: { $0.count != frames }) {
+            throw .badInput(source: nil, reason: "channel \(ragged) has \(input[ragged].count) frames, channel 0 has \(frames)")
+        }
+        try requireStreaming()
+        for (channel, samples) in input.enumerated() {
+            try samples.withUnsafeBufferPointer { buffer throws(KoeError) in try Self.requireFinite(buffer, channel: channel) }
+        }
+        for (channel, samples) in input.enumerated() {
+            samples.withUnsafeBufferPointer { chains[channel].load($0) }
+        }
+        try run(frames: frames)
+        return chains.map { chain in
+            var output = [Sample](repeating: 0, count: frames)
+            output.withUnsafeMutableBufferPointer { chain.unload(frames, into: $0) }
+            return output
+        }
+    }
+
+    /// Runs the loaded input of every channel through its chain, until each has `frames` frames ready.
+    private func run(frames: Int) throws(KoeError) {
+        hasStarted = true
+        try KoeError.wrapping {
+            for chain in chains {
+                try chain.run()
+                if chain.ready.count < frames { try chain.settle() }
+                guard chain.ready.count >= frames else {
+                    throw KoeError.misuse("the vocoder fell behind its latency bound: \(chain.ready.count) of \(frames) frames ready")
+                }
+            }
+        }
+    }
+
+    private func requireStreaming() throws(KoeError) {
+        guard !isFinished else { throw .misuse("the stream has finished: call reset() before processing a new one") }
+    }
+
+    private static func requireFinite<Sample: BinaryFloatingPoint>(
+        _ samples: UnsafeBufferPointer<Sample>, channel: Int
+    ) throws(KoeError) {
+        guard let index = samples.firstIndex(where: { !$0.isFinite }) else { return }
+        throw .badInput(source: nil, reason: "sample \(index) of channel \(channel) is not a finite number (NaN or infinity)")
+    }
+
+    private func change(_ body: (inout VoiceSettings) -> Void) {
+        body(&voice)
+        for chain in chains {
+            chain.voiceShift.update(voice)
+        }
+    }
+
+    private static func clamped(_ value: Double, to range: ClosedRange<Double>) -> Double? {
+        value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : nil
+    }
+}
+
+/// One channel of a changer: vocoder, equalizer and gain, the input being loaded and the output ready, which
+/// starts with the `latency` frames of silence that make the delay exact.
+private final class ChannelChain {
+    let voiceShift: VoiceShift
+    let equalizer: Equalizer
+    let gain: Gain
+    let chain: Chain
+    private(set) var ready: [Double]
+    private var input: [Double] = []
+
+    init(
+        sampleRate: Int, voice: VoiceSettings, options: VoiceChanger.Options, bands: [EqualizerBand] = [], gainDB: Double = 0
+    ) throws {
+        let glide = Glide.samples(sampleRate: sampleRate)
+        voiceShift = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: options.analysis, threads: options.threads)
+        equalizer = try Equalizer(bands: bands, sampleRate: sampleRate, glideSamples: glide)
+        gain = try Gain(decibels: gainDB, glideSamples: glide)
+        chain = Chain(stages: [voiceShift, equalizer, gain])
+        ready = [Double](repeating: 0, count: chain.latency)
+    }
+
+    var latency: Int { chain.latency }
+
+    func load<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>) {
+        input.removeAll(keepingCapacity: true)
+        for sample in samples {
+            input.append(Double(sample))
+        }
+    }
+
+    func run() throws {
+        try chain.process(input, isFinal: false, into: &ready)
+    }
+
+    func settle() throws {
+        try chain.settle(into: &ready)
+    }
+
+    /// Ends the stream: the chain drains into `ready`. A stream too short to analyse comes out silent.
+    func finish() throws {
+        let received = ready.count
+        do {
+            try chain.process([], isFinal: true, into: &ready)
+        } catch WorldError.signalTooShort {
+            ready.removeSubrange(received...)
+            ready.append(contentsOf: repeatElement(0, count: max(0, latency - received)))
+        }
+    }
+
+    /// Moves the first `count` ready frames to `output` (which may be where the input was read from).
+    func unload<Sample: BinaryFloatingPoint>(_ count: Int, into output: UnsafeMutableBufferPointer<Sample>) {
+        ready.withUnsafeBufferPointer { ready in
+            for index in 0..<count {
+                output[index] = Sample(ready[index])
+            }
+        }
+        ready.removeFirst(count)
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Koe
+import Testing
+import TestSupport
+
+@Suite struct VoiceChangerTests {
+    private let sampleRate = 16000
+
+    private func speechLike() -> [Double] {
+        Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
+            + Signals.whiteNoise(count: 1600, amplitude: 0.05)
+            + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
+    }
+
+    /// The whole stream through the changer in blocks of `block` frames, then its tail.
+    private func stream(_ changer: VoiceChanger, _ input: [[Double]], block: Int) throws -> (out: [[Double]], tail: [[Double]]) {
+        var out = [[Double]](repeating: [], count: input.count)
+        var start = 0
+        while start < input[0].count {
+            let end = min(start + block, input[0].count)
+            let piece = try changer.process(input.map { Array($0[start..<end]) })
+            #expect(piece.map(\.count) == [Int](repeating: end - start, count: input.count), "block in = block out")
+            for channel in out.indices { out[channel] += piece[channel] }
+            start = end
+        }
+        return (out, try changer.finish(as: Double.self))
+    }
+
+    @Test func outputIsTheConversionDelayedByExactlyTheLatency() throws {
+        let input = speechLike()
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.pitch = 1.3
+        changer.formant = 1.1
+        let (out, tail) = try stream(changer, [input], block: 480)
+        #expect(tail[0].count == changer.latency)
+
+        var voice = VoiceSettings()
+        voice.pitchRatio = 1.3
+        voice.formantRatio = 1.1
+        let conversion = try VoiceShift(sampleRate: sampleRate, voice: voice).process(input, isFinal: true)
+        let whole = out[0] + tail[0]
+        #expect(whole.count == input.count + changer.latency)
+        #expect(whole.prefix(changer.latency).allSatisfy { $0 == 0 })
+        #expect(Array(whole.dropFirst(changer.latency)) == conversion, "largest difference \(largestDifference(Array(whole.dropFirst(changer.latency)), conversion))")
+    }
+
+    @Test(arguments: [1, 17, 480, 4096])
+    func blockSizeDoesNotChangeTheOutput(block: Int) throws {
+        let input = speechLike()
+        func run(_ block: Int) throws -> [Double] {
+            let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+            changer.pitch = 0.8
+            changer.gainDB = -3
+            changer.equalizer = [EqualizerBand(kind: .peak, frequency: 1000, gainDB: 4, q: 1.4)]
+            let (out, tail) = try stream(changer, [input], block: block)
+            return out[0] + tail[0]
+        }
+        let blocks = try run(block), whole = try run(input.count)
+        #expect(blocks == whole, "largest difference \(largestDifference(blocks, whole))")
+    }
+
+    @Test func threadsDoNotChangeTheOutputOfAChangingVoice() throws {
+        let input = speechLike()
+        func run(threads: Int) throws -> [Double] {
+            var options = VoiceChanger.Options()
+            options.threads = threads
+            let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+            changer.pitch = 1.2
+            var out: [Double] = []
+            for start in stride(from: 0, to: input.count, by: 320) {
+                if start == 8000 {
+                    changer.pitch = 0.9
+                    changer.formant = 1.2
+                }
+                out += try changer.process([Array(input[start..<min(start + 320, input.count)])])[0]
+            }
+            return out + (try changer.finish(as: Double.self))[0]
+        }
+        let single = try run(threads: 1)
+        let shared = try run(threads: 2)
+        #expect(shared == single, "largest difference \(largestDifference(shared, single))")
+    }
+
+    @Test func channelsAreIndependent() throws {
+        let left = speechLike()
+        let right = left.map { $0 * 0.5 }.reversed().map { $0 }
+        let stereo = try VoiceChanger(sampleRate: sampleRate, channels: 2)
+        stereo.pitch = 1.1
+        let (out, tail) = try stream(stereo, [left, right], block: 333)
+        for (channel, signal) in [left, right].enumerated() {
+            let mono = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+            mono.pitch = 1.1
+            let (alone, aloneTail) = try stream(mono, [signal], block: 333)
+            #expect(out[channel] + tail[channel] == alone[0] + aloneTail[0], "channel \(channel)")
+        }
+    }
+
+    @Test func pointerFormInPlaceEqualsArrayForm() throws {
+        let input = speechLike().map(Float.init)
+        let arrays = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        let pointers = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        for changer in [arrays, pointers] { changer.pitch = 1.25 }
+        var expected: [Float] = []
+        var inPlace = input
+        for start in stride(from: 0, to: input.count, by: 256) {
+            let end = min(start + 256, input.count)
+            expected += try arrays.process([Array(input[start..<end])])[0]
+            try inPlace.withUnsafeMutableBufferPointer { buffer in
+                let block = buffer.baseAddress! + start
+                var reading = UnsafePointer(block)
+                var writing = block
+                try pointers.process(&reading, into: &writing, frames: end - start)
+            }
+        }
+        #expect(inPlace == expected)
+        var tail = [Float](repeating: .nan, count: pointers.latency)
+        try tail.withUnsafeMutableBufferPointer { buffer in
+            var writing = buffer.baseAddress!
+            try pointers.finish(into: &writing)
+        }
+        #expect(tail == (try arrays.finish())[0])
+    }
+
+    @Test func refusesWhatItCannotRun() {
+        #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 100, channels: 1) }
+        #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: 0) }
+        #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: -3) }
+        var options = VoiceChanger.Options()
+        options.analysis.f0Ceil = 5000
+        #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 8000, channels: 1, options: options) }
+        options = VoiceChanger.Options()
+        options.threads = 0
+        #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: 1, options: options) }
+    }
+
+    @Test func refusesBadBlocksAndKeepsGoing() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 2)
+        let good: [[Float]] = [[Float](repeating: 0.1, count: 100), [Float](repeating: -0.1, count: 100)]
+        #expect(throws: KoeError.self) { try changer.process([good[0]]) }
+        #expect(throws: KoeError.self) { try changer.process([good[0], Array(good[1].prefix(99))]) }
+        #expect(throws: KoeError.self) { try changer.process([good[0], good[1].map { _ in Float.nan }]) }
+        #expect(throws: KoeError.self) { try changer.process([good[0], [Float](repeating: .infinity, count: 100)]) }
+        #expect(try changer.process(good).map(\.count) == [100, 100])
+        _ = try changer.finish()
+        #expect(throws: KoeError.self) { try changer.process(good) }
+        changer.reset()
+        #expect(try changer.process(good).map(\.count) == [100, 100])
+    }
+
+    @Test func absurdSettingsAreClampedOrIgnored() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.pitch = 0
+        #expect(changer.pitch == VoiceChanger.ratioRange.lowerBound)
+        changer.pitch = 1e9
+        #expect(changer.pitch == VoiceChanger.ratioRange.upperBound)
+        changer.pitch = .nan
+        #expect(changer.pitch == VoiceChanger.ratioRange.upperBound)
+        changer.formant = -2
+        #expect(changer.formant == VoiceChanger.ratioRange.lowerBound)
+        changer.semitones = 12
+        #expect(abs(changer.pitch - 2) < 1e-12)
+        changer.gainDB = .infinity
+        #expect(changer.gainDB == 0)
+        changer.gainDB = 500
+        #expect(changer.gainDB == 60)
+        changer.pitchRange = -1
+        #expect(changer.pitchRange == 0)
+        changer.pitchMedian = 1e6
+        #expect(changer.pitchMedian == 5000)
+        changer.equalizer = [
+            EqualizerBand(kind: .peak, frequency: 9000, gainDB: 3, q: 1),
+            EqualizerBand(kind: .peak, frequency: 1000, gainDB: 3, q: -1),
+            EqualizerBand(kind: .peak, frequency: 1000, gainDB: 0, q: 1),
+            EqualizerBand(kind: .lowshelf, frequency: 200, gainDB: 3),
+        ]
+        #expect(changer.equalizer == [EqualizerBand(kind: .lowshelf, frequency: 200, gainDB: 3)])
+        #expect(throws: KoeError.self) { try changer.apply(preset: "nobody") }
+        try changer.apply(preset: "kawaii")
+        #expect(changer.pitch == 1.6 && changer.formant == 1.2)
+        changer.gainDB = 60
+        changer.pitch = 16
+        let out = try changer.process([Signals.vowel(f0: 200, sampleRate: sampleRate, duration: 0.5).map(Float.init)])
+        #expect(out[0].allSatisfy { $0.isFinite })
+    }
+
+    @Test func aChangeGlidesInsteadOfJumping() throws {
+        // A steady vowel; the pitch moves from 1 to 1.5 halfway. The output F0, frame by frame, must pass
+        // through values between the two rather than step.
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 1.2)
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        var out: [Double] = []
+        for start in stride(from: 0, to: input.count, by: 160) {
+            if start == input.count / 2 { changer.pitch = 1.5 }
+            out += try changer.process([Array(input[start..<min(start + 160, input.count)])])[0]
+        }
+        out += try changer.finish(as: Double.self)[0]
+        let aligned = Array(out.dropFirst(changer.latency))
+        let f0 = StoneMask(sampleRate: sampleRate).refine(aligned, contour: Dio(sampleRate: sampleRate).estimate(aligned)).f0
+        let between = f0.filter { $0 > 150 * 1.08 && $0 < 150 * 1.42 }
+        #expect(between.count >= 3, "frames between the two pitches: \(between.count)")
+        #expect(between.count <= 30, "a glide of 50 ms, not a slow drift: \(between.count) frames")
+    }
+
+    @Test func aStreamTooShortToAnalyseComesOutSilent() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        let out = try changer.process([[Float](repeating: 0.3, count: 10)])
+        let tail = try changer.finish()
+        #expect(out[0].count == 10 && tail[0].count == changer.latency)
+        #expect((out[0] + tail[0]).allSatisfy { $0 == 0 })
+    }
+
+    /// The largest difference between two signals, or infinity when their lengths differ: a short message
+    /// where the arrays themselves would fill the screen.
+    private func largestDifference(_ first: [Double], _ second: [Double]) -> Double {
+        guard first.count == second.count else { return .infinity }
+        return zip(first, second).map { abs($0 - $1) }.max() ?? 0
+    }
+}
