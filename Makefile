@@ -105,12 +105,12 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product koe
 
-# The LV2 bundle and the LADSPA plugin: thin C wrappers (Plugins/) over the C ABI (Sources/KoeC/include/koe.h),
+# The LV2 bundle and the LADSPA plugin: thin C wrappers (Sources/KoePlugins/) over the C ABI (Sources/KoeC/include/koe.h),
 # linked with the archive of the Swift code below it into one shared object each. The Swift runtime and
 # Foundation are linked in statically (-static-stdlib, and the toolchain's static archives as one group, since
 # the archives name their own dependencies only in Swift autolink entries the linker does not read), so a
 # host loads the plugin on a machine without a Swift toolchain. Only the descriptor function is exported
-# (Plugins/exports.map) and -Bsymbolic binds the plugin's calls to its own copy of the runtime; NODELETE keeps
+# (Sources/KoePlugins/exports.map) and -Bsymbolic binds the plugin's calls to its own copy of the runtime; NODELETE keeps
 # the runtime's thread-local destructors and once-tokens valid after a host's dlclose.
 PLUGIN_DIR     := .build/plugins
 PLUGIN_OBJ     := .build/plugin-objects
@@ -120,20 +120,20 @@ PLUGIN_CFLAGS  := -O2 -fPIC -Wall -Wextra -Werror -std=c11 -ISources/KoeC/includ
 PLUGIN_LDFLAGS := -emit-library -static-stdlib \
 	-Xlinker --whole-archive .build/release/libKoeC.a -Xlinker --no-whole-archive \
 	-Xlinker --start-group $(foreach a,$(wildcard $(SWIFT_STATIC)/*.a),-Xlinker $(a)) -Xlinker --end-group \
-	$$(pkg-config --libs fftw3) -Xlinker --version-script=Plugins/exports.map \
+	$$(pkg-config --libs fftw3) -Xlinker --version-script=Sources/KoePlugins/exports.map \
 	-Xlinker -Bsymbolic -Xlinker -z -Xlinker nodelete -Xlinker --strip-all
 
 plugins: deps plugin-deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
 	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
-	cc $(PLUGIN_CFLAGS) -c Plugins/voice.c -o $(PLUGIN_OBJ)/voice.o
-	cc $(PLUGIN_CFLAGS) -c Plugins/lv2/koe_lv2.c -o $(PLUGIN_OBJ)/koe_lv2.o
-	cc $(PLUGIN_CFLAGS) -c Plugins/ladspa/koe_ladspa.c -o $(PLUGIN_OBJ)/koe_ladspa.o
+	cc $(PLUGIN_CFLAGS) -c Sources/KoePlugins/voice.c -o $(PLUGIN_OBJ)/voice.o
+	cc $(PLUGIN_CFLAGS) -c Sources/KoePlugins/lv2/koe_lv2.c -o $(PLUGIN_OBJ)/koe_lv2.o
+	cc $(PLUGIN_CFLAGS) -c Sources/KoePlugins/ladspa/koe_ladspa.c -o $(PLUGIN_OBJ)/koe_ladspa.o
 	@echo "linking $(PLUGIN_DIR)/koe.lv2/koe.so"
 	@$(SWIFTC) -o $(PLUGIN_DIR)/koe.lv2/koe.so $(PLUGIN_OBJ)/koe_lv2.o $(PLUGIN_OBJ)/voice.o $(PLUGIN_LDFLAGS)
 	@echo "linking $(PLUGIN_DIR)/koe-ladspa.so"
 	@$(SWIFTC) -o $(PLUGIN_DIR)/koe-ladspa.so $(PLUGIN_OBJ)/koe_ladspa.o $(PLUGIN_OBJ)/voice.o $(PLUGIN_LDFLAGS)
-	cp Plugins/lv2/manifest.ttl Plugins/lv2/koe.ttl Plugins/lv2/presets.ttl $(PLUGIN_DIR)/koe.lv2/
+	cp Sources/KoePlugins/lv2/manifest.ttl Sources/KoePlugins/lv2/koe.ttl Sources/KoePlugins/lv2/presets.ttl $(PLUGIN_DIR)/koe.lv2/
 	@echo "LV2:    $(PLUGIN_DIR)/koe.lv2 (urn:koe:voice)"
 	@echo "LADSPA: $(PLUGIN_DIR)/koe-ladspa.so (koe_voice)"
 
