@@ -24,11 +24,9 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
-        .systemLibrary(
-            name: "CPortAudio",
-            pkgConfig: "portaudio-2.0",
-            providers: [.apt(["portaudio19-dev"])]
-        ),
+        // No pkgConfig: portaudio-2.0.pc's Cflags carry -pthread, a flag SwiftPM refuses; the header is in
+        // /usr/include and the module map links libportaudio (Debian portaudio19-dev, `make deps`).
+        .systemLibrary(name: "CPortAudio"),
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
