@@ -8,9 +8,10 @@ struct Live: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change your voice live: from an input device, through koe, to an output device (PortAudio).",
         discussion: """
-            Mono in, mono out, at the output device's sample rate. On a terminal a status line shows the levels, \
-            the latency and xruns; up/down move the pitch a semitone, left/right the formants by 5 %, q stops. \
-            Ctrl-C stops too (exit status 130).
+            Mono in, mono out, at the output device's default sample rate. On a terminal a status line shows \
+            the levels, the pitch and formant ratios, the latency (koe's plus the devices') and the xruns; \
+            up/down move the pitch a semitone, left/right the formants by 5 %, q stops (exit status 0). \
+            Ctrl-C stops too (exit status 130). A summary line goes to stderr at the end.
             """)
 
     @Option(help: ArgumentHelp("Capture device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
@@ -19,41 +20,35 @@ struct Live: ParsableCommand {
     @Option(help: ArgumentHelp("Playback device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
     var output: String?
 
-    @Flag(name: .customLong("list-devices"), help: "List the audio devices and exit.")
+    @Flag(name: .customLong("list-devices"), help: "List the audio devices (number, name, host API, channels, rate) and exit.")
     var listDevices = false
 
-    @OptionGroup var voice: VoiceOptions
-    @OptionGroup var equalizer: EqualizerOptions
+    @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
 
     func validate() throws {
         if voice.tempo != nil { throw ValidationError("--tempo cannot change the duration of live sound") }
-        for (flag, given) in [
-            ("--pitch-median", voice.pitchMedian != nil), ("--pitch-range", voice.pitchRange != nil),
-            ("--eq", !equalizer.bandSpecs.isEmpty), ("--geq", equalizer.graphic != nil),
-        ] where given {
-            throw ValidationError("\(flag) is not available in koe live")
-        }
     }
 
     func run() throws {
         LiveSignals.install()
-        try PortAudio.initialize()
-        defer { PortAudio.terminate() }
+        let library = try PortAudioLibrary()
         if listDevices {
-            let devices = PortAudio.devices()
+            let devices = library.devices
             if devices.isEmpty { Report.note("no audio devices (is a sound server running?)") }
             for device in devices {
                 print("\(device.index)\t\(device.name)\t[\(device.hostAPI)]\tin \(device.inputs), out \(device.outputs)\t\(Int(device.defaultSampleRate)) Hz")
             }
             return
         }
-        let inputDevice = try PortAudio.device(input, input: true)
-        let outputDevice = try PortAudio.device(output, input: false)
+        let inputDevice = try library.device(input, input: true)
+        let outputDevice = try library.device(output, input: false)
         let sampleRate = outputDevice.defaultSampleRate
-        let changer = try makeChanger(sampleRate: Int(sampleRate))
-        let engine = LiveEngine(changer: changer)
-        let stream = try LiveStream(engine: engine, input: inputDevice, output: outputDevice, sampleRate: sampleRate)
-        let latency = Double(changer.latency) / sampleRate + stream.deviceLatency
+        let engine = LiveEngine(changer: try makeChanger(sampleRate: Int(sampleRate)))
+        let stream = try LiveStream(
+            library: library, engine: engine, input: inputDevice, output: outputDevice, sampleRate: sampleRate)
+        let latency = Double(engine.changer.latency) / sampleRate + stream.deviceLatency
 
         let keys = LiveKeys()
         defer { keys.restore() }
@@ -72,34 +67,32 @@ struct Live: ParsableCommand {
             status.show()
         }
         stream.stop()
-        status.finish(seconds: status.elapsed)
-        if !quit && LiveSignals.received == 0 {
-            throw CommandError.badOption("the audio stream stopped: the device went away")
-        }
+        status.finish()
         if LiveSignals.received != 0 { throw ExitCode(128 + LiveSignals.received) }
+        if !quit { throw CommandError.badOption("the audio stream stopped: the device went away") }
     }
 
+    /// The preset's voice and EQ, the explicit options over them, and the analysis asked for.
     private func makeChanger(sampleRate: Int) throws -> VoiceChanger {
-        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        var options = VoiceChanger.Options()
+        options.analysis = analysis.streamingOptions
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
         if let preset = voice.preset { try changer.apply(preset: preset) }
-        if let pitch = voice.pitch { changer.pitch = pitch }
-        if let semitones = voice.semitones { changer.semitones = semitones }
-        if let formant = voice.formant { changer.formant = formant }
+        let settings = try voice.settings()
+        changer.pitch = settings.pitchRatio
+        changer.formant = settings.formantRatio
+        changer.pitchRange = settings.pitchRange
+        changer.pitchMedian = settings.targetMedian
+        changer.whisper = settings.whisper
+        let explicitBands = try equalizer.bands()
+        let bands = changer.equalizer + explicitBands
+        changer.equalizer = bands
+        // The changer leaves out bands this rate cannot hold; an explicit one left out is the user's mistake.
+        if changer.equalizer.count < bands.filter({ !$0.isFlat }).count {
+            throw CommandError.badOption("an --eq or --geq band is at or above half the sample rate (\(sampleRate) Hz)")
+        }
         if let gain = equalizer.gain { changer.gainDB = gain }
         return changer
-    }
-}
-
-extension LiveEngine {
-    /// Moves the pitch by semitones, or the formants by steps of 5 %, from the main thread.
-    func nudge(pitch semitones: Int) {
-        let pitch = Double(bitPattern: requestedPitch.load(ordering: .relaxed)) * exp2(Double(semitones) / 12)
-        requestedPitch.store(min(max(pitch, 1.0 / 16), 16).bitPattern, ordering: .relaxed)
-    }
-
-    func nudge(formant steps: Int) {
-        let formant = Double(bitPattern: requestedFormant.load(ordering: .relaxed)) * pow(1.05, Double(steps))
-        requestedFormant.store(min(max(formant, 1.0 / 16), 16).bitPattern, ordering: .relaxed)
     }
 }
 
@@ -110,6 +103,8 @@ enum LiveSignals {
     static var received: Int32 { signal.load(ordering: .relaxed) }
 
     static func install() {
+        // Touched here first, so the handler never runs the global's one-time initialisation.
+        signal.store(0, ordering: .relaxed)
         for number in [SIGINT, SIGTERM, SIGHUP] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { LiveSignals.signal.store($0, ordering: .relaxed) }
@@ -119,7 +114,7 @@ enum LiveSignals {
     }
 }
 
-/// Keys from a terminal on stdin, read without waiting for Return and without echo; nothing when stdin is not
+/// Keys from a terminal on stdin, read without waiting for Return and without echo; none when stdin is not
 /// a terminal.
 final class LiveKeys {
     enum Key { case quit, pitch(Int), formant(Int) }
@@ -132,8 +127,11 @@ final class LiveKeys {
         tcgetattr(STDIN_FILENO, &settings)
         saved = settings
         settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
-        settings.c_cc.6 = 0  // VMIN: a read returns at once
-        settings.c_cc.5 = 0  // VTIME
+        // VMIN and VTIME 0: a read returns at once, with what has been typed.
+        withUnsafeMutableBytes(of: &settings.c_cc) { cc in
+            cc[Int(VMIN)] = 0
+            cc[Int(VTIME)] = 0
+        }
         tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     }
 
@@ -141,7 +139,7 @@ final class LiveKeys {
         if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
     }
 
-    /// The next key pressed, if any: q, or an arrow (ESC [ A/B/C/D).
+    /// The next key pressed, if any: q, or an arrow (ESC [ A/B/C/D); other keys are skipped.
     func next() -> Key? {
         guard saved != nil else { return nil }
         var bytes = (UInt8(0), UInt8(0), UInt8(0))
@@ -171,28 +169,24 @@ final class LiveStatus {
         self.onTerminal = onTerminal
     }
 
-    var elapsed: Double { Self.now() - start }
-
     func show() {
         let inLevel = Self.decibels(LiveEngine.takePeak(engine.inputPeak))
         let outLevel = Self.decibels(LiveEngine.takePeak(engine.outputPeak))
         guard onTerminal else { return }
-        let pitch = Double(bitPattern: engine.requestedPitch.load(ordering: .relaxed))
-        let formant = Double(bitPattern: engine.requestedFormant.load(ordering: .relaxed))
-        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(pitch, 2))"
-            + "  formant \(Self.fixed(formant, 2))  latency \(Int((latency * 1000).rounded())) ms"
+        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(engine.pitch, 2))"
+            + "  formant \(Self.fixed(engine.formant, 2))  latency \(Int((latency * 1000).rounded())) ms"
             + "  xruns \(engine.xruns.load(ordering: .relaxed))  [arrows, q]"
         Self.write("\r" + line + "\u{1B}[K")
     }
 
-    func finish(seconds: Double) {
+    func finish() {
         if onTerminal { Self.write("\r\u{1B}[K") }
         Report.note(
-            "live: \(Self.fixed(seconds, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
+            "live: \(Self.fixed(Self.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
                 + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency * 1000, 1)) ms")
     }
 
-    /// A status line goes out whole or not at all: a terminal that cannot take it now gets the next one.
+    /// A status line goes out in one write, or not at all: a terminal that cannot take it now gets the next one.
     private static func write(_ text: String) {
         var text = text
         text.withUTF8 { _ = Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
@@ -204,26 +198,20 @@ final class LiveStatus {
 
     /// Twelve cells from -60 to 0 dBFS, and the figure.
     private static func meter(_ decibels: Double) -> String {
-        let cells = Int(((decibels + 60) / 5).rounded(.down))
-        let bar = String(repeating: "#", count: max(0, min(12, cells))) + String(repeating: "-", count: 12 - max(0, min(12, cells)))
-        return "[\(bar)] " + fixed(decibels, 0).leftPadded(to: 3) + " dB"
+        let cells = max(0, min(12, Int(((decibels + 60) / 5).rounded(.down))))
+        let figure = String(Int(decibels.rounded()))
+        return "[" + String(repeating: "#", count: cells) + String(repeating: "-", count: 12 - cells) + "] "
+            + String(repeating: " ", count: max(0, 3 - figure.count)) + figure + " dB"
     }
 
     private static func fixed(_ value: Double, _ digits: Int) -> String {
         let scale = pow(10, Double(digits))
-        let rounded = (value * scale).rounded() / scale
-        return digits == 0 ? String(Int(rounded)) : String(rounded)
+        return String((value * scale).rounded() / scale)
     }
 
     private static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: " ", count: max(0, width - count)) + self
     }
 }

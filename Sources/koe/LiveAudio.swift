@@ -3,8 +3,8 @@ import Glibc
 import Koe
 import Synchronization
 
-/// PortAudio for `koe live`: the devices, and one full-duplex mono stream whose callback runs a VoiceChanger.
-enum PortAudio {
+/// PortAudio, initialised for as long as this object lives: the devices, and the streams opened through it.
+final class PortAudioLibrary {
     struct Device {
         let index: PaDeviceIndex
         let name: String
@@ -16,10 +16,10 @@ enum PortAudio {
         let lowOutputLatency: Double
     }
 
-    /// Initialises the library. ALSA and JACK print their probing failures (cards that are not there, a JACK
-    /// server that is not running) straight to stderr; those lines are not koe's to show, so stderr is closed
-    /// to them for the probe, and a failure is told by PortAudio's status instead.
-    static func initialize() throws {
+    /// ALSA and JACK print their probing failures (cards that are not there, a JACK server that is not running)
+    /// straight to stderr; those lines are not koe's to show, so stderr goes to /dev/null for the probe, and a
+    /// failure is told by PortAudio's status instead.
+    init() throws {
         let saved = dup(STDERR_FILENO)
         let null = open("/dev/null", O_WRONLY)
         if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
@@ -27,14 +27,14 @@ enum PortAudio {
         if saved >= 0 && null >= 0 { dup2(saved, STDERR_FILENO) }
         if saved >= 0 { close(saved) }
         if null >= 0 { close(null) }
-        try check(status, "cannot start PortAudio")
+        try Self.check(status, "cannot start PortAudio")
     }
 
-    static func terminate() {
+    deinit {
         Pa_Terminate()
     }
 
-    static func devices() -> [Device] {
+    var devices: [Device] {
         (0..<max(0, Pa_GetDeviceCount())).compactMap { index in
             guard let info = Pa_GetDeviceInfo(index)?.pointee else { return nil }
             return Device(
@@ -48,9 +48,9 @@ enum PortAudio {
 
     /// The device called `name` (or numbered so, as --list-devices shows) with channels for that direction;
     /// nil `name` is PortAudio's default. Names are matched exactly first, then as the start of a name.
-    static func device(_ name: String?, input: Bool) throws -> Device {
+    func device(_ name: String?, input: Bool) throws -> Device {
         let direction = input ? "input" : "output"
-        let usable = devices().filter { (input ? $0.inputs : $0.outputs) > 0 }
+        let usable = devices.filter { (input ? $0.inputs : $0.outputs) > 0 }
         guard let name else {
             let index = input ? Pa_GetDefaultInputDevice() : Pa_GetDefaultOutputDevice()
             guard index != koe_paNoDevice, let device = usable.first(where: { $0.index == index }) else {
@@ -72,16 +72,17 @@ enum PortAudio {
 }
 
 /// What the audio callback and the main thread share: the changer, which only the callback touches once the
-/// stream runs, the settings the main thread asks for, and the meters. No allocation or lock in the callback.
+/// stream runs, the settings the main thread asks for, and the meters. The callback neither allocates nor
+/// locks here; the changer's own real-time behaviour is `VoiceChanger`'s (see its documentation).
 final class LiveEngine {
     let changer: VoiceChanger
     /// The pitch and formant ratios asked for, as Double bit patterns; the callback hands them to the changer.
     let requestedPitch: Atomic<UInt64>
     let requestedFormant: Atomic<UInt64>
-    /// Peak magnitudes since the main thread last read them, as Float bit patterns (ordered like the values).
+    /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
     let inputPeak = Atomic<UInt32>(0)
     let outputPeak = Atomic<UInt32>(0)
-    /// Callbacks PortAudio flagged with an input overflow or output underflow, and blocks the changer refused.
+    /// Callbacks PortAudio flagged with an over- or underflow, and blocks the changer refused.
     let xruns = Atomic<Int>(0)
     let refusedBlocks = Atomic<Int>(0)
 
@@ -99,12 +100,26 @@ final class LiveEngine {
         outputs.deallocate()
     }
 
+    var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
+    var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
+
+    /// Moves the pitch by semitones; from the main thread.
+    func nudge(pitch semitones: Int) {
+        let pitch = min(max(pitch * exp2(Double(semitones) / 12), VoiceChanger.ratioRange.lowerBound), VoiceChanger.ratioRange.upperBound)
+        requestedPitch.store(pitch.bitPattern, ordering: .relaxed)
+    }
+
+    /// Moves the formants by steps of 5 %; from the main thread.
+    func nudge(formant steps: Int) {
+        let formant = min(max(formant * pow(1.05, Double(steps)), VoiceChanger.ratioRange.lowerBound), VoiceChanger.ratioRange.upperBound)
+        requestedFormant.store(formant.bitPattern, ordering: .relaxed)
+    }
+
     /// The callback's work: settings, the block through the changer, the meters.
     func process(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, frames: Int, flags: PaStreamCallbackFlags) {
         if flags & koe_paXrunFlags != 0 { xruns.add(1, ordering: .relaxed) }
-        let pitch = Double(bitPattern: requestedPitch.load(ordering: .relaxed))
+        let pitch = self.pitch, formant = self.formant
         if pitch != changer.pitch { changer.pitch = pitch }
-        let formant = Double(bitPattern: requestedFormant.load(ordering: .relaxed))
         if formant != changer.formant { changer.formant = formant }
         Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
         inputs[0] = input
@@ -123,6 +138,8 @@ final class LiveEngine {
         Float(bitPattern: peak.exchange(0, ordering: .relaxed))
     }
 
+    /// Only the callback raises a peak and only the main thread resets it, so a load and a store lose nothing
+    /// worse than one block's peak at the moment of a reset.
     private static func raise(_ peak: borrowing Atomic<UInt32>, to samples: UnsafeBufferPointer<Float>) {
         var block: Float = 0
         for sample in samples { block = max(block, abs(sample)) }
@@ -130,14 +147,18 @@ final class LiveEngine {
     }
 }
 
-/// One open full-duplex stream, mono in and mono out, 32-bit float, at the output device's rate.
+/// One open full-duplex stream in callback mode, mono in and mono out, 32-bit float. (PortAudio's blocking
+/// I/O on JACK crashes on mono streams, PortAudio issue #81.)
 final class LiveStream {
-    let sampleRate: Double
+    private let library: PortAudioLibrary
     private var stream: UnsafeMutableRawPointer?
     private let engine: Unmanaged<LiveEngine>
 
-    init(engine: LiveEngine, input: PortAudio.Device, output: PortAudio.Device, sampleRate: Double) throws {
-        self.sampleRate = sampleRate
+    init(
+        library: PortAudioLibrary, engine: LiveEngine, input: PortAudioLibrary.Device, output: PortAudioLibrary.Device,
+        sampleRate: Double
+    ) throws {
+        self.library = library
         self.engine = Unmanaged.passRetained(engine)
         var inputParameters = PaStreamParameters(
             device: input.index, channelCount: 1, sampleFormat: koe_paFloat32,
@@ -146,7 +167,7 @@ final class LiveStream {
             device: output.index, channelCount: 1, sampleFormat: koe_paFloat32,
             suggestedLatency: output.lowOutputLatency, hostApiSpecificStreamInfo: nil)
         do {
-            try PortAudio.check(
+            try PortAudioLibrary.check(
                 Pa_OpenStream(
                     &stream, &inputParameters, &outputParameters, sampleRate, UInt(paFramesPerBufferUnspecified),
                     koe_paNoFlag, liveCallback, self.engine.toOpaque()),
@@ -163,7 +184,7 @@ final class LiveStream {
     }
 
     func start() throws {
-        try PortAudio.check(Pa_StartStream(stream), "cannot start the stream")
+        try PortAudioLibrary.check(Pa_StartStream(stream), "cannot start the stream")
     }
 
     /// Waits for the callback in progress, then stops.
