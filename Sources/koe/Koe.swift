@@ -18,10 +18,11 @@ struct KoeCommand: ParsableCommand {
     /// Parses, validates and runs a subcommand. Every failure ends as one line on stderr,
     /// `koe: error: ...`, and a non-zero exit status; help and version go to stdout as usual.
     static func main() {
-        AtomicOutput.removeTemporaryFilesOnSignals()
         RawPCMWriter.ignoreBrokenPipeSignal()
         do {
             var command = try parseAsRoot()
+            // koe live writes no file, and ends its session on these signals itself (LiveSignals).
+            if !(command is Live) { AtomicOutput.removeTemporaryFilesOnSignals() }
             try command.run()
         } catch IOError.brokenPipe {
             // The reader of our output went away: nothing is left to say to anyone.
