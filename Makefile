@@ -18,7 +18,7 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps plugin-deps plugins install-plugins conformance bench bench-deps bench-micro bench-convert fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert soak fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -72,6 +72,11 @@ bench-convert: deps test-deps release
 	@status=0; for script in equivalence latency memory quality; do \
 		$(PYTHON) bench/$$script.py --koe $(RELEASE_KOE) || status=1; \
 	done; exit $$status
+
+# An hour of 48 kHz speech through one VoiceChanger in 480-frame blocks, a settings change every second: no
+# non-finite sample, resident memory flat after the first minute (SOAK_MINUTES to shorten). About 4 minutes.
+soak: deps test-deps
+	$(PYTHON) bench/soak.py --minutes $(or $(SOAK_MINUTES),60)
 
 # libFuzzer over the raw PCM reader and writer, the EQ spec parsers and convert's command line (through the
 # release binary), 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;

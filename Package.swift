@@ -34,10 +34,12 @@ let package = Package(
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .target(name: "Koe", dependencies: ["KoePipeline", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
+        .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
         .executableTarget(
             name: "koe",
             dependencies: [
                 "Koe",
+                "KoeBatch",
                 "KoeIO",
                 "CPortAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

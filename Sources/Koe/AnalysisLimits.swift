@@ -11,12 +11,13 @@ package enum AnalysisLimits {
     package static let lookAhead = 0.0...10_000
 
     /// The first thing wrong with `options` at `sampleRate`, named by `name` (a flag on the command line, a
-    /// property in Swift); nil when they can run.
+    /// property in Swift); nil when they can run. Streaming accepts `framePeriod`; a whole signal, more.
     package static func problem(
-        with options: StreamingAnalyzer.Options, sampleRate: Int?, name: (Setting) -> String = \.rawValue
+        with options: StreamingAnalyzer.Options, sampleRate: Int?, framePeriods: ClosedRange<Double> = framePeriod,
+        name: (Setting) -> String = \.rawValue
     ) -> String? {
-        if !(options.framePeriod.isFinite && framePeriod.contains(options.framePeriod)) {
-            return "\(name(.framePeriod)) must be between 1 and 100 ms (got \(options.framePeriod))"
+        if !(options.framePeriod.isFinite && framePeriods.contains(options.framePeriod)) {
+            return "\(name(.framePeriod)) must be between \(framePeriods.lowerBound.formatted) and \(framePeriods.upperBound.formatted) ms (got \(options.framePeriod))"
         }
         if !(options.f0Floor.isFinite && options.f0Floor >= lowestF0Floor) {
             return "\(name(.f0Floor)) must be at least \(Int(lowestF0Floor)) Hz (got \(options.f0Floor))"
@@ -37,6 +38,11 @@ package enum AnalysisLimits {
     package enum Setting: String {
         case framePeriod = "frame period", f0Floor = "F0 floor", f0Ceil = "F0 ceiling", lookAhead = "look-ahead"
     }
+}
+
+private extension Double {
+    /// 1 rather than 1.0; 0.001 as it is.
+    var formatted: String { rounded() == self ? String(Int(self)) : String(self) }
 }
 
 enum AnalysisCheck {

@@ -27,7 +27,9 @@ final class ChainPlan {
             }
             try AnalysisCheck.require(settings.analysis, sampleRate: sampleRate)
         }
-        _ = try KoeError.wrapping { try Equalizer.make(bands: bands(sampleRate: sampleRate), sampleRate: sampleRate) }
+        for band in bands(sampleRate: sampleRate) {
+            _ = try KoeError.wrapping { try band.filter(sampleRate: sampleRate) }
+        }
     }
 
     /// The preset's bands this rate can hold, then the explicit bands.

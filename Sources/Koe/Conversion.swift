@@ -122,7 +122,7 @@ package struct Conversion {
             framesIn += chunk.count / source.channels
             try write(try pipeline.process(interleaved: chunk, isFinal: false))
             if source.mayWaitForInput {
-                try write(try pipeline.settle())
+                try write(try pipeline.collect())
             }
             heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / pipeline.lengthRatio)
             progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))

@@ -98,7 +98,7 @@ public final class VoiceChanger {
     public var equalizer: [EqualizerBand] {
         get { equalizerBands }
         set {
-            let usable = newValue.filter { (try? Equalizer(bands: [$0], sampleRate: sampleRate)) != nil }
+            let usable = newValue.filter { (try? $0.filter(sampleRate: sampleRate)) != nil }
             equalizerBands = usable.filter { !$0.isFlat }
             for chain in chains {
                 try? chain.equalizer.set(bands: equalizerBands, gliding: hasStarted)
@@ -261,7 +261,7 @@ public final class VoiceChanger {
         try KoeError.wrapping {
             for chain in chains {
                 try chain.run()
-                if chain.ready.count < frames { try chain.settle() }
+                if chain.ready.count < frames { try chain.collect() }
                 guard chain.ready.count >= frames else {
                     throw KoeError.misuse("the vocoder fell behind its latency bound: \(chain.ready.count) of \(frames) frames ready")
                 }
@@ -326,8 +326,8 @@ private final class ChannelChain {
         try chain.process(input, isFinal: false, into: &ready)
     }
 
-    func settle() throws {
-        try chain.settle(into: &ready)
+    func collect() throws {
+        try chain.collect(into: &ready)
     }
 
     /// Ends the stream: the chain drains into `ready`. A stream too short to analyse comes out silent.

@@ -7,7 +7,7 @@ import KoeStages
 /// result; output is released only as far as every channel has produced it, so frames stay whole. The
 /// stages align themselves, so the concatenated output is the aligned result whatever the chunk sizes.
 /// A stage working in the background (`BackgroundStage`) may return a chunk's output on a later call;
-/// `settle` collects it before the caller waits for input.
+/// `collect` gathers it before the caller waits for input.
 package final class Pipeline {
     package let channels: Int
     /// Channels processed at the same time, at most.
@@ -61,9 +61,9 @@ package final class Pipeline {
 
     /// Waits for the stages still working in the background and returns the interleaved output now ready.
     /// Call it before waiting for more input, so a live stream is not held back.
-    package func settle() throws -> [Double] {
+    package func collect() throws -> [Double] {
         for lane in lanes {
-            lane.settle()
+            lane.collect()
         }
         if let failure = lanes.lazy.compactMap(\.failure).first { throw failure }
         return releaseWholeFrames()
@@ -106,13 +106,13 @@ package final class Chain {
     }
 
     /// Collects what the background stages finished, each stage's output passed on through the stages after it.
-    package func settle(into output: inout [Double]) throws {
-        var settled: [Double] = []
+    package func collect(into output: inout [Double]) throws {
+        var collected: [Double] = []
         for (index, stage) in stages.enumerated() {
             guard let background = stage as? any BackgroundStage else { continue }
-            settled.removeAll(keepingCapacity: true)
-            try background.settle(into: &settled)
-            try pass(settled, from: index + 1, isFinal: false, into: &output)
+            collected.removeAll(keepingCapacity: true)
+            try background.collect(into: &collected)
+            try pass(collected, from: index + 1, isFinal: false, into: &output)
         }
     }
 
@@ -174,10 +174,10 @@ private final class Lane {
         }
     }
 
-    func settle() {
+    func collect() {
         guard failure == nil else { return }
         do {
-            try chain.settle(into: &ready)
+            try chain.collect(into: &ready)
         } catch {
             failure = error
         }

@@ -62,8 +62,9 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
         return fields.joined(separator: ":")
     }
 
-    /// The band's filter at `sampleRate`; a band at or above the Nyquist frequency is refused.
-    func filter(sampleRate: Int) throws(StageError) -> Biquad {
+    /// The band's filter at `sampleRate`; a band at or above the Nyquist frequency is refused. Building one is
+    /// how a band is checked against a sample rate.
+    package func filter(sampleRate: Int) throws(StageError) -> Biquad {
         try validate(quoting: description)
         do {
             return try Biquad(kind: biquadKind, frequency: frequency, gainDB: gainDB, width: width, sampleRate: sampleRate)

@@ -8,7 +8,7 @@ import KoeWorld
 ///
 /// With two threads or more, `process` only settles F0 (DIO, or Harvest's blocks) and hands the blocks to
 /// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
-/// reads on: `process` returns the output synthesised so far, and `settle` waits for the rest. The output is
+/// reads on: `process` returns the output synthesised so far, and `collect` waits for the rest. The output is
 /// the same for any number of threads.
 ///
 /// The voice can change while the stream plays (`update`): the new settings apply from the first frame of the
@@ -102,7 +102,7 @@ package final class VoiceShift: BackgroundStage {
         release(isFinal: isFinal, into: &output)
     }
 
-    package func settle(into output: inout [Double]) throws {
+    package func collect(into output: inout [Double]) throws {
         if case .onThreads(let threads) = work {
             threads.waitUntilIdle()
             threads.takeOutput(into: &pending)

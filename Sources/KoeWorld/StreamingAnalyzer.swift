@@ -53,6 +53,25 @@ public final class StreamingAnalyzer {
         public var threads = 1
 
         public init() {}
+
+        /// DIO's options for this analysis: WORLD's defaults but the frame period and F0 range above.
+        public var dio: Dio.Options {
+            var options = Dio.Options()
+            options.framePeriod = framePeriod
+            options.f0Floor = f0Floor
+            options.f0Ceil = f0Ceil
+            return options
+        }
+
+        /// Harvest's options for this analysis: the frame period and F0 range above.
+        public var harvest: Harvest.Options {
+            Harvest.Options(framePeriod: framePeriod, f0Floor: f0Floor, f0Ceil: f0Ceil)
+        }
+
+        /// CheapTrick's options for this analysis: WORLD's defaults but the F0 floor, which sets the FFT size.
+        public var cheapTrick: CheapTrick.Options {
+            CheapTrick.Options(f0Floor: f0Floor)
+        }
     }
 
     /// Consecutive analysed frames, starting at frame `firstFrame` of the stream.
@@ -184,18 +203,14 @@ public final class StreamingAnalyzer {
         self.sampleRate = sampleRate
         self.options = options
         let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let cheapTrick = CheapTrick(sampleRate: sampleRate, options: CheapTrick.Options(f0Floor: options.f0Floor))
+        let cheapTrick = CheapTrick(sampleRate: sampleRate, options: options.cheapTrick)
         fftSize = cheapTrick.fftSize
         spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
-        var harvestOptions = Harvest.Options()
-        harvestOptions.framePeriod = options.framePeriod
-        harvestOptions.f0Floor = options.f0Floor
-        harvestOptions.f0Ceil = options.f0Ceil
         let recycler = Recycler()
         tools = AnalysisTools(
             frames: frames, cheapTrick: cheapTrick, d4c: D4C(sampleRate: sampleRate, fftSize: fftSize),
             refiners: WorkspacePool { StoneMask.Refiner(sampleRate: sampleRate) },
-            harvest: Harvest(sampleRate: sampleRate, options: harvestOptions), recycler: recycler)
+            harvest: Harvest(sampleRate: sampleRate, options: options.harvest), recycler: recycler)
         switch options.f0Method {
         case .dio:
             let source = DioSource(
@@ -457,9 +472,7 @@ private final class DioSource {
         self.frames = frames
         self.recycler = recycler
         var dioOptions = StreamingDio.Options()
-        dioOptions.dio.framePeriod = options.framePeriod
-        dioOptions.dio.f0Floor = options.f0Floor
-        dioOptions.dio.f0Ceil = options.f0Ceil
+        dioOptions.dio = options.dio
         stoneMaskReach = StoneMask.reach(sampleRate: sampleRate, lowestF0: options.f0Floor)
         // Settling a frame must wait for every sample its StoneMask and spectral windows read.
         let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Koe
 import Foundation
 import Glibc
+import KoeBatch
 import KoeIO
 
 struct Batch: ParsableCommand {
@@ -56,7 +57,7 @@ struct Batch: ParsableCommand {
     }
 
     func run() throws {
-        if isWorker { return try BatchWorker.serve(convert) }
+        if isWorker { return try BatchWorker.serve(convert, describe: { Report.oneLine(Self.message(for: $0)) }) }
         let folder = BatchInputs.trimmingTrailingSlashes(batch.outputFolder)
         let share = try shareOfInputs(outputFolder: folder)
         let earlier = batch.force ? [:] : BatchManifest.lastRecords(in: batch.manifest.map { [$0] } ?? BatchManifest.defaultPaths(in: folder))
@@ -69,7 +70,7 @@ struct Batch: ParsableCommand {
             try manifest.append(record, durable: record.status != .skipped)
             progress.count(record)
         }
-        let toConvert = try settleWithoutConverting(share, earlier: earlier, record: record)
+        let toConvert = try BatchOutputs.recordKnownOutcomes(of: share, earlier: earlier, record: record)
         try manifest.synchronize()
         progress.expect(toProcess: toConvert.count)
         try convertAll(toConvert, record: record, progress: progress)
@@ -89,28 +90,10 @@ struct Batch: ParsableCommand {
     private func shareOfInputs(outputFolder folder: String) throws -> [BatchItem] {
         let listed = try batch.list.map { file in try usage { try BatchListFile.paths(in: file) } } ?? []
         let inputs = BatchInputs(outputFolder: folder, outputType: batch.outputType, recursive: batch.recursive)
-        let items = try inputs.items(for: self.inputs + listed)
+        let items = try usage { try inputs.items(for: self.inputs + listed) }
         if items.isEmpty { Report.warning("no audio files among the inputs") }
         if let problem = BatchOutputs.makeFolder(folder) { throw ValidationError(problem) }
         return batch.shard.map { $0.share(of: items) } ?? items
-    }
-
-    /// Records the inputs whose fate is known without converting: outputs done earlier are skipped, inputs
-    /// that cannot be converted fail. Returns the rest.
-    private func settleWithoutConverting(
-        _ items: [BatchItem], earlier: [String: BatchRecord], record: (BatchRecord) throws -> Void
-    ) throws -> [BatchItem] {
-        var toConvert: [BatchItem] = []
-        for item in items {
-            if let done = BatchOutputs.completedRecord(of: item, in: earlier) {
-                try record(BatchRecord(item: item, status: .skipped, audioSeconds: done.audioSeconds))
-            } else if let problem = item.problem ?? BatchOutputs.problem(writing: item) {
-                try record(BatchRecord(item: item, status: .failed, error: problem))
-            } else {
-                toConvert.append(item)
-            }
-        }
-        return toConvert
     }
 
     private func convertAll(_ items: [BatchItem], record: (BatchRecord) throws -> Void, progress: BatchProgress) throws {
@@ -139,7 +122,7 @@ struct Batch: ParsableCommand {
         let arguments = CommandLine.arguments
         guard arguments.count > 1, arguments[1] == Self.name,
               let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
-            throw CommandError.badOption("koe batch: cannot find its own executable to start workers")
+            throw KoeError.io("koe batch: cannot find its own executable to start workers")
         }
         return [executable, Self.name, "--worker"] + arguments.dropFirst(2)
     }
@@ -150,6 +133,8 @@ struct Batch: ParsableCommand {
             return try body()
         } catch let error as IOError {
             throw ValidationError(error.description)
+        } catch KoeError.invalidArgument(let message) {
+            throw ValidationError(message)
         }
     }
 }
@@ -217,91 +202,6 @@ struct BatchOptions: ParsableArguments {
     }
 }
 
-/// `--shard I/N`: the inputs at positions I-1, I-1+N, I-1+2N, ... of the sorted list.
-struct BatchShard: ExpressibleByArgument {
-    let index: Int
-    let count: Int
-
-    init?(argument: String) {
-        let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (1...count).contains(index) else {
-            return nil
-        }
-        self.index = index
-        self.count = count
-    }
-
-    func share(of items: [BatchItem]) -> [BatchItem] {
-        stride(from: index - 1, to: items.count, by: count).map { items[$0] }
-    }
-}
-
-/// `--list FILE`: one path a line; blank lines are passed over, a carriage return before the newline dropped.
-enum BatchListFile {
-    static func paths(in path: String) throws -> [String] {
-        let data: Data
-        if path == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard FileIdentity(path: path)?.isRegularFile == true, let contents = FileManager.default.contents(atPath: path) else {
-                throw IOError.fileNotFound(path: path)
-            }
-            data = contents
-        }
-        return data.split(separator: UInt8(ascii: "\n")).map { line in
-            String(decoding: line.last == UInt8(ascii: "\r") ? line.dropLast() : line, as: UTF8.self)
-        }.filter { !$0.isEmpty }
-    }
-}
-
-/// The batch's outputs on disk.
-enum BatchOutputs {
-    /// The earlier record saying `item`'s output was completed, if there is one and the output is still there.
-    static func completedRecord(of item: BatchItem, in records: [String: BatchRecord]) -> BatchRecord? {
-        guard let output = item.output, let record = records[output], record.status != .failed,
-              FileIdentity(path: output)?.isRegularFile == true else { return nil }
-        return record
-    }
-
-    /// Why `item`'s output cannot be written, when that shows before converting.
-    static func problem(writing item: BatchItem) -> String? {
-        guard let output = item.output else { return nil }
-        if let existing = FileIdentity(path: output), existing.isSameFile(as: FileIdentity(path: item.input)) {
-            return "\(item.input): input and output are the same file"
-        }
-        return makeFolder(folder(of: output))
-    }
-
-    /// Creates `folder` and its missing parents; nil when done, else why not.
-    static func makeFolder(_ folder: String) -> String? {
-        if FileIdentity(path: folder)?.isFolder == true { return nil }
-        let parent = self.folder(of: folder)
-        if parent != folder, let problem = makeFolder(parent) { return problem }
-        guard mkdir(folder, 0o777) == 0 || (errno == EEXIST && FileIdentity(path: folder)?.isFolder == true) else {
-            return "\(folder): cannot create this folder (\(String(cString: strerror(errno))))"
-        }
-        return nil
-    }
-
-    static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    /// Removes the temporary files a killed run left beside these outputs: `.koe-<random>.<name>`, as
-    /// `AtomicOutput` names them. Only names of this batch's own outputs are touched, so a shard running at
-    /// the same time in the same folder keeps its files.
-    static func removeStaleTemporaryFiles(besides outputs: [String]) {
-        let namesByFolder = Dictionary(grouping: outputs, by: folder(of:))
-            .mapValues { Set($0.map { $0.split(separator: "/").last.map(String.init) ?? $0 }) }
-        for (folder, names) in namesByFolder {
-            for entry in (try? BatchInputs.entries(of: folder)) ?? [] where entry.hasPrefix(".koe-") {
-                let rest = entry.dropFirst(".koe-".count)
-                guard let dot = rest.firstIndex(of: "."),
-                      rest[..<dot].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }),
-                      names.contains(String(rest[rest.index(after: dot)...])) else { continue }
-                unlink(folder + "/" + entry)
-            }
-        }
-    }
+extension BatchShard: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import KoeBatch
 
 /// Counts what became of a batch's inputs, draws a progress bar while it runs (files done / total, audio
 /// converted, time left) and sums it up in one line at the end.

@@ -114,18 +114,33 @@ struct EqualizerOptions: ParsableArguments {
     }
 }
 
+/// The analysis frame grid and F0 range, as `koe convert`, `koe batch` and `koe analyze` take them.
+struct F0RangeOptions: ParsableArguments {
+    @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
+    var framePeriod = StreamingAnalyzer.Options().framePeriod
+
+    @Option(name: .customLong("f0-floor"), help: ArgumentHelp(
+        "Lowest F0 searched, in Hz; also sets CheapTrick's FFT size.", valueName: "hz"))
+    var f0Floor = StreamingAnalyzer.Options().f0Floor
+
+    @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
+    var f0Ceil = StreamingAnalyzer.Options().f0Ceil
+
+    /// The library's analysis options with these three set.
+    var analysis: StreamingAnalyzer.Options {
+        var options = StreamingAnalyzer.Options()
+        options.framePeriod = framePeriod
+        options.f0Floor = f0Floor
+        options.f0Ceil = f0Ceil
+        return options
+    }
+}
+
 struct AnalysisOptions: ParsableArguments {
     @Option(name: .customLong("f0-method"), help: ArgumentHelp("F0 estimator.", valueName: "dio|harvest"))
     var f0Method = StreamingAnalyzer.F0Method.dio
 
-    @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
-    var framePeriod = Dio.Options().framePeriod
-
-    @Option(name: .customLong("f0-floor"), help: ArgumentHelp("Lowest F0 searched, in Hz.", valueName: "hz"))
-    var f0Floor = Dio.Options().f0Floor
-
-    @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
-    var f0Ceil = Dio.Options().f0Ceil
+    @OptionGroup var range: F0RangeOptions
 
     @Option(
         name: .customLong("look-ahead"),
@@ -151,16 +166,13 @@ struct AnalysisOptions: ParsableArguments {
     }
 
     var streamingOptions: StreamingAnalyzer.Options {
-        var options = StreamingAnalyzer.Options()
+        var options = range.analysis
         options.f0Method = f0Method
-        options.framePeriod = framePeriod
-        options.f0Floor = f0Floor
-        options.f0Ceil = f0Ceil
         if let lookAhead {
             options.lookAhead = lookAhead
             // Out-of-range values are refused by `validate`, which reads these options too.
-            if AnalysisLimits.lookAhead.contains(lookAhead), AnalysisLimits.framePeriod.contains(framePeriod) {
-                options.lookAheadFrames = Int((lookAhead / framePeriod).rounded(.up))
+            if AnalysisLimits.lookAhead.contains(lookAhead), AnalysisLimits.framePeriod.contains(options.framePeriod) {
+                options.lookAheadFrames = Int((lookAhead / options.framePeriod).rounded(.up))
             }
         }
         return options

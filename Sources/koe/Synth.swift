@@ -1,6 +1,6 @@
 import ArgumentParser
+import Koe
 import KoeIO
-import KoeWorld
 
 extension SampleEncoding: ExpressibleByArgument {}
 
@@ -26,16 +26,12 @@ struct Synth: ParsableCommand {
     var encoding: SampleEncoding?
 
     func run() throws {
-        let (parameters, meta) = try AnalysisFolder.read(self.parameters)
-        let format = try AudioFormat.forWriting(output, sampleRate: meta.sampleRate, channels: 1, encoding: encoding)
+        let parameters = try WorldParameters(folder: self.parameters)
+        let format = try AudioFormat.forWriting(output, sampleRate: parameters.sampleRate, channels: 1, encoding: encoding)
         let destination = try AtomicOutput(destination: output)
-
-        let synthesis = Synthesis(sampleRate: meta.sampleRate, framePeriod: meta.framePeriod)
-        let waveform = synthesis.synthesize(
-            f0: parameters.contour.f0, spectrogram: parameters.spectrogram, aperiodicity: parameters.aperiodicity)
-
+        let waveform = try parameters.synthesize()
         try destination.fill { path in
-            let file = try AudioFile(writing: path, sampleRate: meta.sampleRate, channels: 1, format: format)
+            let file = try AudioFile(writing: path, sampleRate: parameters.sampleRate, channels: 1, format: format)
             try file.write(channels: [waveform])
             try file.close()
         }

@@ -58,23 +58,23 @@ import TestSupport
         #expect(first.count == input.count)
     }
 
-    /// Returns nothing until settled or ended, as a stage whose work runs late would.
+    /// Returns nothing until collected or ended, as a stage whose work runs late would.
     private final class LateStage: BackgroundStage {
         private var held: [Double] = []
         let latency = 0
 
         func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws {
             held += input
-            if isFinal { try settle(into: &output) }
+            if isFinal { try collect(into: &output) }
         }
 
-        func settle(into output: inout [Double]) throws {
+        func collect(into output: inout [Double]) throws {
             output += held
             held = []
         }
     }
 
-    @Test func settleCollectsLateOutputThroughTheRestOfTheChain() throws {
+    @Test func collectGathersLateOutputThroughTheRestOfTheChain() throws {
         let input = interleavedStereo()
         let late = try Pipeline(channels: 2) { [LateStage()] + (try makeChain()) }
         let prompt = try Pipeline(channels: 2, makeChain: makeChain)
@@ -83,7 +83,7 @@ import TestSupport
         for start in stride(from: 0, to: input.count, by: 1000) {
             let chunk = Array(input[start..<min(input.count, start + 1000)])
             #expect(try late.process(interleaved: chunk, isFinal: false).isEmpty)
-            fromLate += try late.settle()
+            fromLate += try late.collect()
             fromPrompt += try prompt.process(interleaved: chunk, isFinal: false)
             #expect(fromLate == fromPrompt)
         }
@@ -100,7 +100,7 @@ import TestSupport
             var output: [Double] = []
             for start in stride(from: 0, to: input.count, by: chunkFrames) {
                 output += try pipeline.process(interleaved: Array(input[start..<min(input.count, start + chunkFrames)]), isFinal: false)
-                if start % (chunkFrames * 3) == 0 { output += try pipeline.settle() }
+                if start % (chunkFrames * 3) == 0 { output += try pipeline.collect() }
             }
             return output + (try pipeline.process(interleaved: [], isFinal: true))
         }

@@ -7,12 +7,6 @@ import TestSupport
 @Suite struct VoiceShiftTests {
     private let sampleRate = 16000
 
-    private func speechLike() -> [Double] {
-        Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
-            + Signals.whiteNoise(count: 1600, amplitude: 0.05)
-            + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
-    }
-
     private func settings(_ change: (inout VoiceSettings) -> Void) -> VoiceSettings {
         var voice = VoiceSettings()
         change(&voice)
@@ -39,14 +33,14 @@ import TestSupport
 
     @Test(arguments: [1, 17, 4096])
     func chunkingGivesTheWholeSignalResult(chunk: Int) throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1 }
         #expect(try run(input, voice: voice, chunk: chunk) == run(input, voice: voice, chunk: input.count))
     }
 
     @Test(arguments: [1, 17, 4096])
     func threadsDoNotChangeTheOutput(chunk: Int) throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1; $0.tempo = 0.9 }
         let single = try run(input, voice: voice, chunk: input.count)
         for threads in [2, 3] {
@@ -54,8 +48,8 @@ import TestSupport
         }
     }
 
-    @Test func settleHandsOutWhatOneThreadWouldHave() throws {
-        let input = speechLike()
+    @Test func collectHandsOutWhatOneThreadWouldHave() throws {
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let voice = settings { $0.pitchRatio = 0.8 }
         let single = VoiceShift(sampleRate: sampleRate, voice: voice)
         let shared = VoiceShift(sampleRate: sampleRate, voice: voice, threads: 2)
@@ -66,7 +60,7 @@ import TestSupport
             fromSingle += try single.process(chunk, isFinal: false)
             fromShared += try shared.process(chunk, isFinal: false)
             #expect(fromShared.count <= fromSingle.count)
-            try shared.settle(into: &fromShared)
+            try shared.collect(into: &fromShared)
             #expect(fromShared == fromSingle, "after \(start + chunk.count) samples")
         }
         #expect(try shared.process([], isFinal: true) == single.process([], isFinal: true))
@@ -74,7 +68,7 @@ import TestSupport
     }
 
     @Test func aFailingStreamStopsCleanlyWithThreads() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         for threads in [1, 2] {
             let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
             _ = try stage.process(Array(input.prefix(8000)), isFinal: false)
@@ -87,7 +81,7 @@ import TestSupport
     }
 
     @Test func aStageLeftMidStreamStopsItsThreads() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         for _ in 0..<20 {
             let stage = VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: 3)
             _ = try stage.process(input, isFinal: false)
@@ -105,7 +99,7 @@ import TestSupport
     }
 
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let streamed = try run(input, voice: settings { $0.pitchRatio = 1 }, chunk: 4096)
         let raw = Dio(sampleRate: sampleRate).estimate(input)
         let contour = StoneMask(sampleRate: sampleRate).refine(input, contour: raw)

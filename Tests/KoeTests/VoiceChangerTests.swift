@@ -6,12 +6,6 @@ import TestSupport
 @Suite struct VoiceChangerTests {
     private let sampleRate = 16000
 
-    private func speechLike() -> [Double] {
-        Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
-            + Signals.whiteNoise(count: 1600, amplitude: 0.05)
-            + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
-    }
-
     /// The whole stream through the changer in blocks of `block` frames, then its tail.
     private func stream(_ changer: VoiceChanger, _ input: [[Double]], block: Int) throws -> (out: [[Double]], tail: [[Double]]) {
         var out = [[Double]](repeating: [], count: input.count)
@@ -27,7 +21,7 @@ import TestSupport
     }
 
     @Test func outputIsTheConversionDelayedByExactlyTheLatency() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         changer.pitch = 1.3
         changer.formant = 1.1
@@ -46,7 +40,7 @@ import TestSupport
 
     @Test(arguments: [1, 17, 480, 4096])
     func blockSizeDoesNotChangeTheOutput(block: Int) throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         func run(_ block: Int) throws -> [Double] {
             let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
             changer.pitch = 0.8
@@ -60,7 +54,7 @@ import TestSupport
     }
 
     @Test func threadsDoNotChangeTheOutputOfAChangingVoice() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         func run(threads: Int) throws -> [Double] {
             var options = VoiceChanger.Options()
             options.threads = threads
@@ -82,7 +76,7 @@ import TestSupport
     }
 
     @Test func channelsAreIndependent() throws {
-        let left = speechLike()
+        let left = Signals.speechLike(sampleRate: sampleRate)
         let right = left.map { $0 * 0.5 }.reversed().map { $0 }
         let stereo = try VoiceChanger(sampleRate: sampleRate, channels: 2)
         stereo.pitch = 1.1
@@ -96,7 +90,7 @@ import TestSupport
     }
 
     @Test func pointerFormInPlaceEqualsArrayForm() throws {
-        let input = speechLike().map(Float.init)
+        let input = Signals.speechLike(sampleRate: sampleRate).map(Float.init)
         let arrays = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         let pointers = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         for changer in [arrays, pointers] { changer.pitch = 1.25 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """koe as a Swift library, from outside: a package that depends on koe by path and imports only `Koe`.
 
-Builds, in one scratch package, the README's "Use koe from Swift" snippets (so they cannot rot) and
-client.swift, which streams speech through a VoiceChanger in 480-frame blocks with pitch 1.2 / formant 1.1 and
+Builds, in one scratch package, the README's "Use koe from Swift" snippets (so they cannot rot), soak.swift
+(run by bench/soak.py) and client.swift, which streams speech through a VoiceChanger in 480-frame blocks with pitch 1.2 / formant 1.1 and
 switches to pitch 0.8 halfway. Then checks:
 - block in = block out (the client checks each block) and out ++ finish() = input + latency, the first
   `latency` samples silent;
@@ -37,6 +37,7 @@ let package = Package(
     targets: [
         .executableTarget(name: "koe-library-client", dependencies: [.product(name: "Koe", package: "{identity}")]),
         .executableTarget(name: "readme-example", dependencies: [.product(name: "Koe", package: "{identity}")]),
+        .executableTarget(name: "koe-soak", dependencies: [.product(name: "Koe", package: "{identity}")]),
     ]
 )
 """
@@ -55,12 +56,16 @@ def readme_snippets():
 
 
 def build(folder, scratch):
+    """Builds the client package in `folder` (release, products under `scratch`); returns the products' folder."""
     os.makedirs(folder)
     with open(os.path.join(folder, "Package.swift"), "w") as f:
         # A package depended on by path is known by its folder's name, whatever the clone is called.
         f.write(PACKAGE.format(root=ROOT, identity=os.path.basename(ROOT).lower()))
-    for target, source in [("koe-library-client", open(os.path.join(ROOT, "Tests/Library/client.swift")).read()),
-                           ("readme-example", "\n".join(readme_snippets()))]:
+    here = os.path.join(ROOT, "Tests/Library")
+    sources = {"koe-library-client": open(os.path.join(here, "client.swift")).read(),
+               "koe-soak": open(os.path.join(here, "soak.swift")).read(),
+               "readme-example": "\n".join(readme_snippets())}
+    for target, source in sources.items():
         os.makedirs(os.path.join(folder, "Sources", target))
         with open(os.path.join(folder, "Sources", target, "main.swift"), "w") as f:
             f.write(source)

@@ -2,90 +2,130 @@ import Foundation
 import KoeIO
 import KoeWorld
 
-/// WORLD parameters of one signal: F0 on its frame axis, power spectral envelope and aperiodicity.
-struct WorldParameters {
-    var contour: F0Contour
-    /// frames x (fftSize / 2 + 1)
-    var spectrogram: Matrix
-    /// frames x (fftSize / 2 + 1)
-    var aperiodicity: Matrix
-
-    var fftSize: Int { (spectrogram.columns - 1) * 2 }
-}
-
 /// meta.json: how an analysis folder was made. Synthesis needs only `sample_rate` and `frame_period`;
 /// the other fields, when present, are checked against the arrays.
-struct AnalysisMeta: Codable, Equatable {
-    var sampleRate: Int
+public struct AnalysisMeta: Codable, Equatable, Sendable {
+    public var sampleRate: Int
     /// Milliseconds between frames.
-    var framePeriod: Double
-    var fftSize: Int?
+    public var framePeriod: Double
+    public var fftSize: Int?
     /// dio, harvest or file (F0 given with --f0-file).
-    var f0Method: String?
-    var f0Floor: Double?
-    var f0Ceil: Double?
+    public var f0Method: String?
+    public var f0Floor: Double?
+    public var f0Ceil: Double?
     /// The channel analyzed, counted from 0, and how many the input has.
-    var channel: Int?
-    var channels: Int?
+    public var channel: Int?
+    public var channels: Int?
     /// Analysis frames: the length of f0.npy and time.npy, the rows of sp.npy and ap.npy.
-    var frames: Int?
+    public var frames: Int?
     /// Samples (per channel) in the input.
-    var samples: Int?
-    var input: String?
-    var koeVersion: String?
-    var options: AlgorithmOptions?
+    public var samples: Int?
+    public var input: String?
+    public var koeVersion: String?
+    public var options: AlgorithmOptions?
+
+    /// What synthesis needs; the rest stays unknown.
+    public init(sampleRate: Int, framePeriod: Double) {
+        self.sampleRate = sampleRate
+        self.framePeriod = framePeriod
+    }
+
+    /// How `WorldParameters(analyzing:…)` analysed a signal: every option each algorithm ran with.
+    init(
+        analysis: StreamingAnalyzer.Options, given: Bool, sampleRate: Int, samples: Int, frames: Int,
+        cheapTrick: CheapTrick, d4c: D4C
+    ) {
+        self.init(sampleRate: sampleRate, framePeriod: analysis.framePeriod)
+        fftSize = cheapTrick.fftSize
+        f0Method = given ? "file" : analysis.f0Method.rawValue
+        f0Floor = analysis.f0Floor
+        f0Ceil = analysis.f0Ceil
+        self.frames = frames
+        self.samples = samples
+        var options = AlgorithmOptions(
+            cheaptrick: .init(q1: cheapTrick.options.q1, f0Floor: cheapTrick.options.f0Floor, fftSize: cheapTrick.fftSize),
+            d4c: .init(threshold: d4c.options.threshold, fftSize: d4c.fftSize))
+        switch (given, analysis.f0Method) {
+        case (true, _):
+            break
+        case (false, .dio):
+            let dio = analysis.dio
+            options.dio = .init(framePeriod: dio.framePeriod, f0Floor: dio.f0Floor, f0Ceil: dio.f0Ceil,
+                                channelsInOctave: dio.channelsInOctave, speed: dio.speed, allowedRange: dio.allowedRange)
+        case (false, .harvest):
+            let harvest = analysis.harvest
+            options.harvest = .init(framePeriod: harvest.framePeriod, f0Floor: harvest.f0Floor, f0Ceil: harvest.f0Ceil)
+        }
+        self.options = options
+    }
 
     /// Every option each algorithm ran with, defaults included.
-    struct AlgorithmOptions: Codable, Equatable {
-        var dio: DioOptions?
-        var harvest: HarvestOptions?
-        var cheaptrick: CheapTrickOptions?
-        var d4c: D4COptions?
-        var f0File: String?
+    public struct AlgorithmOptions: Codable, Equatable, Sendable {
+        public var dio: DioOptions?
+        public var harvest: HarvestOptions?
+        public var cheaptrick: CheapTrickOptions?
+        public var d4c: D4COptions?
+        public var f0File: String?
     }
 
-    struct DioOptions: Codable, Equatable {
-        var framePeriod: Double
-        var f0Floor: Double
-        var f0Ceil: Double
-        var channelsInOctave: Double
-        var speed: Int
-        var allowedRange: Double
+    public struct DioOptions: Codable, Equatable, Sendable {
+        public var framePeriod: Double
+        public var f0Floor: Double
+        public var f0Ceil: Double
+        public var channelsInOctave: Double
+        public var speed: Int
+        public var allowedRange: Double
     }
 
-    struct HarvestOptions: Codable, Equatable {
-        var framePeriod: Double
-        var f0Floor: Double
-        var f0Ceil: Double
+    public struct HarvestOptions: Codable, Equatable, Sendable {
+        public var framePeriod: Double
+        public var f0Floor: Double
+        public var f0Ceil: Double
     }
 
-    struct CheapTrickOptions: Codable, Equatable {
-        var q1: Double
-        var f0Floor: Double
-        var fftSize: Int
+    public struct CheapTrickOptions: Codable, Equatable, Sendable {
+        public var q1: Double
+        public var f0Floor: Double
+        public var fftSize: Int
     }
 
-    struct D4COptions: Codable, Equatable {
-        var threshold: Double
-        var fftSize: Int
+    public struct D4COptions: Codable, Equatable, Sendable {
+        public var threshold: Double
+        public var fftSize: Int
     }
 }
 
-/// The files `koe analyze` writes and `koe synth` reads.
-enum AnalysisFolder {
+extension WorldParameters {
+    /// Reads and cross-checks a folder written by `koe analyze` or `write(toFolder:)` (or laid out the same way by
+    /// other tools): f0.npy, sp.npy, ap.npy, meta.json, and time.npy when present.
+    public init(folder: String) throws(KoeError) {
+        self = try KoeError.wrapping { try AnalysisFolder.read(folder) }
+    }
+
+    /// Writes the folder `init(folder:)` reads, creating it if missing: every file or, on failure, none.
+    public func write(toFolder folder: String) throws(KoeError) {
+        try KoeError.wrapping { try AnalysisFolder.write(self, to: AnalysisFolder.outputs(in: folder)) }
+    }
+}
+
+/// The files of an analysis folder.
+package enum AnalysisFolder {
     static let f0Name = "f0.npy"
     static let timeName = "time.npy"
     static let spectrogramName = "sp.npy"
     static let aperiodicityName = "ap.npy"
     static let metaName = "meta.json"
-    static let fileNames = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
-    /// Samples synthesis may produce (over 12 hours at 48 kHz), so a wild frame period fails instead of exhausting memory.
-    static let longestOutput = Int(Int32.max)
+
+    /// Temporary files for the folder's, which `write` fills and moves into place: taken before a long analysis,
+    /// so a folder that cannot be written fails first.
+    package static func outputs(in folder: String) throws -> AtomicOutputSet {
+        try AtomicOutputSet(folder: folder, names: [f0Name, timeName, spectrogramName, aperiodicityName, metaName])
+    }
 
     // MARK: Writing
 
-    /// Writes every file through `outputs` (reserved for `fileNames`), then moves them all into place.
-    static func write(_ parameters: WorldParameters, meta: AnalysisMeta, to outputs: AtomicOutputSet) throws {
+    /// Writes every file through `outputs` (from `outputs(in:)`), then moves them all into place.
+    package static func write(_ parameters: WorldParameters, to outputs: AtomicOutputSet) throws {
         let arrays = [
             f0Name: Npy(vector: parameters.contour.f0),
             timeName: Npy(vector: parameters.contour.time),
@@ -95,7 +135,7 @@ enum AnalysisFolder {
         for (name, array) in arrays {
             try outputs.fill(name) { try array.write(to: $0) }
         }
-        let json = try encoder.encode(meta) + Data("\n".utf8)
+        let json = try encoder.encode(parameters.meta) + Data("\n".utf8)
         try outputs.fill(metaName) { path in
             guard FileManager.default.createFile(atPath: path, contents: json) else {
                 throw IOError.writeFailed(path: path, reason: "could not write JSON")
@@ -103,7 +143,6 @@ enum AnalysisFolder {
         }
         try outputs.commit()
     }
-
     private static func npy(_ matrix: Matrix) -> Npy {
         Npy(rows: matrix.rows, columns: matrix.columns, values: matrix.storage)
     }
@@ -118,7 +157,7 @@ enum AnalysisFolder {
     // MARK: Reading
 
     /// Reads and cross-checks a folder written by `koe analyze` (or laid out the same way by other tools).
-    static func read(_ folder: String) throws -> (parameters: WorldParameters, meta: AnalysisMeta) {
+    static func read(_ folder: String) throws -> WorldParameters {
         try requireFolder(folder)
         let path = { (name: String) in folder.hasSuffix("/") ? folder + name : folder + "/" + name }
         let meta = try readMeta(path(metaName))
@@ -130,7 +169,7 @@ enum AnalysisFolder {
         try requireFrames(spectrogram, frames: frames, path: path(spectrogramName))
         try requireFrames(aperiodicity, frames: frames, path: path(aperiodicityName))
         guard aperiodicity.columns == spectrogram.columns else {
-            throw CommandError.badInput(path: path(aperiodicityName), reason:
+            throw KoeError.badInput(source: path(aperiodicityName), reason:
                 "has \(aperiodicity.columns) bins a frame but sp.npy has \(spectrogram.columns)")
         }
         try requireConsistent(meta, frames: frames, bins: spectrogram.columns, metaPath: path(metaName),
@@ -138,18 +177,18 @@ enum AnalysisFolder {
         if FileManager.default.fileExists(atPath: path(timeName)) {
             let time = try Npy.read(from: path(timeName))
             guard try requireVector(time, path: path(timeName)) == frames else {
-                throw CommandError.badInput(path: path(timeName), reason: "has \(time.rows) values but f0.npy has \(frames)")
+                throw KoeError.badInput(source: path(timeName), reason: "has \(time.rows) values but f0.npy has \(frames)")
             }
         }
         try requireValues(f0, path: path(f0Name), what: "an F0 in Hz (0 or more)") { $0.isFinite && $0 >= 0 }
         try requireValues(spectrogram, path: path(spectrogramName), what: "a power above 0") { $0.isFinite && $0 > 0 }
         try requireValues(aperiodicity, path: path(aperiodicityName), what: "a finite number") { $0.isFinite }
 
-        let parameters = WorldParameters(
+        return WorldParameters(
             contour: F0Contour(f0: f0.values, framePeriod: meta.framePeriod),
             spectrogram: Matrix(rows: frames, columns: spectrogram.columns, storage: spectrogram.values),
-            aperiodicity: Matrix(rows: frames, columns: aperiodicity.columns, storage: aperiodicity.values))
-        return (parameters, meta)
+            aperiodicity: Matrix(rows: frames, columns: aperiodicity.columns, storage: aperiodicity.values),
+            meta: meta)
     }
 
     private static func requireFolder(_ folder: String) throws {
@@ -169,13 +208,13 @@ enum AnalysisFolder {
         do {
             meta = try decoder.decode(AnalysisMeta.self, from: data)
         } catch let error as DecodingError {
-            throw CommandError.badInput(path: path, reason: explain(error))
+            throw KoeError.badInput(source: path, reason: explain(error))
         }
         guard SignalRequirements.sampleRates.contains(meta.sampleRate) else {
-            throw CommandError.badInput(path: path, reason: "sample_rate \(meta.sampleRate) Hz is outside 8000 to 192000 Hz")
+            throw KoeError.badInput(source: path, reason: "sample_rate \(meta.sampleRate) Hz is outside 8000 to 192000 Hz")
         }
         guard meta.framePeriod.isFinite && meta.framePeriod > 0 else {
-            throw CommandError.badInput(path: path, reason: "frame_period must be a positive number of milliseconds")
+            throw KoeError.badInput(source: path, reason: "frame_period must be a positive number of milliseconds")
         }
         return meta
     }
@@ -206,22 +245,22 @@ enum AnalysisFolder {
     @discardableResult
     private static func requireVector(_ array: Npy, path: String) throws -> Int {
         guard array.isVector else {
-            throw CommandError.badInput(path: path, reason: "expected a 1-D array (one value a frame), found shape \(array.shapeText)")
+            throw KoeError.badInput(source: path, reason: "expected a 1-D array (one value a frame), found shape \(array.shapeText)")
         }
-        guard array.rows > 0 else { throw CommandError.badInput(path: path, reason: "holds no frames") }
+        guard array.rows > 0 else { throw KoeError.badInput(source: path, reason: "holds no frames") }
         return array.rows
     }
 
     private static func requireFrames(_ array: Npy, frames: Int, path: String) throws {
         guard array.shape.count == 2 else {
-            throw CommandError.badInput(path: path, reason: "expected a 2-D array (frames x bins), found shape \(array.shapeText)")
+            throw KoeError.badInput(source: path, reason: "expected a 2-D array (frames x bins), found shape \(array.shapeText)")
         }
         guard array.rows == frames else {
-            throw CommandError.badInput(path: path, reason: "has \(array.rows) frames but f0.npy has \(frames)")
+            throw KoeError.badInput(source: path, reason: "has \(array.rows) frames but f0.npy has \(frames)")
         }
         let fftSize = (array.columns - 1) * 2
         guard array.columns >= 2, fftSize & (fftSize - 1) == 0 else {
-            throw CommandError.badInput(path: path, reason:
+            throw KoeError.badInput(source: path, reason:
                 "has \(array.columns) bins a frame; expected fft_size / 2 + 1 for a power-of-two fft_size")
         }
     }
@@ -230,22 +269,22 @@ enum AnalysisFolder {
         _ meta: AnalysisMeta, frames: Int, bins: Int, metaPath: String, spectrogramPath: String
     ) throws {
         if let fftSize = meta.fftSize, fftSize / 2 + 1 != bins || fftSize % 2 != 0 {
-            throw CommandError.badInput(path: spectrogramPath, reason:
+            throw KoeError.badInput(source: spectrogramPath, reason:
                 "has \(bins) bins a frame but meta.json's fft_size \(fftSize) needs \(fftSize / 2 + 1)")
         }
         let outputSamples = Double(frames) * meta.framePeriod * Double(meta.sampleRate) / 1000
-        guard outputSamples <= Double(longestOutput) else {
-            throw CommandError.badInput(path: metaPath, reason:
+        guard outputSamples <= Double(WorldParameters.longestOutput) else {
+            throw KoeError.badInput(source: metaPath, reason:
                 "frame_period \(meta.framePeriod) ms over \(frames) frames makes a waveform too long to hold")
         }
         if let metaFrames = meta.frames, metaFrames != frames {
-            throw CommandError.badInput(path: metaPath, reason: "announces \(metaFrames) frames but f0.npy has \(frames)")
+            throw KoeError.badInput(source: metaPath, reason: "announces \(metaFrames) frames but f0.npy has \(frames)")
         }
     }
 
     private static func requireValues(_ array: Npy, path: String, what: String, _ isValid: (Double) -> Bool) throws {
         guard let index = array.values.firstIndex(where: { !isValid($0) }) else { return }
         let place = array.isVector ? "frame \(index)" : "frame \(index / array.columns), bin \(index % array.columns)"
-        throw CommandError.badInput(path: path, reason: "value \(array.values[index]) at \(place) is not \(what)")
+        throw KoeError.badInput(source: path, reason: "value \(array.values[index]) at \(place) is not \(what)")
     }
 }

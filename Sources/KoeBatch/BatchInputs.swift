@@ -1,21 +1,21 @@
-import ArgumentParser
 import Glibc
+import Koe
 import KoeIO
 
 /// One input of a batch and the output it mirrors to. An input that cannot be converted, as is known before
 /// trying (a folder given without --recursive, a path that climbs out with ..), has a problem and no output.
-struct BatchItem: Equatable {
-    let input: String
-    let output: String?
-    let problem: String?
+package struct BatchItem: Equatable {
+    package let input: String
+    package let output: String?
+    package let problem: String?
 
-    init(input: String, output: String) {
+    package init(input: String, output: String) {
         self.input = input
         self.output = output
         problem = nil
     }
 
-    init(input: String, problem: String) {
+    package init(input: String, problem: String) {
         self.input = input
         output = nil
         self.problem = problem
@@ -25,13 +25,19 @@ struct BatchItem: Equatable {
 /// Turns the paths a batch is given into its items, sorted by input path: a file mirrors its path as given
 /// (without a leading / or ./), a file found under a folder given with --recursive mirrors its path inside
 /// that folder. With an output type, the output's extension is replaced by it.
-struct BatchInputs {
-    let outputFolder: String
-    let outputType: String?
-    let recursive: Bool
+package struct BatchInputs {
+    package let outputFolder: String
+    package let outputType: String?
+    package let recursive: Bool
+
+    package init(outputFolder: String, outputType: String?, recursive: Bool) {
+        self.outputFolder = outputFolder
+        self.outputType = outputType
+        self.recursive = recursive
+    }
 
     /// Every input the paths name, each once, sorted. Fails when two different inputs would write one output.
-    func items(for paths: [String]) throws -> [BatchItem] {
+    package func items(for paths: [String]) throws -> [BatchItem] {
         let excluded = FileIdentity(path: outputFolder)
         var found: [BatchItem] = []
         for path in paths where !path.isEmpty {
@@ -101,7 +107,7 @@ struct BatchInputs {
                 if earlier.input == item.input || FileIdentity(path: earlier.input)?.isSameFile(as: FileIdentity(path: item.input)) == true {
                     continue
                 }
-                throw ValidationError("\(earlier.input) and \(item.input) would both be written to \(output)")
+                throw KoeError.invalidArgument("\(earlier.input) and \(item.input) would both be written to \(output)")
             }
             byOutput[output] = item
             result.append(item)
@@ -113,7 +119,7 @@ struct BatchInputs {
 
     /// The path's components as mirrored under the output folder: no root, no "." and each ".." resolved
     /// against the component before it; nil if a ".." would climb above where the path starts.
-    static func mirroredComponents(of path: String) -> [String]? {
+    package static func mirroredComponents(of path: String) -> [String]? {
         var components: [String] = []
         for component in path.split(separator: "/") where component != "." {
             if component == ".." {
@@ -125,21 +131,21 @@ struct BatchInputs {
         return components.isEmpty ? nil : components
     }
 
-    static func replacingExtension(of name: String, with newExtension: String) -> String {
+    package static func replacingExtension(of name: String, with newExtension: String) -> String {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name + "." + newExtension }
         return name[..<dot] + "." + newExtension
     }
 
-    static func trimmingTrailingSlashes(_ path: String) -> String {
+    package static func trimmingTrailingSlashes(_ path: String) -> String {
         var path = Substring(path)
         while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
         return String(path)
     }
 
     /// The names in `folder`, sorted.
-    static func entries(of folder: String) throws -> [String] {
+    package static func entries(of folder: String) throws -> [String] {
         guard let stream = opendir(folder) else {
-            throw CommandError.badInput(path: folder, reason: "cannot list this folder (\(String(cString: strerror(errno))))")
+            throw KoeError.badInput(source: folder, reason: "cannot list this folder (\(String(cString: strerror(errno))))")
         }
         defer { closedir(stream) }
         var names: [String] = []
@@ -156,14 +162,14 @@ struct BatchInputs {
 }
 
 /// What `stat` says about a path, following symbolic links, and whether the path itself is one.
-struct FileIdentity {
-    let device: UInt64
-    let inode: UInt64
-    let isFolder: Bool
-    let isRegularFile: Bool
-    let isSymbolicLink: Bool
+package struct FileIdentity {
+    package let device: UInt64
+    package let inode: UInt64
+    package let isFolder: Bool
+    package let isRegularFile: Bool
+    package let isSymbolicLink: Bool
 
-    init?(path: String) {
+    package init?(path: String) {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         var link = stat()
@@ -174,21 +180,21 @@ struct FileIdentity {
         isSymbolicLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
     }
 
-    func isSameFile(as other: FileIdentity?) -> Bool {
+    package func isSameFile(as other: FileIdentity?) -> Bool {
         device == other?.device && inode == other?.inode
     }
 }
 
 /// File name extensions that name an audio format libsndfile knows.
-enum AudioExtensions {
+package enum AudioExtensions {
     /// Whether `name` ends in such an extension.
-    static func isAudio(_ name: String) -> Bool {
+    package static func isAudio(_ name: String) -> Bool {
         guard let dot = name.lastIndex(of: ".") else { return false }
         return isKnown(name[name.index(after: dot)...].lowercased())
     }
 
     /// Whether libsndfile can write a file with this extension (the test `--out-type` must pass too).
-    static func isKnown(_ fileExtension: String) -> Bool {
+    package static func isKnown(_ fileExtension: String) -> Bool {
         (try? AudioFormat.forWriting("x." + fileExtension, sampleRate: 48000, channels: 1)) != nil
     }
 }

@@ -4,18 +4,18 @@ import Foundation
 import Glibc
 
 /// What a worker is asked to do: convert one input into one output.
-struct BatchOrder: Codable {
-    let input: String
-    let output: String
+package struct BatchOrder: Codable {
+    package let input: String
+    package let output: String
 }
 
 /// A worker's answer to one order.
-struct BatchAnswer: Codable {
+package struct BatchAnswer: Codable {
     /// Why the conversion failed; nil when the output is complete.
-    var error: String?
-    var audioSeconds: Double?
-    var processingSeconds: Double
-    var clippedSamples: Int?
+    package var error: String?
+    package var audioSeconds: Double?
+    package var processingSeconds: Double
+    package var clippedSamples: Int?
 }
 
 /// The jobs of a batch are worker processes, each this same program started as `koe batch --worker` with the
@@ -28,7 +28,7 @@ struct BatchAnswer: Codable {
 ///
 /// The main process alone talks to the workers, from one thread: orders go to a worker's standard input,
 /// answers come back on its standard output as JSON lines; its standard error is kept to explain a crash.
-final class BatchWorkerPool {
+package final class BatchWorkerPool {
     private let jobs: Int
     private let command: [String]
     private let environment: [String]
@@ -38,12 +38,12 @@ final class BatchWorkerPool {
     private var workers: [Worker] = []
 
     /// Where a worker finds its end of the lifeline.
-    static let lifelineDescriptor: Int32 = 3
+    package static let lifelineDescriptor: Int32 = 3
 
     /// How long the main process waits for an answer before it lets the progress bar move.
     private static let tickMilliseconds: Int32 = 250
 
-    init(jobs: Int, command: [String]) throws {
+    package init(jobs: Int, command: [String]) throws {
         self.jobs = jobs
         self.command = command
         // A crashed worker is reported by the batch in one line: no slow backtrace symbolication per crash.
@@ -60,7 +60,7 @@ final class BatchWorkerPool {
 
     /// Converts every item (each has an output) on at most `jobs` workers, calling `finished` with each
     /// answer in the order they come, and `tick` at least a few times a second.
-    func run(_ items: [BatchItem], finished: (BatchItem, BatchAnswer) throws -> Void, tick: () -> Void) throws {
+    package func run(_ items: [BatchItem], finished: (BatchItem, BatchAnswer) throws -> Void, tick: () -> Void) throws {
         var queue = items[...]
         defer { stopAll() }
         while true {
@@ -178,7 +178,7 @@ final class BatchWorkerPool {
     }
 
     private static func failure(_ message: String) -> Error {
-        CommandError.badOption("koe batch: " + message)
+        KoeError.io("koe batch: " + message)
     }
 }
 
@@ -302,10 +302,13 @@ private final class Worker {
 }
 
 /// The worker's side: reads orders from standard input until it ends, converts each, answers on standard output.
-enum BatchWorker {
-    static func serve(_ convert: (BatchOrder) throws -> ConversionStatistics) throws {
+package enum BatchWorker {
+    /// `describe` words a failed conversion's error for the manifest, in one line.
+    package static func serve(
+        _ convert: (BatchOrder) throws -> ConversionStatistics, describe: (any Error) -> String
+    ) throws {
         guard fcntl(BatchWorkerPool.lifelineDescriptor, F_GETFD) >= 0 else {
-            throw CommandError.badOption("--worker is for the processes koe batch starts itself")
+            throw KoeError.misuse("--worker is for the processes koe batch starts itself")
         }
         let lifeline = watchLifeline()
         let decoder = JSONDecoder()
@@ -318,7 +321,7 @@ enum BatchWorker {
                 let stats = try convert(order)
                 answer = BatchAnswer(audioSeconds: stats.inputSeconds, processingSeconds: 0, clippedSamples: stats.clippedSamples)
             } catch {
-                answer = BatchAnswer(error: Report.oneLine(Batch.message(for: error)), processingSeconds: 0)
+                answer = BatchAnswer(error: describe(error), processingSeconds: 0)
             }
             answer.processingSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             guard let encoded = try? encoder.encode(answer), send(Array(encoded) + [UInt8(ascii: "\n")]) else { break }

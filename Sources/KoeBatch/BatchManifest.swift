@@ -3,26 +3,26 @@ import Glibc
 import KoeIO
 
 /// One line of the manifest: what became of one input.
-struct BatchRecord: Codable, Equatable {
-    enum Status: String, Codable {
+package struct BatchRecord: Codable, Equatable {
+    package enum Status: String, Codable {
         case ok, failed, skipped
     }
 
-    var input: String
+    package var input: String
     /// Nil when the input has no place in the output folder.
-    var output: String?
-    var status: Status
+    package var output: String?
+    package var status: Status
     /// Why the input failed; nil otherwise.
-    var error: String?
+    package var error: String?
     /// Length of the input; nil when it could not be read.
-    var audioSeconds: Double?
+    package var audioSeconds: Double?
     /// Wall-clock time spent on the input, opening and writing included.
-    var processingSeconds: Double
-    var realTimeFactor: Double?
+    package var processingSeconds: Double
+    package var realTimeFactor: Double?
     /// Output samples clipped at full scale.
-    var clippedSamples: Int?
+    package var clippedSamples: Int?
 
-    init(item: BatchItem, status: Status, error: String? = nil, audioSeconds: Double? = nil, processingSeconds: Double = 0,
+    package init(item: BatchItem, status: Status, error: String? = nil, audioSeconds: Double? = nil, processingSeconds: Double = 0,
          clippedSamples: Int? = nil) {
         input = item.input
         output = item.output
@@ -40,7 +40,7 @@ struct BatchRecord: Codable, Equatable {
     }
 
     /// Every key on every line, null where there is no value, so each line reads the same.
-    func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(input, forKey: .input)
         try container.encode(output, forKey: .output)
@@ -55,8 +55,8 @@ struct BatchRecord: Codable, Equatable {
 
 /// The manifest of a batch, a JSON Lines file: one record is appended and flushed to disk as each input
 /// completes, so a crash loses at most the inputs in flight. Only the batch's main process writes it.
-final class BatchManifest {
-    let path: String
+package final class BatchManifest {
+    package let path: String
     private let descriptor: Int32
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
@@ -66,20 +66,20 @@ final class BatchManifest {
 
     /// The manifest a batch keeps in its output folder; each shard keeps its own, so shards running at once
     /// (on a cluster's shared file system, too) never write to the same file.
-    static func defaultPath(in folder: String, shard: BatchShard?) -> String {
+    package static func defaultPath(in folder: String, shard: BatchShard?) -> String {
         let name = shard.map { "koe-manifest.shard-\($0.index)-of-\($0.count).jsonl" } ?? "koe-manifest.jsonl"
         return folder + "/" + name
     }
 
     /// Every manifest a batch may have left in `folder`, sharded or not.
-    static func defaultPaths(in folder: String) -> [String] {
+    package static func defaultPaths(in folder: String) -> [String] {
         let names = (try? BatchInputs.entries(of: folder)) ?? []
         return names.filter { $0.hasPrefix("koe-manifest") && $0.hasSuffix(".jsonl") }.map { folder + "/" + $0 }
     }
 
     /// Opens `path` for appending, creating it if needed. A last line cut short by a crash is ended first,
     /// so the next record starts on a line of its own.
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else {
@@ -93,13 +93,13 @@ final class BatchManifest {
     }
 
     /// Appends `record` as one line in one write; `durable` waits until it is on disk.
-    func append(_ record: BatchRecord, durable: Bool) throws {
+    package func append(_ record: BatchRecord, durable: Bool) throws {
         try write(Array(try encoder.encode(record)) + Array("\n".utf8))
         if durable { try synchronize() }
     }
 
     /// Waits until everything appended is on disk.
-    func synchronize() throws {
+    package func synchronize() throws {
         guard fsync(descriptor) == 0 else {
             throw IOError.writeFailed(path: path, reason: String(cString: strerror(errno)))
         }
@@ -107,7 +107,7 @@ final class BatchManifest {
 
     /// The last record about each output in the manifests at `paths`. Lines that are not records (one cut
     /// short by a crash, or being written by another shard right now) are passed over.
-    static func lastRecords(in paths: [String]) -> [String: BatchRecord] {
+    package static func lastRecords(in paths: [String]) -> [String: BatchRecord] {
         let decoder = JSONDecoder()
         var records: [String: BatchRecord] = [:]
         for path in paths {
