@@ -69,7 +69,7 @@ struct Live: ParsableCommand {
         stream.stop()
         status.finish()
         if LiveSignals.received != 0 { throw ExitCode(128 + LiveSignals.received) }
-        if !quit { throw CommandError.badOption("the audio stream stopped: the device went away") }
+        if !quit { throw KoeError.io("the audio stream stopped: the device went away") }
     }
 
     /// The preset's voice and EQ, the explicit options over them, and the analysis asked for.
@@ -89,7 +89,7 @@ struct Live: ParsableCommand {
         changer.equalizer = bands
         // The changer leaves out bands this rate cannot hold; an explicit one left out is the user's mistake.
         if changer.equalizer.count < bands.filter({ !$0.isFlat }).count {
-            throw CommandError.badOption("an --eq or --geq band is at or above half the sample rate (\(sampleRate) Hz)")
+            throw KoeError.invalidArgument("an --eq or --geq band is at or above half the sample rate (\(sampleRate) Hz)")
         }
         if let gain = equalizer.gain { changer.gainDB = gain }
         return changer

@@ -54,7 +54,7 @@ final class PortAudioLibrary {
         guard let name else {
             let index = input ? Pa_GetDefaultInputDevice() : Pa_GetDefaultOutputDevice()
             guard index != koe_paNoDevice, let device = usable.first(where: { $0.index == index }) else {
-                throw CommandError.badOption("no default \(direction) device (see koe live --list-devices)")
+                throw KoeError.invalidArgument("no default \(direction) device (see koe live --list-devices)")
             }
             return device
         }
@@ -62,12 +62,12 @@ final class PortAudioLibrary {
         if let device = usable.first(where: { $0.name == name }) ?? usable.first(where: { $0.name.hasPrefix(name) }) {
             return device
         }
-        throw CommandError.badOption("no \(direction) device named '\(name)' (see koe live --list-devices)")
+        throw KoeError.invalidArgument("no \(direction) device named '\(name)' (see koe live --list-devices)")
     }
 
     static func check(_ status: PaError, _ what: String) throws {
         guard status != paNoError.rawValue else { return }
-        throw CommandError.badOption("\(what): \(String(cString: Pa_GetErrorText(status)))")
+        throw KoeError.io("\(what): \(String(cString: Pa_GetErrorText(status)))")
     }
 }
 
