@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
         .testTarget(name: "KoeTests", dependencies: ["Koe", "TestSupport"]),
+        .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]
