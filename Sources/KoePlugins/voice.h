@@ -1,5 +1,6 @@
 /* The mono voice both plugin wrappers share: control values as hosts send them, clamped to the ports'
- * ranges, and the audio through one koe changer. Only koe_voice_open allocates. */
+ * ranges, and the audio through one koe changer. Only koe_voice_open and koe_voice_reset allocate (a host calls
+ * them from instantiate and activate, outside its audio thread). */
 #ifndef KOE_VOICE_H
 #define KOE_VOICE_H
 
