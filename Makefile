@@ -162,8 +162,10 @@ install-plugins: plugins
 # The plugins in lv2apply and sox beside Rubber Band's, and koe live on a headless JACK server (Tests/Plugins);
 # about a minute and a half on 2 cores. Part of `make test`.
 test-plugins: plugins release test-deps plugin-test-deps
-	$(PYTHON) Tests/Plugins/plugins_test.py --plugins $(PLUGIN_DIR) --koe $(RELEASE_KOE)
-	$(PYTHON) Tests/Plugins/live_test.py --koe $(RELEASE_KOE)
+	@status=0; \
+	$(PYTHON) Tests/Plugins/plugins_test.py --plugins $(PLUGIN_DIR) --koe $(RELEASE_KOE) || status=1; \
+	$(PYTHON) Tests/Plugins/live_test.py --koe $(RELEASE_KOE) || status=1; \
+	exit $$status
 
 plugin-deps:
 	@missing=$$(for p in $(PLUGIN_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
