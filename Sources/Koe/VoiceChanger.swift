@@ -15,7 +15,10 @@ import KoeWorld
 ///
 /// Each channel runs WORLD analysis, the voice changes and WORLD synthesis (always, so that the delay stays
 /// fixed whatever the settings), then the equalizer, the gain and a peak limiter that keeps the output within
-/// ±1 (`limitsOutput`). Output frame `n` is the converted input frame
+/// ±1 (`limitsOutput`). While the voice changes nothing (pitch and formant 1, no other F0 change, no whisper)
+/// the input itself takes the vocoder's place, as a conversion leaves the vocoder out. A change to such a voice
+/// glides there, then crossfades to the input; a change away from it crossfades to the vocoder first, and the
+/// vocoder glides to the new voice once that is heard (`latency` plus 50 ms later than other changes). Output frame `n` is the converted input frame
 /// `n - latency`; the first `latency` frames are silence, and `out ++ finish()` is the input's conversion
 /// preceded by `latency` frames of silence.
 ///
@@ -171,6 +174,11 @@ public final class VoiceChanger {
     private var isFinished = false
     /// True once a block has been processed: settings changed from then on glide.
     private var hasStarted = false
+    /// Frames a channel has received since the stream began.
+    private var received = 0
+    /// A change out of the input's pass-through, for the vocoder once the crossfade to it is over and the frames
+    /// it completes from input frame `from` on play after it.
+    private var deferredVoice: (voice: VoiceSettings, from: Int)?
 
     /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, fewer than one channel, or
     /// analysis options WORLD cannot run with.
@@ -277,6 +285,8 @@ public final class VoiceChanger {
             chains = fresh
             isFinished = false
             hasStarted = false
+            received = 0
+            deferredVoice = nil
         }
     }
 
@@ -306,6 +316,11 @@ public final class VoiceChanger {
     /// Runs the loaded input of every channel through its chain, until each has `frames` frames ready.
     private func run(frames: Int) throws(KoeError) {
         hasStarted = true
+        if let deferred = deferredVoice, received >= deferred.from {
+            deferredVoice = nil
+            for chain in chains { chain.voiceShift.update(deferred.voice) }
+        }
+        received += frames
         try KoeError.wrapping {
             for chain in chains {
                 try chain.run()
@@ -329,9 +344,28 @@ public final class VoiceChanger {
     }
 
     private func change(_ body: (inout VoiceSettings) -> Void) {
+        let wasPassingInput = voice.isIdentity
         body(&voice)
+        if deferredVoice != nil {
+            // The vocoder still resynthesises the voice unchanged: only the change it will glide to is new.
+            if voice.isIdentity {
+                deferredVoice = nil
+                for chain in chains { chain.mix.set(wet: false) }
+            } else {
+                deferredVoice?.voice = voice
+            }
+            return
+        }
+        if hasStarted && wasPassingInput && !voice.isIdentity {
+            // Out of the input's pass-through, crossfade to the vocoder while it resynthesises the voice unchanged,
+            // and only then let it glide to the change, so that this change too glides instead of jumping.
+            for chain in chains { chain.mix.set(wet: true) }
+            deferredVoice = (voice, received + Glide.samples(sampleRate: sampleRate) + latency)
+            return
+        }
         for chain in chains {
             chain.voiceShift.update(voice)
+            chain.mix.set(wet: !voice.isIdentity, gliding: hasStarted)
         }
     }
 
@@ -344,6 +378,7 @@ public final class VoiceChanger {
 /// which starts with the `latency` frames of silence that make the delay exact.
 private final class ChannelChain {
     let voiceShift: VoiceShift
+    let mix: DryWetMix
     let equalizer: Equalizer
     let gain: Gain
     let limiter: Limiter
@@ -357,12 +392,13 @@ private final class ChannelChain {
     ) throws {
         let glide = Glide.samples(sampleRate: sampleRate)
         voiceShift = VoiceShift(sampleRate: sampleRate, voice: voice, analysis: options.analysis, threads: options.threads)
+        mix = DryWetMix(wet: !voice.isIdentity, glideSamples: glide)
         equalizer = try Equalizer(bands: bands, sampleRate: sampleRate, glideSamples: glide)
         gain = try Gain(decibels: gainDB, glideSamples: glide)
         // The output is Float samples for the host, whose full scale is 1.
         limiter = try Limiter(sampleRate: sampleRate, ceiling: 1)
         limiter.isEnabled = limitsOutput
-        chain = Chain(stages: [voiceShift, equalizer, gain, limiter])
+        chain = Chain(stages: [voiceShift, mix, equalizer, gain, limiter])
         ready = [Double](repeating: 0, count: chain.latency)
     }
 
@@ -373,6 +409,7 @@ private final class ChannelChain {
         for sample in samples {
             input.append(Double(sample))
         }
+        input.withUnsafeBufferPointer { mix.feedDry($0) }
     }
 
     func run() throws {

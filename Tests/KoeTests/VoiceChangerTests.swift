@@ -249,4 +249,26 @@ import TestSupport
         guard first.count == second.count else { return .infinity }
         return zip(first, second).map { abs($0 - $1) }.max() ?? 0
     }
+
+    /// Where the voice changes nothing the input itself passes, exactly, at the fixed delay; a change crossfades
+    /// to the vocoder and back.
+    @Test func anUnchangedVoicePassesTheInputThrough() throws {
+        let input = Signals.speechLike(sampleRate: sampleRate)
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        let latency = changer.latency
+        let block = 160
+        var output: [Double] = []
+        for (number, start) in stride(from: 0, to: input.count, by: block).enumerated() {
+            if number == 20 { changer.pitch = 1.2 }
+            if number == 60 { changer.pitch = 1 }
+            output += try changer.process([Array(input[start..<min(start + block, input.count)])])[0]
+        }
+        output += try changer.finish(as: Double.self)[0]
+        let delayed = [Double](repeating: 0, count: latency) + input
+        let switchedOn = 20 * block + latency, switchedOff = 60 * block + latency
+        let glide = Glide.samples(sampleRate: sampleRate)
+        #expect(Array(output[..<switchedOn]) == Array(delayed[..<switchedOn]), "dry before the change")
+        #expect(output[(switchedOn + glide)..<switchedOff] != delayed[(switchedOn + glide)..<switchedOff], "wet at 1.2")
+        #expect(Array(output[(switchedOff + glide)...]) == Array(delayed[(switchedOff + glide)...]), "dry again")
+    }
 }
