@@ -41,6 +41,7 @@ let package = Package(
         .target(name: "Koe", dependencies: ["KoePipeline", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
+        .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
         .executableTarget(
             name: "koe",
@@ -48,8 +49,8 @@ let package = Package(
                 "Koe",
                 "KoeBatch",
                 "KoeIO",
+                "KoeLive",
                 "KoePlot",
-                "CPortAudio",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             plugins: ["KoeBuildInfo"]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import Koe
+import KoeLive
 import Synchronization
 
 /// `koe live`: capture, change, play. Parses, validates, wires the devices to a VoiceChanger and reports.

@@ -4,22 +4,22 @@ import Koe
 import Synchronization
 
 /// PortAudio, initialised for as long as this object lives: the devices, and the streams opened through it.
-final class PortAudioLibrary {
-    struct Device {
-        let index: PaDeviceIndex
-        let name: String
-        let hostAPI: String
-        let inputs: Int
-        let outputs: Int
-        let defaultSampleRate: Double
-        let lowInputLatency: Double
-        let lowOutputLatency: Double
+package final class PortAudioLibrary {
+    package struct Device {
+        package let index: PaDeviceIndex
+        package let name: String
+        package let hostAPI: String
+        package let inputs: Int
+        package let outputs: Int
+        package let defaultSampleRate: Double
+        package let lowInputLatency: Double
+        package let lowOutputLatency: Double
     }
 
     /// ALSA and JACK print their probing failures (cards that are not there, a JACK server that is not running)
     /// straight to stderr; those lines are not koe's to show, so stderr goes to /dev/null for the probe, and a
     /// failure is told by PortAudio's status instead.
-    init() throws {
+    package init() throws {
         let saved = dup(STDERR_FILENO)
         let null = open("/dev/null", O_WRONLY)
         if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
@@ -34,7 +34,7 @@ final class PortAudioLibrary {
         Pa_Terminate()
     }
 
-    var devices: [Device] {
+    package var devices: [Device] {
         (0..<max(0, Pa_GetDeviceCount())).compactMap { index in
             guard let info = Pa_GetDeviceInfo(index)?.pointee else { return nil }
             return Device(
@@ -48,7 +48,7 @@ final class PortAudioLibrary {
 
     /// The device called `name` (or numbered so, as --list-devices shows) with channels for that direction;
     /// nil `name` is PortAudio's default. Names are matched exactly first, then as the start of a name.
-    func device(_ name: String?, input: Bool) throws -> Device {
+    package func device(_ name: String?, input: Bool) throws -> Device {
         let direction = input ? "input" : "output"
         let usable = devices.filter { (input ? $0.inputs : $0.outputs) > 0 }
         guard let name else {
@@ -65,7 +65,7 @@ final class PortAudioLibrary {
         throw KoeError.invalidArgument("no \(direction) device named '\(name)' (see koe live --list-devices)")
     }
 
-    static func check(_ status: PaError, _ what: String) throws {
+    package static func check(_ status: PaError, _ what: String) throws {
         guard status != paNoError.rawValue else { return }
         throw KoeError.io("\(what): \(String(cString: Pa_GetErrorText(status)))")
     }
@@ -74,22 +74,22 @@ final class PortAudioLibrary {
 /// What the audio callback and the main thread share: the changer, which only the callback touches once the
 /// stream runs, the settings the main thread asks for, and the meters. The callback neither allocates nor
 /// locks here; the changer's own real-time behaviour is `VoiceChanger`'s (see its documentation).
-final class LiveEngine {
-    let changer: VoiceChanger
+package final class LiveEngine {
+    package let changer: VoiceChanger
     /// The pitch and formant ratios asked for, as Double bit patterns; the callback hands them to the changer.
-    let requestedPitch: Atomic<UInt64>
-    let requestedFormant: Atomic<UInt64>
+    package let requestedPitch: Atomic<UInt64>
+    package let requestedFormant: Atomic<UInt64>
     /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
-    let inputPeak = Atomic<UInt32>(0)
-    let outputPeak = Atomic<UInt32>(0)
+    package let inputPeak = Atomic<UInt32>(0)
+    package let outputPeak = Atomic<UInt32>(0)
     /// Callbacks PortAudio flagged with an over- or underflow, and blocks the changer refused.
-    let xruns = Atomic<Int>(0)
-    let refusedBlocks = Atomic<Int>(0)
+    package let xruns = Atomic<Int>(0)
+    package let refusedBlocks = Atomic<Int>(0)
 
     private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
     private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
 
-    init(changer: VoiceChanger) {
+    package init(changer: VoiceChanger) {
         self.changer = changer
         requestedPitch = Atomic(changer.pitch.bitPattern)
         requestedFormant = Atomic(changer.formant.bitPattern)
@@ -100,23 +100,23 @@ final class LiveEngine {
         outputs.deallocate()
     }
 
-    var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
-    var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
+    package var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
+    package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
 
     /// Moves the pitch by semitones; from the main thread.
-    func nudge(pitch semitones: Int) {
+    package func nudge(pitch semitones: Int) {
         let pitch = min(max(pitch * exp2(Double(semitones) / 12), VoiceChanger.ratioRange.lowerBound), VoiceChanger.ratioRange.upperBound)
         requestedPitch.store(pitch.bitPattern, ordering: .relaxed)
     }
 
     /// Moves the formants by steps of 5 %; from the main thread.
-    func nudge(formant steps: Int) {
+    package func nudge(formant steps: Int) {
         let formant = min(max(formant * pow(1.05, Double(steps)), VoiceChanger.ratioRange.lowerBound), VoiceChanger.ratioRange.upperBound)
         requestedFormant.store(formant.bitPattern, ordering: .relaxed)
     }
 
     /// The callback's work: settings, the block through the changer, the meters.
-    func process(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, frames: Int, flags: PaStreamCallbackFlags) {
+    package func process(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, frames: Int, flags: PaStreamCallbackFlags) {
         if flags & koe_paXrunFlags != 0 { xruns.add(1, ordering: .relaxed) }
         let pitch = self.pitch, formant = self.formant
         if pitch != changer.pitch { changer.pitch = pitch }
@@ -134,7 +134,7 @@ final class LiveEngine {
     }
 
     /// The peak since the last call, as a linear magnitude; resets it.
-    static func takePeak(_ peak: borrowing Atomic<UInt32>) -> Float {
+    package static func takePeak(_ peak: borrowing Atomic<UInt32>) -> Float {
         Float(bitPattern: peak.exchange(0, ordering: .relaxed))
     }
 
@@ -149,12 +149,12 @@ final class LiveEngine {
 
 /// One open full-duplex stream in callback mode, mono in and mono out, 32-bit float. (PortAudio's blocking
 /// I/O on JACK crashes on mono streams, PortAudio issue #81.)
-final class LiveStream {
+package final class LiveStream {
     private let library: PortAudioLibrary
     private var stream: UnsafeMutableRawPointer?
     private let engine: Unmanaged<LiveEngine>
 
-    init(
+    package init(
         library: PortAudioLibrary, engine: LiveEngine, input: PortAudioLibrary.Device, output: PortAudioLibrary.Device,
         sampleRate: Double
     ) throws {
@@ -183,19 +183,19 @@ final class LiveStream {
         engine.release()
     }
 
-    func start() throws {
+    package func start() throws {
         try PortAudioLibrary.check(Pa_StartStream(stream), "cannot start the stream")
     }
 
     /// Waits for the callback in progress, then stops.
-    func stop() {
+    package func stop() {
         Pa_StopStream(stream)
     }
 
-    var isActive: Bool { Pa_IsStreamActive(stream) == 1 }
+    package var isActive: Bool { Pa_IsStreamActive(stream) == 1 }
 
     /// Input plus output latency of the devices, in seconds, as PortAudio reports them.
-    var deviceLatency: Double {
+    package var deviceLatency: Double {
         guard let info = Pa_GetStreamInfo(stream)?.pointee else { return 0 }
         return info.inputLatency + info.outputLatency
     }
