@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev
+BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
@@ -17,7 +17,7 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert soak fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves soak fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -36,6 +36,7 @@ test: deps test-deps release
 	$(SWIFT) test
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
+	$(MAKE) --no-print-directory test-plugins
 	$(MAKE) --no-print-directory test-install
 	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
@@ -76,9 +77,14 @@ bench-convert: deps test-deps release
 soak: deps test-deps
 	$(PYTHON) bench/soak.py --minutes $(or $(SOAK_MINUTES),60)
 
+# Issue 14's bars: --pitch-curve and --f0-file followed (Praat as the tracker), --snap and --vibrato measured on
+# synthetic vowels, the limiter on a loud tone, speech identical with and without --no-limit. About 10 s.
+bench-curves: deps test-deps release
+	$(PYTHON) bench/curves.py --koe $(RELEASE_KOE)
+
 # libFuzzer over the raw PCM reader and writer, the EQ spec parsers, convert's command line (through the
-# release binary) and VoiceChanger through `import Koe`, 60 s each or FUZZ_SECONDS; not part of `make test`. Corpora grow in .build/fuzz/TARGET;
-# a finding stops the run, is saved as .build/fuzz/TARGET-crash-* and replays with
+# release binary) and VoiceChanger through `import Koe`, 60 s each or FUZZ_SECONDS; not part of `make test`.
+# Corpora grow in .build/fuzz/TARGET; a finding stops the run, is saved as .build/fuzz/TARGET-crash-* and replays with
 # `Tests/Fuzz/.build/release/TARGET FILE`. Foundation's Process leaves allocations LeakSanitizer would report,
 # so leaks are checked in the in-process targets only.
 fuzz: deps release
@@ -107,6 +113,79 @@ build: deps
 
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS) --product koe
+
+# The LV2 bundle and the LADSPA plugin: thin C wrappers (Sources/KoePlugins) over the C ABI
+# (Sources/KoeC/include/koe.h), linked with the archive of the Swift code below it into one shared object each.
+# The Swift runtime and Foundation are linked in statically (-static-stdlib, and the toolchain's static archives
+# as one group, since the archives name their own dependencies only in Swift autolink entries the linker does not
+# read), so a host loads the plugin on a machine without a Swift toolchain. Only the descriptor function is
+# exported (Sources/KoePlugins/exports.map) and -Bsymbolic binds the plugin's calls to its own copy of the
+# runtime; NODELETE keeps the runtime's thread-local destructors and once-tokens valid after a host's dlclose.
+PLUGIN_DIR     := .build/plugins
+PLUGIN_OBJ     := .build/plugin-objects
+PLUGIN_SOURCES := Sources/KoePlugins
+PLUGIN_DEPS    := lv2-dev ladspa-sdk
+SWIFTC         ?= swiftc
+SWIFT_STATIC   := $(shell $(SWIFTC) -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')_static/linux
+PLUGIN_CFLAGS  := -O2 -fPIC -Wall -Wextra -Werror -std=c11 -ISources/KoeC/include
+PLUGIN_LDFLAGS := -emit-library -static-stdlib \
+	-Xlinker --whole-archive .build/release/libKoeC.a -Xlinker --no-whole-archive \
+	-Xlinker --start-group $(foreach a,$(wildcard $(SWIFT_STATIC)/*.a),-Xlinker $(a)) -Xlinker --end-group \
+	$$(pkg-config --libs fftw3) -Xlinker --version-script=$(PLUGIN_SOURCES)/exports.map \
+	-Xlinker -Bsymbolic -Xlinker -z -Xlinker nodelete -Xlinker --strip-all
+# The hosts the plugin tests run (lv2apply, sox's ladspa effect, a JACK server for koe live), Rubber Band's own
+# plugins (the anchor), and the JACK client the live test plays and records with (Praat comes with test-deps).
+PLUGIN_TEST_DEPS    := lilv-utils ladspa-sdk lv2-dev sox jackd2 portaudio19-dev rubberband-ladspa rubberband-lv2
+PY_PLUGIN_TEST_DEPS := JACK-Client
+
+.PHONY: plugins install-plugins plugin-deps test-plugins plugin-test-deps
+
+plugins: deps plugin-deps
+	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
+	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
+	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/voice.c -o $(PLUGIN_OBJ)/voice.o
+	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/lv2/koe_lv2.c -o $(PLUGIN_OBJ)/koe_lv2.o
+	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/ladspa/koe_ladspa.c -o $(PLUGIN_OBJ)/koe_ladspa.o
+	@echo "linking $(PLUGIN_DIR)/koe.lv2/koe.so"
+	@$(SWIFTC) -o $(PLUGIN_DIR)/koe.lv2/koe.so $(PLUGIN_OBJ)/koe_lv2.o $(PLUGIN_OBJ)/voice.o $(PLUGIN_LDFLAGS)
+	@echo "linking $(PLUGIN_DIR)/koe-ladspa.so"
+	@$(SWIFTC) -o $(PLUGIN_DIR)/koe-ladspa.so $(PLUGIN_OBJ)/koe_ladspa.o $(PLUGIN_OBJ)/voice.o $(PLUGIN_LDFLAGS)
+	cp $(PLUGIN_SOURCES)/lv2/manifest.ttl $(PLUGIN_SOURCES)/lv2/koe.ttl $(PLUGIN_SOURCES)/lv2/presets.ttl $(PLUGIN_DIR)/koe.lv2/
+	@echo "LV2:    $(PLUGIN_DIR)/koe.lv2 (urn:koe:voice)"
+	@echo "LADSPA: $(PLUGIN_DIR)/koe-ladspa.so (koe_voice)"
+
+# Where hosts look: ~/.lv2 and ~/.ladspa, or PREFIX/lib/lv2 and PREFIX/lib/ladspa (under DESTDIR) when PREFIX is
+# given on the command line or in the environment (the PREFIX `make install` defaults to does not count).
+PLUGIN_ROOT := $(if $(filter file,$(origin PREFIX)),,$(DESTDIR)$(PREFIX))
+install-plugins: plugins
+	@lv2=$(if $(PLUGIN_ROOT),$(PLUGIN_ROOT)/lib/lv2,$(HOME)/.lv2); \
+	ladspa=$(if $(PLUGIN_ROOT),$(PLUGIN_ROOT)/lib/ladspa,$(HOME)/.ladspa); \
+	mkdir -p "$$lv2" "$$ladspa" && rm -rf "$$lv2/koe.lv2" && cp -R $(PLUGIN_DIR)/koe.lv2 "$$lv2/" && \
+	install -m 755 $(PLUGIN_DIR)/koe-ladspa.so "$$ladspa/" && \
+	echo "Installed $$lv2/koe.lv2 and $$ladspa/koe-ladspa.so"
+
+# The plugins in lv2apply and sox beside Rubber Band's, and koe live on a headless JACK server (Tests/Plugins);
+# about a minute and a half on 2 cores. Part of `make test`.
+test-plugins: plugins release test-deps plugin-test-deps
+	@status=0; \
+	$(PYTHON) Tests/Plugins/plugins_test.py --plugins $(PLUGIN_DIR) --koe $(RELEASE_KOE) || status=1; \
+	$(PYTHON) Tests/Plugins/live_test.py --koe $(RELEASE_KOE) || status=1; \
+	exit $$status
+
+plugin-deps:
+	@missing=$$(for p in $(PLUGIN_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+plugin-test-deps:
+	@missing=$$(for p in $(PLUGIN_TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@$(PYTHON) -c "import jack" 2>/dev/null || $(PYTHON) -m pip install --quiet $(PY_PLUGIN_TEST_DEPS)
 
 # Install only what is missing, so a prepared machine never touches the network.
 deps:

@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "Koe", targets: ["Koe"]),
         .library(name: "KoeWorld", targets: ["KoeWorld"]),
         .executable(name: "koe", targets: ["koe"]),
+        // The C ABI (Sources/KoeC/include/koe.h) as one archive with everything below it: the plugins link it.
+        .library(name: "KoeC", type: .static, targets: ["KoeC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -22,19 +24,33 @@ let package = Package(
             pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"])]
         ),
+        // `koe plot`'s PNG: librsvg rasterises the SVG koe writes, cairo encodes the PNG.
+        .systemLibrary(
+            name: "CRsvg",
+            pkgConfig: "librsvg-2.0",
+            providers: [.apt(["librsvg2-dev"])]
+        ),
+        // No pkgConfig: portaudio-2.0.pc's Cflags carry -pthread, a flag SwiftPM refuses; the header is in
+        // /usr/include and the module map links libportaudio (Debian portaudio19-dev, `make deps`).
+        .systemLibrary(name: "CPortAudio"),
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "KoePipeline", dependencies: ["KoeStages"]),
         .target(name: "Koe", dependencies: ["KoePipeline", "KoeStages", "KoeWorld", "KoeIO"]),
+        .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
+        .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio"]),
+        .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
         .executableTarget(
             name: "koe",
             dependencies: [
                 "Koe",
                 "KoeBatch",
                 "KoeIO",
+                "KoeLive",
+                "KoePlot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             plugins: ["KoeBuildInfo"]
@@ -47,7 +63,9 @@ let package = Package(
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoePipelineTests", dependencies: ["KoePipeline", "KoeStages", "TestSupport"]),
-        .testTarget(name: "KoeTests", dependencies: ["Koe", "TestSupport"]),
+        .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "TestSupport"]),
+        .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
+        .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

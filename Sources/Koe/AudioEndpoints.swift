@@ -96,6 +96,14 @@ package enum AudioSink {
         case .standardOutput(let writer): return writer.clippedSamples
         }
     }
+
+    /// The largest sample the output stores without clipping.
+    package var fullScale: Double {
+        switch self {
+        case .file(let sink): return sink.fullScale
+        case .standardOutput(let writer): return writer.format.fullScale
+        }
+    }
 }
 
 /// An audio file written to a temporary name beside its destination and renamed when complete.
@@ -115,6 +123,8 @@ package final class FileSink {
     }
 
     var clippedSamples: Int { file.clippedSamples }
+
+    var fullScale: Double { file.format.fullScale }
 
     func write(_ interleaved: [Double]) throws {
         try output.fill { _ in try file.write(interleaved: interleaved) }

@@ -95,16 +95,21 @@ package struct Conversion {
     ) throws(KoeError) -> ConversionStatistics {
         try settings.validate()
         let chain = ChainPlan(settings)
-        try chain.check(sampleRate: source.sampleRate)
+        try chain.check(sampleRate: source.sampleRate, frames: source.totalFrames, source: source.name)
         try KoeError.wrapping(source: source.name) { try chain.surveyMedians(of: source) }
         let threadsPerChannel = max(1, settings.threads / source.channels)
+        let sink = try openSink(source)
         let pipeline = try KoeError.wrapping {
             try Pipeline(channels: source.channels, threads: settings.threads) {
-                try chain.makeStages(sampleRate: source.sampleRate, threads: threadsPerChannel)
+                try chain.makeStages(sampleRate: source.sampleRate, threads: threadsPerChannel, fullScale: sink.fullScale)
             }
         }
-        var conversion = Conversion(source: source, pipeline: pipeline, sink: try openSink(source), chunkFrames: settings.chunkFrames)
-        try KoeError.wrapping(source: source.name) { try conversion.run(progress: progress) }
+        var conversion = Conversion(source: source, pipeline: pipeline, sink: sink, chunkFrames: settings.chunkFrames)
+        try KoeError.wrapping(source: source.name) {
+            try conversion.run(progress: progress) { framesIn in
+                try chain.checkF0Track(inputFrames: framesIn, sampleRate: source.sampleRate, source: source.name)
+            }
+        }
         return conversion.statistics(voice: chain.voiceStages.first)
     }
 
@@ -115,7 +120,8 @@ package struct Conversion {
         self.chunkFrames = chunkFrames
     }
 
-    private mutating func run(progress: ((ConversionProgress) -> Void)?) throws {
+    /// `checkLength` is given the input's length once it has ended, before the output is completed.
+    private mutating func run(progress: ((ConversionProgress) -> Void)?, checkLength: (Int) throws -> Void) throws {
         let start = DispatchTime.now()
         while let chunk = try source.read(maxFrames: chunkFrames) {
             try source.requireFinite(chunk, firstFrame: framesIn)
@@ -129,6 +135,7 @@ package struct Conversion {
         }
         try source.requireAudio(framesRead: framesIn)
         try write(try pipeline.process(interleaved: [], isFinal: true))
+        try checkLength(framesIn)
         try sink.finish()
         seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     }

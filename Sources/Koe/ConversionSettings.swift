@@ -20,6 +20,10 @@ public struct ConversionSettings: Sendable, Equatable {
     public var threads = 1
     /// Frames read and processed at a time (default 4096). The output is the same for any size.
     public var chunkFrames = 4096
+    /// Keep the output from clipping with a look-ahead peak limiter after the other stages (default on). It
+    /// leaves a signal that fits the output's full scale bit for bit as it is, and adds 5 ms to the latency.
+    /// Off, samples beyond full scale are clipped and counted (`ConversionStatistics.clippedSamples`).
+    public var limitsOutput = true
     /// The EQ bands of the preset applied last, those a recording's rate can hold being used.
     public private(set) var presetBands: [EqualizerBand] = []
 
@@ -74,6 +78,6 @@ extension VoiceSettings {
                 return "\(name) must be between 10 and 5000 Hz (got \(median))"
             }
         }
-        return nil
+        return snap?.problem ?? vibrato?.problem
     }
 }

@@ -15,7 +15,11 @@ import KoeWorld
 /// ```
 ///
 /// Each channel runs WORLD analysis, the voice changes and WORLD synthesis (always, so that the delay stays
-/// fixed whatever the settings), then the equalizer and the gain. Output frame `n` is the converted input frame
+/// fixed whatever the settings), then the equalizer, the gain and a peak limiter that keeps the output within
+/// ±1 (`limitsOutput`). While the voice changes nothing (pitch and formant 1, no other F0 change, no whisper)
+/// the input itself takes the vocoder's place, as a conversion leaves the vocoder out. A change to such a voice
+/// glides there, then crossfades to the input; a change away from it crossfades to the vocoder first, and the
+/// vocoder glides to the new voice once that is heard (`latency` plus 50 ms later than other changes). Output frame `n` is the converted input frame
 /// `n - latency`; the first `latency` frames are silence, and `out ++ finish()` is the input's conversion
 /// preceded by `latency` frames of silence.
 ///
@@ -95,6 +99,51 @@ public final class VoiceChanger {
         set { change { $0.whisper = newValue } }
     }
 
+    /// Pull voiced F0 to the nearest note of a scale, after the ratios: pitch correction (default nil: off).
+    /// Strength, speed and A4 are clamped to their ranges (`PitchSnap.Options`); options with a non-finite
+    /// value are ignored.
+    public var snap: PitchSnap.Options? {
+        get { voice.snap }
+        set {
+            guard var options = newValue else { return change { $0.snap = nil } }
+            guard let strength = Self.clamped(options.strength, to: PitchSnap.Options.strengthRange),
+                  let speed = Self.clamped(options.speed, to: PitchSnap.Options.speedRange),
+                  let a4 = Self.clamped(options.a4, to: PitchSnap.Options.a4Range) else { return }
+            (options.strength, options.speed, options.a4) = (strength, speed, a4)
+            change { $0.snap = options }
+        }
+    }
+
+    /// Sinusoidal vibrato on voiced frames, after the snap (default nil: off). Rate and depth are clamped to
+    /// their ranges (`Vibrato.Options`); options with a non-finite value are ignored.
+    public var vibrato: Vibrato.Options? {
+        get { voice.vibrato }
+        set {
+            guard var options = newValue else { return change { $0.vibrato = nil } }
+            guard let rate = Self.clamped(options.rate, to: Vibrato.Options.rateRange),
+                  let depth = Self.clamped(options.depth, to: Vibrato.Options.depthRange) else { return }
+            (options.rate, options.depth) = (rate, depth)
+            change { $0.vibrato = options }
+        }
+    }
+
+    /// A pitch ratio over time, multiplied with `pitch`; its times count input seconds from the start of the
+    /// stream (default nil: none).
+    public var pitchCurve: PitchCurve? {
+        get { voice.pitchCurve }
+        set { change { $0.pitchCurve = newValue } }
+    }
+
+    /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
+    /// `latency` either way, so switching it never moves the output; a block within ±1 passes it unchanged.
+    public var limitsOutput = true {
+        didSet {
+            for chain in chains {
+                chain.limiter.isEnabled = limitsOutput
+            }
+        }
+    }
+
     /// The EQ bands, applied in order after the vocoder (default none). Bands that cannot be built at this
     /// sample rate (at or above Nyquist, a non-positive Q) and flat bands are left out: reading the property
     /// gives the bands that act.
@@ -128,6 +177,11 @@ public final class VoiceChanger {
     private var isFinished = false
     /// True once a block has been processed: settings changed from then on glide.
     private var hasStarted = false
+    /// Frames a channel has received since the stream began.
+    private var received = 0
+    /// A change out of the input's pass-through, for the vocoder once the crossfade to it is over and the frames
+    /// it completes from input frame `from` on play after it.
+    private var deferredVoice: (voice: VoiceSettings, from: Int)?
 
     /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, a channel count outside
     /// `channelCounts`, threads outside 1…1024, or analysis options WORLD cannot run with.
@@ -231,11 +285,15 @@ public final class VoiceChanger {
     public func reset() {
         // Building a chain with settings that were valid once cannot fail.
         if let fresh = try? (0..<channels).map({ _ in
-            try ChannelChain(sampleRate: sampleRate, voice: voice, options: options, bands: equalizerBands, gainDB: gain)
+            try ChannelChain(
+                sampleRate: sampleRate, voice: voice, options: options, bands: equalizerBands, gainDB: gain,
+                limitsOutput: limitsOutput)
         }) {
             chains = fresh
             isFinished = false
             hasStarted = false
+            received = 0
+            deferredVoice = nil
         }
     }
 
@@ -265,6 +323,11 @@ public final class VoiceChanger {
     /// Runs the loaded input of every channel through its chain, until each has `frames` frames ready.
     private func run(frames: Int) throws(KoeError) {
         hasStarted = true
+        if let deferred = deferredVoice, received >= deferred.from {
+            deferredVoice = nil
+            for chain in chains { chain.voiceShift.update(deferred.voice) }
+        }
+        received += frames
         try KoeError.wrapping {
             for chain in chains {
                 try chain.run()
@@ -289,9 +352,28 @@ public final class VoiceChanger {
     }
 
     private func change(_ body: (inout VoiceSettings) -> Void) {
+        let wasPassingInput = voice.isIdentity
         body(&voice)
+        if deferredVoice != nil {
+            // The vocoder still resynthesises the voice unchanged: only the change it will glide to is new.
+            if voice.isIdentity {
+                deferredVoice = nil
+                for chain in chains { chain.mix.set(wet: false) }
+            } else {
+                deferredVoice?.voice = voice
+            }
+            return
+        }
+        if hasStarted && wasPassingInput && !voice.isIdentity {
+            // Out of the input's pass-through, crossfade to the vocoder while it resynthesises the voice unchanged,
+            // and only then let it glide to the change, so that this change too glides instead of jumping.
+            for chain in chains { chain.mix.set(wet: true) }
+            deferredVoice = (voice, received + Glide.samples(sampleRate: sampleRate) + latency)
+            return
+        }
         for chain in chains {
             chain.voiceShift.update(voice)
+            chain.mix.set(wet: !voice.isIdentity, gliding: hasStarted)
         }
     }
 
@@ -300,24 +382,31 @@ public final class VoiceChanger {
     }
 }
 
-/// One channel of a changer: vocoder, equalizer and gain, the input being loaded and the output ready, which
-/// starts with the `latency` frames of silence that make the delay exact.
+/// One channel of a changer: vocoder, equalizer, gain and limiter, the input being loaded and the output ready,
+/// which starts with the `latency` frames of silence that make the delay exact.
 private final class ChannelChain {
     let voiceShift: VoiceShift
+    let mix: DryWetMix
     let equalizer: Equalizer
     let gain: Gain
+    let limiter: Limiter
     let chain: Chain
     private(set) var ready: [Double]
     private var input: [Double] = []
 
     init(
-        sampleRate: Int, voice: VoiceSettings, options: VoiceChanger.Options, bands: [EqualizerBand] = [], gainDB: Double = 0
+        sampleRate: Int, voice: VoiceSettings, options: VoiceChanger.Options, bands: [EqualizerBand] = [], gainDB: Double = 0,
+        limitsOutput: Bool = true
     ) throws {
         let glide = Glide.samples(sampleRate: sampleRate)
         voiceShift = try VoiceShift(sampleRate: sampleRate, voice: voice, analysis: options.analysis, threads: options.threads)
+        mix = DryWetMix(wet: !voice.isIdentity, glideSamples: glide)
         equalizer = try Equalizer(bands: bands, sampleRate: sampleRate, glideSamples: glide)
         gain = try Gain(decibels: gainDB, glideSamples: glide)
-        chain = Chain(stages: [voiceShift, equalizer, gain])
+        // The output is Float samples for the host, whose full scale is 1.
+        limiter = try Limiter(sampleRate: sampleRate, ceiling: 1)
+        limiter.isEnabled = limitsOutput
+        chain = Chain(stages: [voiceShift, mix, equalizer, gain, limiter])
         ready = [Double](repeating: 0, count: chain.latency)
     }
 
@@ -328,6 +417,7 @@ private final class ChannelChain {
         for sample in samples {
             input.append(Double(sample))
         }
+        input.withUnsafeBufferPointer { mix.feedDry($0) }
     }
 
     func run() throws {

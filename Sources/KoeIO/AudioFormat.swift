@@ -47,6 +47,12 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The largest sample value written without clipping: the top integer code, (2^(bits-1) - 1) / 2^(bits-1),
+    /// for integer PCM (as it is quantised here, like sox), and 1 for floats and codecs.
+    public var fullScale: Double {
+        integerBits.map(RawPCMFormat.integerFullScale) ?? 1
+    }
+
     /// The sample encoding of this format, when it is one a caller can ask for by name.
     public var sampleEncoding: SampleEncoding? {
         SampleEncoding.allCases.first { $0.subtypes.contains(encoding) }

@@ -16,6 +16,8 @@ public enum IOError: Error, Equatable, CustomStringConvertible {
     case unknownAudioFormat(path: String)
     case unsupportedEncoding(path: String, encoding: String)
     case invalidNpy(path: String, reason: String)
+    /// A text file of numbers that cannot be read; `line` counts from 1.
+    case invalidText(path: String, line: Int?, reason: String)
     /// A raw PCM description that cannot be a format; the problem is the whole message.
     case invalidRawFormat(RawPCMFormat.Problem)
     /// A raw stream that ended part way through a frame.
@@ -56,6 +58,8 @@ public enum IOError: Error, Equatable, CustomStringConvertible {
             return "\(path): this format cannot hold \(encoding) samples"
         case .invalidNpy(let path, let reason):
             return "\(path): not a usable NumPy .npy file: \(reason)"
+        case .invalidText(let path, let line, let reason):
+            return "\(path): " + (line.map { "line \($0): " } ?? "") + reason
         case .invalidRawFormat(let problem):
             return problem.description
         case .strayBytes(let path, let count, let bytesPerFrame):

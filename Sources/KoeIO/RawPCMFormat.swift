@@ -67,6 +67,17 @@ public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
         encoding == .float ? [32, 64] : [8, 16, 24, 32]
     }
 
+    /// The largest sample value written without clipping: the top integer code for integers, 1 for floats.
+    public var fullScale: Double {
+        encoding == .float ? 1 : Self.integerFullScale(bits: bits)
+    }
+
+    /// The top code of a `bits`-bit integer as a sample value: a step short of 1.
+    static func integerFullScale(bits: Int) -> Double {
+        let steps = Double(1 << (bits - 1))
+        return (steps - 1) / steps
+    }
+
     public var bytesPerSample: Int { bits / 8 }
     public var bytesPerFrame: Int { bytesPerSample * channels }
 

@@ -20,12 +20,18 @@ struct ParameterFrame {
     }
 }
 
-/// Applies `VoiceSettings` to analysed frames: F0 ratio, median and range, formant warp, whisper.
+/// Applies `VoiceSettings` to analysed frames: F0 ratio, median and range, formant warp, whisper, and the F0
+/// edits, in this order: the given F0 track in place of the analysed F0, the ratio around the median, the
+/// pitch curve, the snap to a scale, the vibrato. Frames are known by their index in the stream, so every edit
+/// lands on the same frames however the stream was chunked or threaded.
 /// New settings take effect from the next frame; the pitch and formant ratios glide there geometrically over
 /// `glideFrames` frames, so a change made while a stream plays does not jump.
 struct FrameModifier {
     private var voice: VoiceSettings
     private var median = MedianTracker()
+    /// Milliseconds between frames: frame `n` is at `n * framePeriod` ms of input.
+    private let framePeriod: Double
+    private var snap = PitchSnap()
     private let glideFrames: Int
     private var pitchRatio: GlidingRatio
     private var formantRatio: GlidingRatio
@@ -34,8 +40,9 @@ struct FrameModifier {
     private var warpFraction: [Double]
     private var warpedRatio = 1.0
 
-    init(voice: VoiceSettings, bins: Int, glideFrames: Int = 1) {
+    init(voice: VoiceSettings, bins: Int, framePeriod: Double = 5, glideFrames: Int = 1) {
         self.voice = voice
+        self.framePeriod = framePeriod
         self.glideFrames = max(1, glideFrames)
         pitchRatio = GlidingRatio(voice.pitchRatio)
         formantRatio = GlidingRatio(voice.formantRatio)
@@ -64,13 +71,14 @@ struct FrameModifier {
         }
     }
 
+    /// Modifies frame `index` of the stream, whose analysis is `row` of the matrices, into `frame`.
     mutating func modify(
-        f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
+        frame index: Int, f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
     ) {
         let pitch = pitchRatio.next()
         let formant = formantRatio.next()
         if formant != 1 && formant != warpedRatio { warp(to: formant) }
-        frame.f0 = voice.whisper ? 0 : shiftedF0(f0, ratio: pitch)
+        frame.f0 = voice.whisper ? 0 : editedF0(voice.f0Track?.f0(atFrame: index) ?? f0, frame: index, ratio: pitch)
         // Buffers taken once a frame: element writes through `frame` inside the row closures each paid for a
         // uniqueness check and an exclusivity check.
         frame.spectrum.withUnsafeMutableBufferPointer { spectrum in
@@ -98,8 +106,20 @@ struct FrameModifier {
         }
     }
 
+    private mutating func editedF0(_ f0: Double, frame: Int, ratio: Double) -> Double {
+        guard f0 > 0 else {
+            snap.unvoiced()
+            return 0
+        }
+        let inputSeconds = Double(frame) * framePeriod / 1000
+        var edited = shiftedF0(f0, ratio: ratio)
+        if let curve = voice.pitchCurve { edited *= curve.ratio(at: inputSeconds) }
+        if let options = voice.snap { edited = snap.snapped(edited, options: options, framePeriod: framePeriod) }
+        if let vibrato = voice.vibrato { edited *= vibrato.factor(atOutputTime: inputSeconds / voice.tempo) }
+        return edited
+    }
+
     private mutating func shiftedF0(_ f0: Double, ratio: Double) -> Double {
-        guard f0 > 0 else { return 0 }
         // The running median is kept even while no setting needs it, so one changed later finds it ready.
         if voice.referenceMedian == nil { median.add(f0) }
         guard voice.needsMedian else { return f0 * ratio }

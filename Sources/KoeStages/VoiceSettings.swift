@@ -15,6 +15,14 @@ public struct VoiceSettings: Sendable, Equatable {
     public var tempo = 1.0
     /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
     public var whisper = false
+    /// F0 replacing the analysed F0, frame by frame; the changes below apply to it (default nil: analysed).
+    public var f0Track: F0Track?
+    /// A pitch ratio over input time, multiplied with `pitchRatio` (default nil: none).
+    public var pitchCurve: PitchCurve?
+    /// Pull voiced F0 to the nearest note of a scale, after the ratios (default nil: off).
+    public var snap: PitchSnap.Options?
+    /// Sinusoidal vibrato on voiced frames, last of the F0 changes (default nil: off).
+    public var vibrato: Vibrato.Options?
 
     public init() {}
 
@@ -29,6 +37,7 @@ public struct VoiceSettings: Sendable, Equatable {
     /// True when the settings leave the voice as it is, so the vocoder can be left out of the chain.
     public var isIdentity: Bool {
         pitchRatio == 1 && pitchRange == 1 && targetMedian == nil && formantRatio == 1 && tempo == 1 && !whisper
+            && f0Track == nil && pitchCurve == nil && snap == nil && vibrato == nil
     }
 
     /// Whether F0 changes depend on the voice's median.

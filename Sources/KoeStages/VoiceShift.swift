@@ -154,7 +154,7 @@ final class Resynthesis {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
         synthesizer = StreamingSynthesizer(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
-        modifier = FrameModifier(voice: voice, bins: fftSize / 2 + 1, glideFrames: glideFrames)
+        modifier = FrameModifier(voice: voice, bins: fftSize / 2 + 1, framePeriod: framePeriod, glideFrames: glideFrames)
         timeline = TempoTimeline(tempo: voice.tempo, bins: fftSize / 2 + 1)
         scratch = ParameterFrame(bins: fftSize / 2 + 1)
     }
@@ -197,8 +197,8 @@ final class Resynthesis {
     private func feed(_ block: StreamingAnalyzer.Block) {
         for row in 0..<block.f0.count {
             modifier.modify(
-                f0: block.f0[row], spectrogram: block.spectrogram, aperiodicity: block.aperiodicity, row: row,
-                into: &scratch)
+                frame: block.firstFrame + row, f0: block.f0[row], spectrogram: block.spectrogram,
+                aperiodicity: block.aperiodicity, row: row, into: &scratch)
             if block.f0[row] > 0 { inputMedian.add(block.f0[row]) }
             if scratch.f0 > 0 { outputMedian.add(scratch.f0) }
             timeline.add(&scratch)

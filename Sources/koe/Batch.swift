@@ -45,6 +45,7 @@ struct Batch: ParsableCommand {
 
     @OptionGroup(title: "Batch") var batch: BatchOptions
     @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
 
@@ -58,6 +59,7 @@ struct Batch: ParsableCommand {
 
     func run() throws {
         if isWorker { return try BatchWorker.serve(convert, describe: { Report.oneLine(Self.message(for: $0)) }) }
+        try curves.checkFiles()
         let folder = BatchInputs.trimmingTrailingSlashes(batch.outputFolder)
         let share = try shareOfInputs(outputFolder: folder)
         let earlier = batch.force ? [:] : BatchManifest.lastRecords(in: batch.manifest.map { [$0] } ?? BatchManifest.defaultPaths(in: folder))
@@ -110,6 +112,7 @@ struct Batch: ParsableCommand {
     private func convert(_ order: BatchOrder) throws -> ConversionStatistics {
         var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
         settings.threads = batch.threads
+        try curves.apply(to: &settings)
         return try convertFile(order.input, to: order.output, settings: settings)
     }
 

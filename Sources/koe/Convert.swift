@@ -22,6 +22,7 @@ struct Convert: ParsableCommand {
     var output: String
 
     @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
@@ -64,6 +65,7 @@ struct Convert: ParsableCommand {
         var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
         settings.threads = threads
         settings.chunkFrames = chunkSize
+        try curves.apply(to: &settings)
         let source = try raw.source(input)
         let progress = reporting.progressBar(for: source, writingToStandardOutput: output == "-")
         let stats = try Conversion.run(source, settings: settings, progress: progress?.update) { source throws(KoeError) in

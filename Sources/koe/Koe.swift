@@ -11,17 +11,18 @@ struct KoeCommand: ParsableCommand {
         abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
         version: "\(version) (\(BuildInfo.commit))",
-        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Presets.self],
+        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Plot.self, Presets.self, Live.self],
         defaultSubcommand: Convert.self
     )
 
     /// Parses, validates and runs a subcommand. Every failure ends as one line on stderr,
     /// `koe: error: ...`, and a non-zero exit status; help and version go to stdout as usual.
     static func main() {
-        AtomicOutput.removeTemporaryFilesOnSignals()
         RawPCMWriter.ignoreBrokenPipeSignal()
         do {
             var command = try parseAsRoot()
+            // koe live writes no file, and ends its session on these signals itself (LiveSignals).
+            if !(command is Live) { AtomicOutput.removeTemporaryFilesOnSignals() }
             try command.run()
         } catch IOError.brokenPipe {
             // The reader of our output went away: nothing is left to say to anyone.

@@ -4,12 +4,16 @@ import Testing
 @testable import KoeStages
 
 @Suite struct FrameModifierTests {
-    private func modified(_ voice: VoiceSettings, f0: Double, spectrum: [Double]) throws -> ParameterFrame {
+    private func modified(_ voice: VoiceSettings, f0: Double, spectrum: [Double], frame index: Int = 0) throws -> ParameterFrame {
         var modifier = FrameModifier(voice: voice, bins: spectrum.count)
         var frame = ParameterFrame(bins: spectrum.count)
         let matrix = try Matrix(rows: 1, columns: spectrum.count, storage: spectrum)
-        modifier.modify(f0: f0, spectrogram: matrix, aperiodicity: matrix, row: 0, into: &frame)
+        modifier.modify(frame: index, f0: f0, spectrogram: matrix, aperiodicity: matrix, row: 0, into: &frame)
         return frame
+    }
+
+    private func editedF0(_ voice: VoiceSettings, f0: Double, frame: Int = 0) throws -> Double {
+        try modified(voice, f0: f0, spectrum: [1, 1, 1], frame: frame).f0
     }
 
     @Test func formantRatioMovesAPeakUpTheAxis() throws {
@@ -34,6 +38,47 @@ import Testing
         voice.targetMedian = 220
         let f0 = try modified(voice, f0: 110, spectrum: [1, 1, 1]).f0
         #expect(abs(f0 / 220 - 1) < 0.001)
+    }
+
+    @Test func anF0TrackReplacesTheAnalysedF0AndTheRatioApplies() throws {
+        var voice = VoiceSettings()
+        voice.f0Track = try F0Track(values: [0, 200, 210])
+        voice.pitchRatio = 1.5
+        #expect(try editedF0(voice, f0: 100, frame: 0) == 0, "the track's unvoiced frame")
+        #expect(try editedF0(voice, f0: 100, frame: 1) == 300)
+        #expect(try editedF0(voice, f0: 0, frame: 2) == 315, "voiced by the track where the analysis was not")
+        #expect(try editedF0(voice, f0: 100, frame: 3) == 150, "past the track's end the analysis is kept")
+    }
+
+    /// Frame 200 is 1 s of input at 5 ms frames: halfway along a curve from 1 at 0 s to 2 at 2 s.
+    @Test func theCurveIsReadAtTheFramesInputTime() throws {
+        var voice = VoiceSettings()
+        voice.pitchCurve = try PitchCurve(points: [.init(time: 0, ratio: 1), .init(time: 2, ratio: 2)])
+        voice.pitchRatio = 1.2
+        voice.tempo = 2
+        #expect(abs(try editedF0(voice, f0: 100, frame: 200) - 180) < 1e-9)
+        #expect(abs(try editedF0(voice, f0: 100, frame: 1000) - 240) < 1e-9)
+        #expect(try editedF0(voice, f0: 0, frame: 200) == 0)
+    }
+
+    /// 180 Hz x 1.25 = 225 Hz, 36 cents above A3 (220 Hz): the snap works on the shifted F0.
+    @Test func snapComesAfterTheRatiosAndVibratoLast() throws {
+        var voice = VoiceSettings()
+        voice.pitchRatio = 1.25
+        voice.snap = PitchSnap.Options()
+        #expect(abs(try editedF0(voice, f0: 180) - 220) < 1e-9)
+        // At tempo 2, input frame 10 (50 ms) plays at 25 ms of output: a quarter period of 10 Hz, the peak.
+        voice.vibrato = Vibrato.Options(rate: 10, depth: 100)
+        voice.tempo = 2
+        #expect(abs(try editedF0(voice, f0: 180, frame: 10) - 220 * exp2(100.0 / 1200)) < 1e-9)
+    }
+
+    @Test func whisperOutranksEveryF0Edit() throws {
+        var voice = VoiceSettings()
+        voice.whisper = true
+        voice.f0Track = try F0Track(values: [200])
+        voice.vibrato = Vibrato.Options()
+        #expect(try editedF0(voice, f0: 150) == 0)
     }
 
     @Test func whisperMakesEveryFrameUnvoicedAndAperiodic() throws {

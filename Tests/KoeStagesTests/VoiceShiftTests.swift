@@ -7,15 +7,9 @@ import TestSupport
 @Suite struct VoiceShiftTests {
     private let sampleRate = 16000
 
-    private func speechLike() -> [Double] {
-        Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
-            + Signals.whiteNoise(count: 1600, amplitude: 0.05)
-            + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
-    }
-
-    private func settings(_ change: (inout VoiceSettings) -> Void) -> VoiceSettings {
+    private func settings(_ change: (inout VoiceSettings) throws -> Void) rethrows -> VoiceSettings {
         var voice = VoiceSettings()
-        change(&voice)
+        try change(&voice)
         return voice
     }
 
@@ -39,14 +33,14 @@ import TestSupport
 
     @Test(arguments: [1, 17, 4096])
     func chunkingGivesTheWholeSignalResult(chunk: Int) throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1 }
         #expect(try run(input, voice: voice, chunk: chunk) == run(input, voice: voice, chunk: input.count))
     }
 
     @Test(arguments: [1, 17, 4096])
     func threadsDoNotChangeTheOutput(chunk: Int) throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let voice = settings { $0.pitchRatio = 1.3; $0.formantRatio = 1.1; $0.tempo = 0.9 }
         let single = try run(input, voice: voice, chunk: input.count)
         for threads in [2, 3] {
@@ -54,8 +48,25 @@ import TestSupport
         }
     }
 
+    /// The F0 edits know each frame by its index in the stream, so chunks and threads cannot move them.
+    @Test(arguments: [1, 17, 4096])
+    func f0EditsAreTheSameForAnyChunkingAndThreads(chunk: Int) throws {
+        let input = Signals.speechLike(sampleRate: sampleRate)
+        let voice = try settings { voice in
+            voice.pitchCurve = try PitchCurve(points: [.init(time: 0.1, ratio: 1), .init(time: 0.9, ratio: 1.5)])
+            voice.snap = PitchSnap.Options(scale: try MusicalScale(parsing: "D:dorian"), speed: 20)
+            voice.vibrato = Vibrato.Options(rate: 6, depth: 30)
+            voice.tempo = 1.1
+        }
+        let whole = try run(input, voice: voice, chunk: input.count)
+        let chunked = try run(input, voice: voice, chunk: chunk) == whole
+        let threaded = try run(input, voice: voice, chunk: chunk, threads: 2) == whole
+        #expect(chunked)
+        #expect(threaded, "2 threads")
+    }
+
     @Test func collectHandsOutWhatOneThreadWouldHave() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let voice = settings { $0.pitchRatio = 0.8 }
         let single = try VoiceShift(sampleRate: sampleRate, voice: voice)
         let shared = try VoiceShift(sampleRate: sampleRate, voice: voice, threads: 2)
@@ -74,7 +85,7 @@ import TestSupport
     }
 
     @Test func aFailingStreamStopsCleanlyWithThreads() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         for threads in [1, 2] {
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
             _ = try stage.process(Array(input.prefix(8000)), isFinal: false)
@@ -87,7 +98,7 @@ import TestSupport
     }
 
     @Test func aStageLeftMidStreamStopsItsThreads() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         for _ in 0..<20 {
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: 3)
             _ = try stage.process(input, isFinal: false)
@@ -105,7 +116,7 @@ import TestSupport
     }
 
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let streamed = try run(input, voice: settings { $0.pitchRatio = 1 }, chunk: 4096)
         let raw = try Dio(sampleRate: sampleRate).estimate(input)
         let contour = try StoneMask(sampleRate: sampleRate).refine(input, contour: raw)

@@ -6,12 +6,6 @@ import TestSupport
 @Suite struct VoiceChangerTests {
     private let sampleRate = 16000
 
-    private func speechLike() -> [Double] {
-        Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
-            + Signals.whiteNoise(count: 1600, amplitude: 0.05)
-            + Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
-    }
-
     /// The whole stream through the changer in blocks of `block` frames, then its tail.
     private func stream(_ changer: VoiceChanger, _ input: [[Double]], block: Int) throws -> (out: [[Double]], tail: [[Double]]) {
         var out = [[Double]](repeating: [], count: input.count)
@@ -27,7 +21,7 @@ import TestSupport
     }
 
     @Test func outputIsTheConversionDelayedByExactlyTheLatency() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         changer.pitch = 1.3
         changer.formant = 1.1
@@ -46,7 +40,7 @@ import TestSupport
 
     @Test(arguments: [1, 17, 480, 4096])
     func blockSizeDoesNotChangeTheOutput(block: Int) throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         func run(_ block: Int) throws -> [Double] {
             let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
             changer.pitch = 0.8
@@ -60,7 +54,7 @@ import TestSupport
     }
 
     @Test func threadsDoNotChangeTheOutputOfAChangingVoice() throws {
-        let input = speechLike()
+        let input = Signals.speechLike(sampleRate: sampleRate)
         func run(threads: Int) throws -> [Double] {
             var options = VoiceChanger.Options()
             options.threads = threads
@@ -82,7 +76,7 @@ import TestSupport
     }
 
     @Test func channelsAreIndependent() throws {
-        let left = speechLike()
+        let left = Signals.speechLike(sampleRate: sampleRate)
         let right = left.map { $0 * 0.5 }.reversed().map { $0 }
         let stereo = try VoiceChanger(sampleRate: sampleRate, channels: 2)
         stereo.pitch = 1.1
@@ -96,7 +90,7 @@ import TestSupport
     }
 
     @Test func pointerFormInPlaceEqualsArrayForm() throws {
-        let input = speechLike().map(Float.init)
+        let input = Signals.speechLike(sampleRate: sampleRate).map(Float.init)
         let arrays = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         let pointers = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         for changer in [arrays, pointers] { changer.pitch = 1.25 }
@@ -214,6 +208,46 @@ import TestSupport
         #expect(out[0].allSatisfy { $0.isFinite })
     }
 
+    /// 150 Hz is 37 cents above D3 (146.83 Hz): snapped to the chromatic scale, the vowel comes out on D3.
+    @Test func snapPutsAVowelOnItsNote() throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 1)
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.snap = PitchSnap.Options()
+        let (out, tail) = try stream(changer, [input], block: 480)
+        let aligned = Array((out[0] + tail[0]).dropFirst(changer.latency))
+        let f0 = try StoneMask(sampleRate: sampleRate).refine(aligned, contour: Dio(sampleRate: sampleRate).estimate(aligned)).f0
+        let voiced = f0.filter { $0 > 0 }.sorted()
+        let median = voiced[voiced.count / 2]
+        #expect(abs(1200 * log2(median / 146.832)) < 5, "median F0 \(median) Hz")
+    }
+
+    @Test func theLimiterKeepsALoudBlockWithinFullScaleAndCanBeSwitchedOff() throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
+        func peak(limiting: Bool) throws -> Double {
+            let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+            changer.gainDB = 12
+            changer.limitsOutput = limiting
+            let (out, tail) = try stream(changer, [input], block: 480)
+            return (out[0] + tail[0]).map(abs).max()!
+        }
+        #expect(try peak(limiting: true) <= 1)
+        #expect(try peak(limiting: false) > 1.5)
+    }
+
+    @Test func snapAndVibratoAreClampedOrIgnored() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.snap = PitchSnap.Options(strength: 3, speed: -5, a4: 1000)
+        #expect(changer.snap == PitchSnap.Options(strength: 1, speed: 0, a4: 480))
+        changer.snap = PitchSnap.Options(strength: .nan)
+        #expect(changer.snap == PitchSnap.Options(strength: 1, speed: 0, a4: 480), "ignored")
+        changer.snap = nil
+        #expect(changer.snap == nil)
+        changer.vibrato = Vibrato.Options(rate: 100, depth: -1)
+        #expect(changer.vibrato == Vibrato.Options(rate: 20, depth: 0))
+        changer.vibrato = Vibrato.Options(rate: .infinity)
+        #expect(changer.vibrato == Vibrato.Options(rate: 20, depth: 0), "ignored")
+    }
+
     @Test func aChangeGlidesInsteadOfJumping() throws {
         // A steady vowel; the pitch moves from 1 to 1.5 halfway. The output F0, frame by frame, must pass
         // through values between the two rather than step.
@@ -245,5 +279,27 @@ import TestSupport
     private func largestDifference(_ first: [Double], _ second: [Double]) -> Double {
         guard first.count == second.count else { return .infinity }
         return zip(first, second).map { abs($0 - $1) }.max() ?? 0
+    }
+
+    /// Where the voice changes nothing the input itself passes, exactly, at the fixed delay; a change crossfades
+    /// to the vocoder and back.
+    @Test func anUnchangedVoicePassesTheInputThrough() throws {
+        let input = Signals.speechLike(sampleRate: sampleRate)
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        let latency = changer.latency
+        let block = 160
+        var output: [Double] = []
+        for (number, start) in stride(from: 0, to: input.count, by: block).enumerated() {
+            if number == 20 { changer.pitch = 1.2 }
+            if number == 60 { changer.pitch = 1 }
+            output += try changer.process([Array(input[start..<min(start + block, input.count)])])[0]
+        }
+        output += try changer.finish(as: Double.self)[0]
+        let delayed = [Double](repeating: 0, count: latency) + input
+        let switchedOn = 20 * block + latency, switchedOff = 60 * block + latency
+        let glide = Glide.samples(sampleRate: sampleRate)
+        #expect(Array(output[..<switchedOn]) == Array(delayed[..<switchedOn]), "dry before the change")
+        #expect(output[(switchedOn + glide)..<switchedOff] != delayed[(switchedOn + glide)..<switchedOff], "wet at 1.2")
+        #expect(Array(output[(switchedOff + glide)...]) == Array(delayed[(switchedOff + glide)...]), "dry again")
     }
 }

@@ -20,6 +20,14 @@ public enum Signals {
         return signal
     }
 
+    /// Speech-like test input, 1 s at 16 kHz: a vowel at 120 Hz, 0.1 s of noise, a vowel at 180 Hz with other
+    /// formants, so a stream has voicing, a change of F0 and an unvoiced stretch.
+    public static func speechLike(sampleRate: Int = 16000) -> [Double] {
+        vowel(f0: 120, sampleRate: sampleRate, duration: 0.5)
+            + whiteNoise(count: sampleRate / 10, amplitude: 0.05)
+            + vowel(f0: 180, sampleRate: sampleRate, duration: 0.4, formants: [500, 1500, 2500])
+    }
+
     /// A pulse train at `f0` through a cascade of two-pole resonators at `formants` (Hz, bandwidth 80 Hz):
     /// a steady synthetic vowel, normalised to a peak of 0.5.
     public static func vowel(f0: Double, sampleRate: Int, duration: Double, formants: [Double] = [700, 1200, 2600]) -> [Double] {

@@ -1,0 +1,38 @@
+/* The mono voice both plugin wrappers share: control values as hosts send them, clamped to the ports'
+ * ranges, and the audio through one koe changer. Only koe_voice_open and koe_voice_reset allocate (a host calls
+ * them from instantiate and activate, outside its audio thread). */
+#ifndef KOE_VOICE_H
+#define KOE_VOICE_H
+
+#include <stdint.h>
+
+#include "koe.h"
+
+/* The control ports' ranges and defaults, as the .ttl and the LADSPA descriptor declare them. */
+#define KOE_RATIO_MIN 0.25
+#define KOE_RATIO_MAX 4.0
+#define KOE_GAIN_DB_MIN -24.0
+#define KOE_GAIN_DB_MAX 24.0
+
+typedef struct {
+    koe_changer *changer;
+    /* The values the changer was last given, after clamping. */
+    double pitch, formant, gain_db;
+} koe_voice;
+
+/* Makes the changer for this sample rate; 0 on success, else a koe status. */
+int koe_voice_open(koe_voice *voice, double sample_rate);
+void koe_voice_close(koe_voice *voice);
+
+/* Output lag in frames, as the latency port reports it. */
+float koe_voice_latency(const koe_voice *voice);
+
+/* Forgets the stream (activate). */
+void koe_voice_reset(koe_voice *voice);
+
+/* One run() of `frames` frames; control pointers may be NULL (the default then), `in` may equal `out`.
+ * Non-finite input samples are taken as silence; if the changer refuses a block, the output is silence. */
+void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames,
+                   const float *pitch, const float *formant, const float *gain_db);
+
+#endif

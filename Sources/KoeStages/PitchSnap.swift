@@ -1,0 +1,174 @@
+import Foundation
+
+/// Pitch correction: pulls each voiced frame's F0 towards the nearest note of a scale.
+///
+/// The correction, in cents, is what the frame needs to land on its note; it follows that need with the time
+/// constant `speed` (0: at once) and is applied `strength` times. At the start of a voiced run it starts from 0,
+/// so a slow speed lets a note's attack through and then draws it onto the note, as a pitch corrector's
+/// retune speed does.
+public struct PitchSnap {
+    /// The correction applied to the last voiced frame, in cents.
+    private var correction = 0.0
+    private var wasVoiced = false
+
+    init() {}
+
+    /// `f0` (Hz, voiced) moved towards its note by `options`, one frame of `framePeriod` ms after the last.
+    mutating func snapped(_ f0: Double, options: Options, framePeriod: Double) -> Double {
+        let cents = 1200 * log2(f0 / options.a4)
+        let needed = 100 * options.scale.nearestNote(toSemitones: cents / 100) - cents
+        if !wasVoiced { correction = 0 }
+        let follow = options.speed > 0 ? 1 - exp(-framePeriod / options.speed) : 1
+        correction += follow * (needed - correction)
+        wasVoiced = true
+        return f0 * exp2(options.strength * correction / 1200)
+    }
+
+    /// An unvoiced frame: the next voiced one starts a new note.
+    mutating func unvoiced() {
+        wasVoiced = false
+    }
+}
+
+extension PitchSnap {
+    public struct Options: Sendable, Equatable {
+        /// The notes F0 is pulled to (default chromatic: every semitone).
+        public var scale = MusicalScale.chromatic
+        /// How far F0 moves to its note: 0 not at all, 1 all the way (default 1, a hard snap).
+        public var strength = 1.0
+        /// Time constant, in ms, with which the correction follows the note it needs (default 0: at once).
+        public var speed = 0.0
+        /// Frequency of A4 in Hz, the tuning the notes are counted from (default 440).
+        public var a4 = 440.0
+
+        public init(scale: MusicalScale = .chromatic, strength: Double = 1, speed: Double = 0, a4: Double = 440) {
+            self.scale = scale
+            self.strength = strength
+            self.speed = speed
+            self.a4 = a4
+        }
+
+        public static let strengthRange = 0.0...1
+        /// Up to 10 s: slower than that a note never arrives.
+        public static let speedRange = 0.0...10_000
+        /// Concert pitches in use, from baroque's 415 Hz to the highest orchestras'.
+        public static let a4Range = 400.0...480
+
+        /// The first setting out of its range, said in words; nil when the options can be used.
+        public var problem: String? {
+            if !Self.strengthRange.contains(strength) { return "snap strength must be between 0 and 1 (got \(strength))" }
+            if !Self.speedRange.contains(speed) { return "snap speed must be between 0 and 10000 ms (got \(speed))" }
+            if !Self.a4Range.contains(a4) { return "A4 must be between 400 and 480 Hz (got \(a4))" }
+            return nil
+        }
+    }
+}
+
+/// The notes of a key and mode, such as C major or D dorian; chromatic holds every semitone.
+/// Written `KEY:SCALE` (`C:major`, `F#:minor`, `Bb:dorian`) or `chromatic`.
+public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
+    public enum Mode: String, CaseIterable, Sendable {
+        case chromatic, major, minor, dorian, phrygian, lydian, mixolydian, locrian
+        case harmonicMinor = "harmonic-minor", melodicMinor = "melodic-minor"
+        case majorPentatonic = "major-pentatonic", minorPentatonic = "minor-pentatonic", blues
+        case wholeTone = "whole-tone"
+
+        /// Semitones above the tonic of the notes in the mode.
+        public var intervals: [Int] {
+            switch self {
+            case .chromatic: Array(0..<12)
+            case .major: [0, 2, 4, 5, 7, 9, 11]
+            case .minor: [0, 2, 3, 5, 7, 8, 10]
+            case .dorian: [0, 2, 3, 5, 7, 9, 10]
+            case .phrygian: [0, 1, 3, 5, 7, 8, 10]
+            case .lydian: [0, 2, 4, 6, 7, 9, 11]
+            case .mixolydian: [0, 2, 4, 5, 7, 9, 10]
+            case .locrian: [0, 1, 3, 5, 6, 8, 10]
+            case .harmonicMinor: [0, 2, 3, 5, 7, 8, 11]
+            case .melodicMinor: [0, 2, 3, 5, 7, 9, 11]
+            case .majorPentatonic: [0, 2, 4, 7, 9]
+            case .minorPentatonic: [0, 3, 5, 7, 10]
+            case .blues: [0, 3, 5, 6, 7, 10]
+            case .wholeTone: [0, 2, 4, 6, 8, 10]
+            }
+        }
+    }
+
+    /// Pitch class of the tonic: 0 is C, 9 is A.
+    public let key: Int
+    public let mode: Mode
+    /// For each pitch class from C, whether the scale holds it.
+    private let holds: [Bool]
+
+    public static let chromatic = MusicalScale(key: 0, mode: .chromatic)
+
+    /// `key` is a pitch class, taken modulo 12.
+    public init(key: Int, mode: Mode) {
+        self.key = (key % 12 + 12) % 12
+        self.mode = mode
+        var holds = [Bool](repeating: false, count: 12)
+        for interval in mode.intervals {
+            holds[(self.key + interval) % 12] = true
+        }
+        self.holds = holds
+    }
+
+    /// Reads `chromatic` or `KEY:SCALE`: KEY a letter A to G with an optional `#` or `b`, SCALE one of
+    /// `Mode`'s names (`ionian` and `aeolian` are major and minor).
+    public init(parsing spec: String) throws(StageError) {
+        let text = spec.trimmingCharacters(in: .whitespaces)
+        if text.lowercased() == Mode.chromatic.rawValue {
+            self = .chromatic
+            return
+        }
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == 2 else {
+            throw StageError("malformed scale '\(spec)': expected KEY:SCALE (C:major, A:minor, F#:dorian) or chromatic")
+        }
+        guard let key = Self.pitchClass(of: String(fields[0])) else {
+            throw StageError("unknown key '\(fields[0])' in '\(spec)': expected a note A to G, optionally with # or b (C, F#, Bb)")
+        }
+        let name = fields[1].lowercased()
+        guard let mode = Mode(rawValue: Self.aliases[name] ?? name) else {
+            let names = Mode.allCases.map(\.rawValue).joined(separator: ", ")
+            throw StageError("unknown scale '\(fields[1])' in '\(spec)': expected one of \(names)")
+        }
+        self.init(key: key, mode: mode)
+    }
+
+    private static let aliases = ["ionian": "major", "aeolian": "minor"]
+    private static let letters: [Character: Int] = ["c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11]
+    private static let keyNames = ["C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]
+
+    private static func pitchClass(of name: String) -> Int? {
+        guard let letter = name.first, let natural = letters[Character(letter.lowercased())] else { return nil }
+        switch name.dropFirst() {
+        case "": return natural
+        case "#": return (natural + 1) % 12
+        case "b": return (natural + 11) % 12
+        default: return nil
+        }
+    }
+
+    /// As it is written: `chromatic`, `C:major`, `F#:minor`.
+    public var description: String {
+        mode == .chromatic ? mode.rawValue : "\(Self.keyNames[key]):\(mode.rawValue)"
+    }
+
+    /// The note of the scale nearest to `semitones` (counted from A4, fractions allowed), in semitones from A4.
+    /// A tie goes to the lower note.
+    public func nearestNote(toSemitones semitones: Double) -> Double {
+        var below = semitones.rounded(.down)
+        var above = semitones.rounded(.up)
+        // Every mode holds a note in any run of 3 semitones, so each walk takes at most 2 steps.
+        while !contains(note: Int(below)) { below -= 1 }
+        while !contains(note: Int(above)) { above += 1 }
+        return semitones - below <= above - semitones ? below : above
+    }
+
+    /// Whether the note `note` semitones from A4 belongs to the scale.
+    private func contains(note: Int) -> Bool {
+        // A4 is pitch class 9 (A).
+        holds[((note + 9) % 12 + 12) % 12]
+    }
+}

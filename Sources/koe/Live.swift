@@ -1,0 +1,218 @@
+import ArgumentParser
+import Glibc
+import Koe
+import KoeLive
+import Synchronization
+
+/// `koe live`: capture, change, play. Parses, validates, wires the devices to a VoiceChanger and reports.
+struct Live: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change your voice live: from an input device, through koe, to an output device (PortAudio).",
+        discussion: """
+            Mono in, mono out, at the output device's default sample rate. On a terminal a status line shows \
+            the levels, the pitch and formant ratios, the latency (koe's plus the devices') and the xruns; \
+            up/down move the pitch a semitone, left/right the formants by 5 %, q stops (exit status 0). \
+            Ctrl-C stops too (exit status 130). A summary line goes to stderr at the end.
+            """)
+
+    @Option(help: ArgumentHelp("Capture device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
+    var input: String?
+
+    @Option(help: ArgumentHelp("Playback device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
+    var output: String?
+
+    @Flag(name: .customLong("list-devices"), help: "List the audio devices (number, name, host API, channels, rate) and exit.")
+    var listDevices = false
+
+    @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
+
+    func validate() throws {
+        if voice.tempo != nil { throw ValidationError("--tempo cannot change the duration of live sound") }
+    }
+
+    func run() throws {
+        LiveSignals.install()
+        let library = try PortAudioLibrary()
+        if listDevices {
+            let devices = library.devices
+            if devices.isEmpty { Report.note("no audio devices (is a sound server running?)") }
+            for device in devices {
+                print("\(device.index)\t\(device.name)\t[\(device.hostAPI)]\tin \(device.inputs), out \(device.outputs)\t\(Int(device.defaultSampleRate)) Hz")
+            }
+            return
+        }
+        let inputDevice = try library.device(input, input: true)
+        let outputDevice = try library.device(output, input: false)
+        let sampleRate = outputDevice.defaultSampleRate
+        let engine = LiveEngine(changer: try makeChanger(sampleRate: Int(sampleRate)))
+        let stream = try LiveStream(
+            library: library, engine: engine, input: inputDevice, output: outputDevice, sampleRate: sampleRate)
+        let latency = Double(engine.changer.latency) / sampleRate + stream.deviceLatency
+
+        let keys = LiveKeys()
+        defer { keys.restore() }
+        try stream.start()
+        let status = LiveStatus(engine: engine, latency: latency, onTerminal: isatty(STDERR_FILENO) != 0)
+        var quit = false
+        while !quit && LiveSignals.received == 0 && stream.isActive {
+            usleep(50_000)
+            while let key = keys.next() {
+                switch key {
+                case .quit: quit = true
+                case .pitch(let steps): engine.nudge(pitch: steps)
+                case .formant(let steps): engine.nudge(formant: steps)
+                }
+            }
+            status.show()
+        }
+        stream.stop()
+        status.finish()
+        if LiveSignals.received != 0 { throw ExitCode(128 + LiveSignals.received) }
+        if !quit { throw KoeError.io("the audio stream stopped: the device went away") }
+    }
+
+    /// The preset's voice and EQ, the explicit options over them, and the analysis asked for.
+    private func makeChanger(sampleRate: Int) throws -> VoiceChanger {
+        var options = VoiceChanger.Options()
+        options.analysis = analysis.streamingOptions
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        if let preset = voice.preset { try changer.apply(preset: preset) }
+        let settings = try voice.settings()
+        changer.pitch = settings.pitchRatio
+        changer.formant = settings.formantRatio
+        changer.pitchRange = settings.pitchRange
+        changer.pitchMedian = settings.targetMedian
+        changer.whisper = settings.whisper
+        let explicitBands = try equalizer.bands()
+        let bands = changer.equalizer + explicitBands
+        changer.equalizer = bands
+        // The changer leaves out bands this rate cannot hold; an explicit one left out is the user's mistake.
+        if changer.equalizer.count < bands.filter({ !$0.isFlat }).count {
+            throw KoeError.invalidArgument("an --eq or --geq band is at or above half the sample rate (\(sampleRate) Hz)")
+        }
+        if let gain = equalizer.gain { changer.gainDB = gain }
+        return changer
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP end the session cleanly: the handler only records which came.
+enum LiveSignals {
+    private static let signal = Atomic<Int32>(0)
+
+    static var received: Int32 { signal.load(ordering: .relaxed) }
+
+    static func install() {
+        // Touched here first, so the handler never runs the global's one-time initialisation.
+        signal.store(0, ordering: .relaxed)
+        for number in [SIGINT, SIGTERM, SIGHUP] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { LiveSignals.signal.store($0, ordering: .relaxed) }
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+        }
+    }
+}
+
+/// Keys from a terminal on stdin, read without waiting for Return and without echo; none when stdin is not
+/// a terminal.
+final class LiveKeys {
+    enum Key { case quit, pitch(Int), formant(Int) }
+
+    private var saved: termios?
+
+    init() {
+        guard isatty(STDIN_FILENO) != 0 else { return }
+        var settings = termios()
+        tcgetattr(STDIN_FILENO, &settings)
+        saved = settings
+        settings.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        // VMIN and VTIME 0: a read returns at once, with what has been typed.
+        withUnsafeMutableBytes(of: &settings.c_cc) { cc in
+            cc[Int(VMIN)] = 0
+            cc[Int(VTIME)] = 0
+        }
+        tcsetattr(STDIN_FILENO, TCSANOW, &settings)
+    }
+
+    func restore() {
+        if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+    }
+
+    /// The next key pressed, if any: q, or an arrow (ESC [ A/B/C/D); other keys are skipped.
+    func next() -> Key? {
+        guard saved != nil else { return nil }
+        var bytes = (UInt8(0), UInt8(0), UInt8(0))
+        let count = withUnsafeMutableBytes(of: &bytes) { read(STDIN_FILENO, $0.baseAddress, 3) }
+        guard count > 0 else { return nil }
+        switch (count, bytes.0, bytes.1, bytes.2) {
+        case (_, UInt8(ascii: "q"), _, _), (_, UInt8(ascii: "Q"), _, _): return .quit
+        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "A")): return .pitch(1)
+        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "B")): return .pitch(-1)
+        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "C")): return .formant(1)
+        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "D")): return .formant(-1)
+        default: return next()
+        }
+    }
+}
+
+/// The one-line status on a terminal, and the summary line at the end.
+final class LiveStatus {
+    private let engine: LiveEngine
+    private let latency: Double
+    private let onTerminal: Bool
+    private let start = LiveStatus.now()
+
+    init(engine: LiveEngine, latency: Double, onTerminal: Bool) {
+        self.engine = engine
+        self.latency = latency
+        self.onTerminal = onTerminal
+    }
+
+    func show() {
+        let inLevel = Self.decibels(LiveEngine.takePeak(engine.inputPeak))
+        let outLevel = Self.decibels(LiveEngine.takePeak(engine.outputPeak))
+        guard onTerminal else { return }
+        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(engine.pitch, 2))"
+            + "  formant \(Self.fixed(engine.formant, 2))  latency \(Int((latency * 1000).rounded())) ms"
+            + "  xruns \(engine.xruns.load(ordering: .relaxed))  [arrows, q]"
+        Self.write("\r" + line + "\u{1B}[K")
+    }
+
+    func finish() {
+        if onTerminal { Self.write("\r\u{1B}[K") }
+        Report.note(
+            "live: \(Self.fixed(Self.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
+                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency * 1000, 1)) ms")
+    }
+
+    /// A status line goes out in one write, or not at all: a terminal that cannot take it now gets the next one.
+    private static func write(_ text: String) {
+        var text = text
+        text.withUTF8 { _ = Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    private static func decibels(_ peak: Float) -> Double {
+        peak > 0 ? max(-60, 20 * log10(Double(peak))) : -60
+    }
+
+    /// Twelve cells from -60 to 0 dBFS, and the figure.
+    private static func meter(_ decibels: Double) -> String {
+        let cells = max(0, min(12, Int(((decibels + 60) / 5).rounded(.down))))
+        let figure = String(Int(decibels.rounded()))
+        return "[" + String(repeating: "#", count: cells) + String(repeating: "-", count: 12 - cells) + "] "
+            + String(repeating: " ", count: max(0, 3 - figure.count)) + figure + " dB"
+    }
+
+    private static func fixed(_ value: Double, _ digits: Int) -> String {
+        let scale = pow(10, Double(digits))
+        return String((value * scale).rounded() / scale)
+    }
+
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Koe
+import KoeIO
+import Testing
+import TestSupport
+
+/// `convertFile` with the limiter and the F0 edits that need the whole file: what reaches the output file.
+@Suite struct ConversionTests {
+    let folder = TemporaryFolder()
+
+    private func writeAudio(_ samples: [Double], sampleRate: Int = 16000, to name: String) throws -> String {
+        let file = try AudioFile(writing: folder.file(name), sampleRate: sampleRate, channels: 1)
+        try file.write(channels: [samples])
+        try file.close()
+        return folder.file(name)
+    }
+
+    private func pitched(_ ratio: Double) -> ConversionSettings {
+        var settings = ConversionSettings()
+        settings.voice.pitchRatio = ratio
+        return settings
+    }
+
+    /// The example: a -0.5 dBFS 150 Hz tone through pitch 1.2 clips half its samples unlimited.
+    @Test func theLimiterLeavesNothingToClip() throws {
+        let tone = try writeAudio(Signals.sine(frequency: 150, sampleRate: 16000, duration: 1, amplitude: pow(10, -0.5 / 20)), to: "tone.wav")
+        var unlimited = pitched(1.2)
+        unlimited.limitsOutput = false
+        let clipped = try convertFile(tone, to: folder.file("clipped.wav"), settings: unlimited)
+        let limited = try convertFile(tone, to: folder.file("limited.wav"), settings: pitched(1.2))
+        #expect(clipped.clippedSamples > 1000)
+        #expect(limited.clippedSamples == 0)
+        #expect(limited.latencyBoundMilliseconds - clipped.latencyBoundMilliseconds == 5)
+        let output = try AudioFile(reading: folder.file("limited.wav")).readChannel(0)
+        #expect(output.count == 16000)
+        #expect(output.map(abs).max()! > 0.99, "limited to full scale, not far below it")
+    }
+
+    @Test func aSignalWithHeadroomIsTheSameWithAndWithoutTheLimiter() throws {
+        let vowel = try writeAudio(Signals.vowel(f0: 140, sampleRate: 16000, duration: 0.6), to: "vowel.wav")
+        var unlimited = pitched(1.3)
+        unlimited.limitsOutput = false
+        _ = try convertFile(vowel, to: folder.file("a.wav"), settings: pitched(1.3))
+        _ = try convertFile(vowel, to: folder.file("b.wav"), settings: unlimited)
+        let same = try AudioFile(reading: folder.file("a.wav")).readChannel(0) == AudioFile(reading: folder.file("b.wav")).readChannel(0)
+        #expect(same)
+    }
+
+    @Test func aCopyHasNoLimiter() throws {
+        let loud = try writeAudio(Signals.whiteNoise(count: 4000, amplitude: 1, seed: 4), to: "loud.wav")
+        let statistics = try convertFile(loud, to: folder.file("copy.wav"))
+        #expect(statistics.latencyBoundMilliseconds == 0)
+        let same = try AudioFile(reading: loud).readChannel(0) == AudioFile(reading: folder.file("copy.wav")).readChannel(0)
+        #expect(same)
+    }
+
+    @Test func anF0TrackMustHaveOneValueAFrame() throws {
+        let vowel = try writeAudio(Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.5), to: "vowel.wav")
+        var settings = ConversionSettings()
+        settings.voice.f0Track = try F0Track(values: [Double](repeating: 200, count: 100), name: "f0.npy")
+        #expect(throws: KoeError.badInput(source: "f0.npy", reason:
+            "has 100 F0 values but \(vowel) has 101 analysis frames (8000 samples at 16000 Hz, one frame every 5.0 ms from 0)")) {
+            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.file("out.wav")))
+        settings.voice.f0Track = try F0Track(values: [Double](repeating: 200, count: 101))
+        let statistics = try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        let median = try #require(statistics.medianF0Out)
+        #expect(abs(1200 * log2(median / 200)) < 1, "the median is kept to a cent: \(median) Hz")
+    }
+
+    @Test func snapAndVibratoOutOfRangeAreRefused() throws {
+        let vowel = try writeAudio(Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.5), to: "vowel.wav")
+        var settings = ConversionSettings()
+        settings.voice.snap = PitchSnap.Options(strength: 2)
+        #expect(throws: KoeError.invalidArgument("snap strength must be between 0 and 1 (got 2.0)")) {
+            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        }
+        settings.voice.snap = nil
+        settings.voice.vibrato = Vibrato.Options(rate: 50)
+        #expect(throws: KoeError.invalidArgument("vibrato rate must be between 0.1 and 20 Hz (got 50.0)")) {
+            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        }
+    }
+}

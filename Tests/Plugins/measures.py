@@ -1,0 +1,73 @@
+"""What the plugin and live tests measure on audio: F0 ratio (Praat, through parselmouth), delay (cross-correlation)
+and level. Shared by plugins_test.py and live_test.py."""
+
+import numpy as np
+import parselmouth
+
+PITCH_STEP = 0.01          # s between Praat's F0 frames
+PITCH_FLOOR = 60.0         # Hz
+PITCH_CEILING = 800.0      # Hz: a voice raised by 1.2 stays under it
+MIN_VOICED_FRAMES = 10     # fewer jointly voiced frames than this measure nothing
+ENVELOPE_WINDOW = 0.020    # s
+
+
+def f0_track(samples, rate):
+    pitch = parselmouth.Sound(samples.astype(np.float64), rate).to_pitch(
+        time_step=PITCH_STEP, pitch_floor=PITCH_FLOOR, pitch_ceiling=PITCH_CEILING)
+    return pitch.selected_array["frequency"]
+
+
+def aligned(source, changed, delay):
+    """The parts of both that line up when the output lags by `delay` frames (which may be negative)."""
+    if delay < 0:
+        source, changed, delay = changed, source, -delay
+        count = min(len(changed), len(source) - delay)
+        return changed[:count], source[delay:delay + count]
+    count = min(len(source), len(changed) - delay)
+    return source[:count], changed[delay:delay + count]
+
+
+def f0_ratio(source, changed, rate, delay):
+    """The median of output F0 / input F0 over the frames Praat calls voiced in both, the output read `delay`
+    frames late; and how many frames that is."""
+    source, changed = aligned(source, changed, delay)
+    before = f0_track(source, rate)
+    after = f0_track(changed, rate)
+    count = min(len(before), len(after))
+    both = (before[:count] > 0) & (after[:count] > 0)
+    if both.sum() < MIN_VOICED_FRAMES:
+        return float("nan"), int(both.sum())
+    return float(np.median(after[:count][both] / before[:count][both])), int(both.sum())
+
+
+def lag(reference, signal, max_lag):
+    """The lag in frames (-max_lag...max_lag) at which `signal` best matches `reference`, by cross-correlation,
+    and the normalised correlation of the two over the frames they share at that lag."""
+    size = 1 << (len(reference) + len(signal)).bit_length()
+    correlation = np.fft.irfft(np.fft.rfft(signal, size) * np.conj(np.fft.rfft(reference, size)), size)
+    lags = np.concatenate([np.arange(0, max_lag + 1), np.arange(-max_lag, 0)])
+    values = np.concatenate([correlation[:max_lag + 1], correlation[size - max_lag:]])
+    best = int(lags[int(np.argmax(values))])
+    before, after = (part.astype(np.float64) for part in aligned(reference, signal, best))
+    norm = np.linalg.norm(before) * np.linalg.norm(after)
+    return best, float(np.dot(before, after) / norm) if norm > 0 else 0.0
+
+
+def envelope(samples, rate):
+    """RMS over a sliding 20 ms window, mean removed: the syllables' shape, which a vocoder keeps in time. A
+    vocoder rebuilds each period's phase and places its own pulses, so the waveform itself can match the input
+    several milliseconds early or late (WORLD's own resynthesis does, by up to half a period)."""
+    width = max(1, int(rate * ENVELOPE_WINDOW))
+    power = np.convolve(samples.astype(np.float64) ** 2, np.ones(width) / width, mode="same")
+    rms = np.sqrt(np.maximum(power, 0))
+    return rms - rms.mean()
+
+
+def envelope_delay(source, changed, rate, max_lag):
+    return lag(envelope(source, rate), envelope(changed, rate), max_lag)[0]
+
+
+def level_db(source, changed, delay):
+    """The output's level against the input's, in dB, over the frames both cover once aligned."""
+    before, after = (part.astype(np.float64) for part in aligned(source, changed, delay))
+    return float(10 * np.log10(np.mean(after ** 2) / np.mean(before ** 2)))

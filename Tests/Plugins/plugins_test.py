@@ -1,0 +1,561 @@
+#!/usr/bin/env python3
+"""koe's LV2 and LADSPA plugins in real hosts, and Rubber Band's own shifters through the same checks (the anchor).
+
+Usage: python3 Tests/Plugins/plugins_test.py --plugins .build/plugins --koe .build/release/koe
+(`make test-plugins` builds the plugins, installs the hosts from Debian and runs this and live_test.py.)
+
+Hosts, each started by the test as the issue's command lines have them:
+  lv2apply   LV2_PATH=DIR lv2apply -i IN -o OUT -c SYMBOL VALUE ... URI   (no host features, run() one frame at a
+             time, no latency compensation)
+  sox        LADSPA_PATH=DIR sox --buffer 32768 IN OUT ladspa -l PLUGIN.so LABEL VALUE ...   (-l: sox reads the
+             `latency` port after the first run() and removes that many frames)
+Contenders: koe-lv2 (urn:koe:voice), koe-ladspa (koe_voice), rubberband-lv2 (lv2-rubberband#mono),
+rubberband-ladspa (rubberband-pitchshifter-mono). Debian's Rubber Band R3 LV2 plugin cannot be loaded
+(its Turtle names #r3mono, its binary lv2-rubberband-r3#mono), so the anchor is the R2 engine in both hosts.
+
+Inputs: samples/*.wav at their own rate, and ../shared/corpus/*.wav (when that folder exists) at 16 and 48 kHz,
+as 32-bit float WAV (so a NaN would reach the output file), each followed by 1 s of silence: lv2apply stops when
+the input does, and without the silence a plugin's latency would hold back the end of the speech. For every contender and input:
+  shift      pitch 1.2 (Rubber Band: 3 semitones 16 cents): output as long as the input, every sample finite,
+             Praat's F0 of the output / of the input (median over jointly voiced frames, the output read the
+             reported latency late where the host does not compensate) within 2 % of 1.2.
+  latency    the plugin's `latency` port (read as a host reads it: instantiate, activate, one run(), the port)
+             against the delay measured by cross-correlation with the same processing done without latency:
+             `koe convert` with the same settings for koe (run at pitch 1.2), the input itself for Rubber Band
+             (run at 0 semitones, where it passes the input through). Exact to within one host block, and the
+             match must be real (correlation >= 0.99). In sox, whose -l removes the reported latency, the measured
+             delay must be 0 there.
+  unity      the issue's bar: pitch 1, formant 1, gain -6 dB (Rubber Band: 0 semitones, no gain port, 0 dB) against
+             the input: the output lags by the reported latency within 5 ms (cross-correlation of the 20 ms
+             envelopes, see measures.envelope) at the gain set +-1.5 dB. WORLD's own resynthesis of the input
+             (pyworld, no latency at all) is measured the same way and printed beside koe's figures: what the
+             vocoder does alone.
+For each koe plugin:
+  controls   pitch, formant and gain_db at 0, -1, NaN and 1e9 on one input: no crash, finite samples, exact
+             length, and the same output as the value clamped to the port's range (NaN: the default).
+For every contender:
+  realtime   the host run under Tests/Plugins/call_counter.c (LD_PRELOAD): heap and lock calls made from the
+             plugin's shared object, on one input and on that input three times over. Equal counts: run()
+             neither allocates nor locks once warm, however many times it is called.
+  contract   lv2info and analyseplugin see the URI, label, port symbols, ranges, order and the latency port
+             (lv2:reportsLatency); the LV2 presets carry `koe presets`' pitch and formant ratios.
+
+One PASS or FAIL line per check with its figures; the last line reads `plugins: N passed, M failed`; exits 1
+when a check fails.
+"""
+
+import argparse
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyworld
+import soundfile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import measures  # noqa: E402
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+CORPUS = REPOSITORY.parent / "shared" / "corpus"
+COUNTER_SOURCE = Path(__file__).resolve().parent / "call_counter.c"
+
+SOX_BUFFER = 32768
+PITCH = 1.2
+F0_TOLERANCE = 0.02            # relative, shift
+DELAY_TOLERANCE = 0.005        # s, unity (the issue's bar)
+GAIN_DB = -6.0
+LEVEL_TOLERANCE = 1.5          # dB, unity
+MIN_CORRELATION = 0.99         # latency: the reference and the output are the same signal
+LATENCY_TOLERANCE = 1          # frames: one lv2apply block (sox's are 32768; the same signal lines up to the frame)
+RATIO_RANGE = (0.25, 4.0)      # koe's pitch and formant ports
+GAIN_RANGE = (-24.0, 24.0)     # koe's gain_db port
+BAD_VALUES = ("0", "-1", "nan", "1e9")
+TRAILING_SILENCE = 1.0         # s after each input's speech
+
+RUBBERBAND_LV2 = "http://breakfastquay.com/rdf/lv2-rubberband#mono"
+RUBBERBAND_LADSPA = ("ladspa-rubberband.so", "rubberband-pitchshifter-mono")
+# 3 semitones and 16 cents: 2^(3.16/12) = 1.2001; Rubber Band's LV2 cents port takes integers.
+RUBBERBAND_SHIFT = {"cents": 16, "semitones": 3}
+
+
+class Failure(Exception):
+    """A check that failed: its message is the one line the test prints."""
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def run(argv, env=None):
+    result = subprocess.run([str(part) for part in argv], capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        raise Failure(f"{' '.join(map(str, argv[:3]))} ... exited {result.returncode}: {detail[-1] if detail else ''}")
+    return result.stdout
+
+
+# --- hosts and contenders ------------------------------------------------------------------------------
+
+@dataclass
+class Contender:
+    name: str
+    is_koe: bool
+    host: str                  # "lv2apply" or "sox"
+    plugin: str                # LV2 URI, or LADSPA file
+    label: str = ""            # LADSPA label
+    port_order: list = field(default_factory=list)   # LADSPA input control ports, in order, with defaults
+
+    @property
+    def shared_object(self):
+        """The file name of the plugin's code, as the call counter looks for it."""
+        if self.host == "sox":
+            return self.plugin
+        return "koe.so" if self.is_koe else "lv2-rubberband.so"
+
+    @property
+    def compensates(self):
+        return self.host == "sox"
+
+    def command(self, source, output, controls):
+        if self.host == "lv2apply":
+            pairs = [part for symbol, value in controls.items() for part in ("-c", symbol, value)]
+            return ["lv2apply", "-i", source, "-o", output, *pairs, self.plugin]
+        values = [controls.get(symbol, default) for symbol, default in self.port_order]
+        return ["sox", "--buffer", SOX_BUFFER, source, output, "ladspa", "-l", self.plugin, self.label, *values]
+
+    def shift_controls(self):
+        return {"pitch": PITCH} if self.is_koe else dict(RUBBERBAND_SHIFT)
+
+    def unity_controls(self):
+        return {"pitch": 1, "formant": 1, "gain_db": GAIN_DB} if self.is_koe else {"cents": 0, "semitones": 0}
+
+    @property
+    def unity_gain(self):
+        return GAIN_DB if self.is_koe else 0.0
+
+
+KOE_PORTS = [("pitch", 1), ("formant", 1), ("gain_db", 0)]
+RUBBERBAND_PORTS = [("cents", 0), ("semitones", 0), ("octaves", 0), ("crispness", 3), ("formant", 0), ("wetdry", 0)]
+
+CONTENDERS = [
+    Contender("koe-lv2", True, "lv2apply", "urn:koe:voice"),
+    Contender("koe-ladspa", True, "sox", "koe-ladspa.so", "koe_voice", KOE_PORTS),
+    Contender("rubberband-lv2", False, "lv2apply", RUBBERBAND_LV2),
+    Contender("rubberband-ladspa", False, "sox", RUBBERBAND_LADSPA[0], RUBBERBAND_LADSPA[1], RUBBERBAND_PORTS),
+]
+
+
+class Hosts:
+    """Where the hosts find the plugins: an LV2 folder holding koe's bundle and Debian's, and a LADSPA path."""
+
+    def __init__(self, root, plugins):
+        lv2 = root / "lv2"
+        lv2.mkdir()
+        (lv2 / "koe.lv2").symlink_to(plugins.resolve() / "koe.lv2")
+        self.environment = dict(os.environ, LV2_PATH=f"{lv2}:/usr/lib/lv2",
+                                LADSPA_PATH=f"{plugins.resolve()}:/usr/lib/ladspa")
+        self.ladspa_folders = [plugins.resolve(), Path("/usr/lib/ladspa")]
+
+    def apply(self, contender, source, output, controls, preload=None):
+        env = dict(self.environment)
+        if preload:
+            env.update(preload)
+        run(contender.command(source, output, {key: str(value) for key, value in controls.items()}), env=env)
+        samples, rate = soundfile.read(str(output), dtype="float32")
+        return samples
+
+    def latency_port(self, contender, rate):
+        if contender.host == "lv2apply":
+            return lv2_latency_port(contender.plugin, rate, self.environment)
+        folder = next(folder for folder in self.ladspa_folders if (folder / contender.plugin).exists())
+        return ladspa_latency_port(folder / contender.plugin, contender.label, rate)
+
+
+# --- reading the latency port as a host does ---------------------------------------------------------
+# lv2apply never shows it and sox only acts on it, so the test reads it itself: instantiate at the rate, connect
+# every port (controls at their defaults), activate, one run() of a block of silence, read the port (sox reads
+# it at the same moment).
+
+PROBE_FRAMES = 512
+
+
+class LV2Descriptor(ctypes.Structure):
+    pass
+
+
+LV2Descriptor._fields_ = [
+    ("URI", ctypes.c_char_p),
+    ("instantiate", ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.POINTER(LV2Descriptor), ctypes.c_double,
+                                     ctypes.c_char_p, ctypes.c_void_p)),
+    ("connect_port", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)),
+    ("activate", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
+    ("run", ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32)),
+    ("deactivate", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
+    ("cleanup", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
+    ("extension_data", ctypes.c_void_p),
+]
+
+
+def lv2_ports(uri, env):
+    """lv2info's view of a plugin: its binary, bundle, and ports as (symbol, classes, default, minimum, maximum)."""
+    info = run(["lv2info", uri], env=env)
+    binary = re.search(r"Binary:\s+file://(\S+)", info).group(1)
+    bundle = re.search(r"Bundle:\s+file://(\S+)", info).group(1)
+    ports = []
+    for block in re.split(r"\n\tPort \d+:\n", info)[1:]:
+        def number(name):
+            found = re.search(rf"{name}:\s+(\S+)", block)
+            return float(found.group(1)) if found else None
+        ports.append((re.search(r"Symbol:\s+(\S+)", block).group(1), set(re.findall(r"lv2core#(\w+)", block)),
+                      number("Default"), number("Minimum"), number("Maximum")))
+    return binary, bundle, ports, info
+
+
+def lv2_latency_port(uri, rate, env):
+    binary, bundle, ports, _ = lv2_ports(uri, env)
+    library = ctypes.CDLL(binary)
+    library.lv2_descriptor.restype = ctypes.POINTER(LV2Descriptor)
+    library.lv2_descriptor.argtypes = [ctypes.c_uint32]
+    descriptor = next(library.lv2_descriptor(index) for index in range(64)
+                      if library.lv2_descriptor(index) and library.lv2_descriptor(index).contents.URI.decode() == uri)
+    no_features = (ctypes.c_void_p * 1)(None)
+    instance = descriptor.contents.instantiate(descriptor, float(rate), bundle.encode(),
+                                               ctypes.cast(no_features, ctypes.c_void_p))
+    check(instance, f"{uri} would not instantiate at {rate} Hz")
+    buffers = []
+    for index, (symbol, classes, default, _, _) in enumerate(ports):
+        if "AudioPort" in classes:
+            buffer = np.zeros(PROBE_FRAMES, dtype=np.float32)
+        else:
+            buffer = np.array([default or 0.0], dtype=np.float32)
+        buffers.append((symbol, buffer))
+        descriptor.contents.connect_port(instance, index, buffer.ctypes.data)
+    descriptor.contents.activate(instance)
+    descriptor.contents.run(instance, PROBE_FRAMES)
+    latency = float(dict(buffers)["latency"][0])
+    descriptor.contents.cleanup(instance)
+    return latency
+
+
+class LADSPADescriptor(ctypes.Structure):
+    pass
+
+
+_handle = ctypes.c_void_p
+LADSPADescriptor._fields_ = [
+    ("UniqueID", ctypes.c_ulong),
+    ("Label", ctypes.c_char_p),
+    ("Properties", ctypes.c_int),
+    ("Name", ctypes.c_char_p),
+    ("Maker", ctypes.c_char_p),
+    ("Copyright", ctypes.c_char_p),
+    ("PortCount", ctypes.c_ulong),
+    ("PortDescriptors", ctypes.POINTER(ctypes.c_int)),
+    ("PortNames", ctypes.POINTER(ctypes.c_char_p)),
+    ("PortRangeHints", ctypes.c_void_p),
+    ("ImplementationData", ctypes.c_void_p),
+    ("instantiate", ctypes.CFUNCTYPE(_handle, ctypes.POINTER(LADSPADescriptor), ctypes.c_ulong)),
+    ("connect_port", ctypes.CFUNCTYPE(None, _handle, ctypes.c_ulong, ctypes.c_void_p)),
+    ("activate", ctypes.CFUNCTYPE(None, _handle)),
+    ("run", ctypes.CFUNCTYPE(None, _handle, ctypes.c_ulong)),
+    ("run_adding", ctypes.c_void_p),
+    ("set_run_adding_gain", ctypes.c_void_p),
+    ("deactivate", ctypes.CFUNCTYPE(None, _handle)),
+    ("cleanup", ctypes.CFUNCTYPE(None, _handle)),
+]
+LADSPA_PORT_AUDIO = 0x8
+
+
+def ladspa_latency_port(path, label, rate):
+    library = ctypes.CDLL(str(path))
+    library.ladspa_descriptor.restype = ctypes.POINTER(LADSPADescriptor)
+    library.ladspa_descriptor.argtypes = [ctypes.c_ulong]
+    descriptor = next(library.ladspa_descriptor(index) for index in range(64)
+                      if library.ladspa_descriptor(index)
+                      and library.ladspa_descriptor(index).contents.Label.decode() == label)
+    instance = descriptor.contents.instantiate(descriptor, rate)
+    check(instance, f"{label} would not instantiate at {rate} Hz")
+    buffers = {}
+    for index in range(descriptor.contents.PortCount):
+        name = descriptor.contents.PortNames[index].decode()
+        audio = descriptor.contents.PortDescriptors[index] & LADSPA_PORT_AUDIO
+        buffers[name] = np.zeros(PROBE_FRAMES if audio else 1, dtype=np.float32)
+        descriptor.contents.connect_port(instance, index, buffers[name].ctypes.data)
+    # The controls at the values the tests give sox as defaults.
+    for name, value in (KOE_PORTS if label == "koe_voice" else []):
+        buffers[name][0] = value
+    descriptor.contents.activate(instance)
+    descriptor.contents.run(instance, PROBE_FRAMES)
+    latency = float(buffers["latency"][0])
+    descriptor.contents.cleanup(instance)
+    return latency
+
+
+# --- the checks --------------------------------------------------------------------------------------------
+
+@dataclass
+class Case:
+    name: str
+    path: Path
+    rate: int
+
+    @property
+    def label(self):
+        return f"{self.name}@{self.rate // 1000}k"
+
+
+def make_inputs(root):
+    sources = [(path, soundfile.info(str(path)).samplerate) for path in sorted((REPOSITORY / "samples").glob("*.wav"))]
+    if CORPUS.is_dir():
+        sources += [(path, rate) for path in sorted(CORPUS.glob("*.wav")) for rate in (16000, 48000)]
+    else:
+        print(f"plugins: {CORPUS} is absent: samples/ only")
+    cases = []
+    for source, rate in sources:
+        path = root / "inputs" / f"{source.stem}-{rate}.wav"
+        path.parent.mkdir(exist_ok=True)
+        run(["sox", source, "-r", rate, "-e", "floating-point", "-b", 32, path, "pad", 0, TRAILING_SILENCE])
+        cases.append(Case(source.stem, path, rate))
+    return cases
+
+
+class Session:
+    def __init__(self, root, hosts, koe):
+        self.root = root
+        self.hosts = hosts
+        self.koe = koe
+        self.outcomes = []
+        self.ports = {}
+        self.renders = {}
+        self.world_figures = {}
+        self.figures = []
+
+    def attempt(self, name, body):
+        started = time.monotonic()
+        try:
+            summary, passed = body(), True
+        except Failure as failure:
+            summary, passed = str(failure), False
+        except (subprocess.SubprocessError, OSError, ValueError, StopIteration) as error:
+            summary, passed = f"{type(error).__name__}: {error}", False
+        print(f"{'PASS' if passed else 'FAIL'} {name:42} {time.monotonic() - started:5.1f} s  {summary}", flush=True)
+        self.outcomes.append(passed)
+
+    def output(self, *parts):
+        return self.root / "outputs" / ("-".join(str(part) for part in parts) + ".wav")
+
+    def render(self, contender, case, kind):
+        """The contender's output for the case at its `shift` or `unity` settings, made once."""
+        key = (contender.name, case.label, kind)
+        if key not in self.renders:
+            controls = contender.shift_controls() if kind == "shift" else contender.unity_controls()
+            self.renders[key] = self.hosts.apply(contender, case.path, self.output(*key), controls)
+        return self.renders[key]
+
+    def world_alone(self, case, source):
+        if case.label not in self.world_figures:
+            self.world_figures[case.label] = world_alone(source, case.rate)
+        return self.world_figures[case.label]
+
+    def latency(self, contender, rate):
+        key = (contender.name, rate)
+        if key not in self.ports:
+            self.ports[key] = self.hosts.latency_port(contender, rate)
+        return self.ports[key]
+
+    def expected_delay(self, contender, rate):
+        """Where the output should line up with the input: the reported latency, or 0 where the host removes it."""
+        return 0 if contender.compensates else int(self.latency(contender, rate))
+
+    def shift(self, contender, case, source):
+        output = self.render(contender, case, "shift")
+        check(len(output) == len(source), f"{len(output)} frames out for {len(source)} in")
+        check(soundfile.info(str(self.output(contender.name, case.label, "shift"))).subtype == "FLOAT",
+              "the host did not write float samples: finiteness cannot be seen")
+        check(np.isfinite(output).all(), f"{np.count_nonzero(~np.isfinite(output))} non-finite samples")
+        ratio, frames = measures.f0_ratio(source, output, case.rate, self.expected_delay(contender, case.rate))
+        self.figures.append((contender.name, case.label, "ratio", ratio))
+        check(frames >= measures.MIN_VOICED_FRAMES, f"only {frames} frames voiced in both: nothing to measure")
+        check(abs(ratio / PITCH - 1) <= F0_TOLERANCE, f"F0 ratio {ratio:.4f} over {frames} frames, not within 2 % of {PITCH}")
+        return f"F0 ratio {ratio:.4f} ({frames} frames), length exact, finite"
+
+    def exact_latency(self, contender, case, source):
+        port = self.latency(contender, case.rate)
+        if contender.is_koe:
+            reference_path = self.output("koe-convert", case.label)
+            run([self.koe, "convert", case.path, reference_path, "--pitch", PITCH, "--quiet"])
+            reference, _ = soundfile.read(str(reference_path), dtype="float32")
+            signal, against = self.render(contender, case, "shift"), "koe convert --pitch 1.2"
+        else:
+            reference, signal, against = source, self.render(contender, case, "unity"), "the input (0 semitones)"
+        measured, correlation = measures.lag(reference, signal, case.rate)
+        expected = self.expected_delay(contender, case.rate)
+        self.figures.append((contender.name, case.label, "latency", (port, measured)))
+        summary = (f"port {port:.0f} frames ({1000 * port / case.rate:.1f} ms), measured delay {measured} against "
+                   f"{against} (r = {correlation:.3f})" + (", host compensates: expect 0" if contender.compensates else ""))
+        check(correlation >= MIN_CORRELATION, f"{summary}: no match")
+        check(abs(measured - expected) <= LATENCY_TOLERANCE, f"{summary}: off by {measured - expected} frames")
+        return summary
+
+    def unity(self, contender, case, source):
+        output = self.render(contender, case, "unity")
+        expected = self.expected_delay(contender, case.rate)
+        measured = measures.envelope_delay(source, output, case.rate, case.rate)
+        level = measures.level_db(source, output, measured)
+        off_ms = 1000 * (measured - expected) / case.rate
+        self.figures.append((contender.name, case.label, "unity", (off_ms, level)))
+        summary = f"delay {'0' if contender.compensates else 'port'} {off_ms:+.1f} ms, level {level:+.2f} dB"
+        if contender.is_koe:
+            world_delay, world_level = self.world_alone(case, source)
+            summary += f" (WORLD alone: {world_delay:+.1f} ms, {world_level:+.2f} dB)"
+        check(abs(off_ms) <= 1000 * DELAY_TOLERANCE, f"{summary}: delay not within 5 ms of the port")
+        check(abs(level - contender.unity_gain) <= LEVEL_TOLERANCE,
+              f"{summary}: level not within {contender.unity_gain:+.0f} +- {LEVEL_TOLERANCE} dB")
+        return summary
+
+    def controls(self, contender, case):
+        """Bad control values give the output of the value clamped to the port's range (NaN: the default)."""
+        defaults = dict(KOE_PORTS)
+        ranges = {"pitch": RATIO_RANGE, "formant": RATIO_RANGE, "gain_db": GAIN_RANGE}
+        references = {}
+        checked = 0
+        for symbol, (low, high) in ranges.items():
+            for text in BAD_VALUES:
+                value = float(text)
+                clamped = defaults[symbol] if np.isnan(value) else min(max(value, low), high)
+                if clamped not in references:
+                    references[clamped] = self.hosts.apply(
+                        contender, case.path, self.output(contender.name, symbol, "clamped", clamped), {symbol: clamped})
+                output = self.hosts.apply(contender, case.path, self.output(contender.name, symbol, text), {symbol: text})
+                check(np.isfinite(output).all(), f"{symbol} {text}: non-finite samples")
+                check(len(output) == len(references[clamped]), f"{symbol} {text}: {len(output)} frames")
+                check(np.array_equal(output, references[clamped]), f"{symbol} {text}: not the output of {symbol} {clamped}")
+                checked += 1
+            references.clear()
+        return f"{checked} runs ({', '.join(BAD_VALUES)} on pitch, formant, gain_db): each the clamped value's output"
+
+    def realtime(self, contender, case, counter):
+        long_input = self.root / "inputs" / f"{case.path.stem}-x3.wav"
+        run(["sox", case.path, long_input, "repeat", 2])
+        object_name = contender.shared_object
+        counts = []
+        for source in (case.path, long_input):
+            report = self.root / f"counts-{contender.name}-{source.stem}"
+            self.hosts.apply(contender, source, self.output(contender.name, source.stem, "counted"),
+                             contender.shift_controls(),
+                             preload={"LD_PRELOAD": str(counter), "COUNT_OBJECT": object_name, "COUNT_OUTPUT": str(report)})
+            check(report.exists(), "the call counter wrote nothing: was it preloaded?")
+            counts.append(dict(line.split() for line in report.read_text().splitlines()))
+        short, long = ({key: int(value) for key, value in count.items()} for count in counts)
+        seconds = soundfile.info(str(case.path)).duration
+        summary = (f"from {object_name}: heap calls {short['heap']} over {seconds:.1f} s, {long['heap']} over "
+                   f"{3 * seconds:.1f} s; lock calls {short['lock']}, {long['lock']}")
+        check(short["heap"] > 0, f"{summary}: no call seen at all, so the counter saw nothing")
+        grows = [what for what, key in (("allocates or frees", "heap"), ("locks", "lock")) if long[key] != short[key]]
+        check(not grows, f"{summary}: run() {' and '.join(grows)}")
+        return summary
+
+
+def world_alone(source, rate):
+    """pyworld's analysis and synthesis of the input, measured as `unity` measures a plugin: its delay in ms and
+    its level in dB against the input. What the vocoder does without koe, and without any latency."""
+    samples = source.astype(np.float64)
+    f0, times = pyworld.dio(samples, rate)
+    f0 = pyworld.stonemask(samples, f0, times, rate)
+    resynthesis = pyworld.synthesize(f0, pyworld.cheaptrick(samples, f0, times, rate),
+                                     pyworld.d4c(samples, f0, times, rate), rate)[:len(samples)]
+    delay = measures.envelope_delay(samples, resynthesis, rate, rate)
+    return 1000 * delay / rate, measures.level_db(samples, resynthesis, delay)
+
+
+def contract_lv2(hosts, koe):
+    _, _, ports, info = lv2_ports("urn:koe:voice", hosts.environment)
+    by_symbol = {symbol: (classes, default, low, high) for symbol, classes, default, low, high in ports}
+    check([symbol for symbol, *_ in ports] == ["in", "out", "pitch", "formant", "gain_db", "latency"],
+          f"ports {[symbol for symbol, *_ in ports]}")
+    for symbol in ("pitch", "formant"):
+        check(by_symbol[symbol][1:] == (1.0, 0.25, 4.0), f"{symbol}: default, minimum, maximum {by_symbol[symbol][1:]}")
+    check(by_symbol["gain_db"][1:] == (0.0, -24.0, 24.0), f"gain_db: {by_symbol['gain_db'][1:]}")
+    check({"OutputPort", "ControlPort", "reportsLatency"} <= by_symbol["latency"][0], "latency: not a reportsLatency output")
+    check(re.search(r"Has latency:\s+yes, reported by port 5", info), "lv2info does not see the latency port")
+    presets = re.findall(r'rdfs:label "(\w+)[^"]*" ;\s*lv2:port \[ lv2:symbol "pitch" ; pset:value ([\d.]+) \] , '
+                         r'\[ lv2:symbol "formant" ; pset:value ([\d.]+) \]',
+                         (REPOSITORY / "Sources/KoePlugins/lv2/presets.ttl").read_text())
+    listed = {line.split()[0]: line for line in run([koe, "presets"]).splitlines()}
+    check(len(presets) >= 5, f"{len(presets)} presets read from presets.ttl")
+    for name, pitch, formant in presets:
+        check(f"--pitch {pitch} --formant {formant}" in listed.get(name, ""),
+              f"preset {name} ({pitch}, {formant}) is not koe's: {listed.get(name)}")
+    return f"ports in, out, pitch, formant, gain_db, latency (reportsLatency); presets {', '.join(p[0] for p in presets)} agree"
+
+
+def contract_ladspa(plugins):
+    text = run(["analyseplugin", plugins.resolve() / "koe-ladspa.so"])
+    check('Plugin Label: "koe_voice"' in text, "no label koe_voice")
+    ports = re.findall(r'"([^"]+)" (input|output), (control|audio)', text)
+    check([name for name, *_ in ports] == ["pitch", "formant", "gain_db", "latency", "Input", "Output"], f"ports {ports}")
+    check(ports[3][1:] == ("output", "control"), "latency is not a control output")
+    return "label koe_voice; ports pitch, formant, gain_db, latency (control output), Input, Output"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plugins", type=Path, default=REPOSITORY / ".build/plugins")
+    parser.add_argument("--koe", type=Path, default=REPOSITORY / ".build/release/koe")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    arguments = parser.parse_args()
+
+    missing = [tool for tool in ("lv2apply", "lv2info", "sox", "analyseplugin", "cc") if shutil.which(tool) is None]
+    missing += [str(path) for path in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so",
+                                       arguments.koe, Path("/usr/lib/lv2/rubberband.lv2"),
+                                       Path("/usr/lib/ladspa/ladspa-rubberband.so")) if not path.exists()]
+    if missing:
+        print(f"plugins: cannot run: missing {', '.join(missing)} (`make test-plugins` builds and installs them)")
+        print("plugins: 0 passed, 1 failed")
+        return 1
+
+    root = Path(tempfile.mkdtemp(prefix="koe-plugins-"))
+    (root / "outputs").mkdir()
+    started = time.monotonic()
+    counter = root / "call_counter.so"
+    run(["cc", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o", counter, COUNTER_SOURCE, "-ldl"])
+    hosts = Hosts(root, arguments.plugins)
+    session = Session(root, hosts, arguments.koe)
+    session.attempt("contract lv2", lambda: contract_lv2(hosts, arguments.koe))
+    session.attempt("contract ladspa", lambda: contract_ladspa(arguments.plugins))
+    cases = make_inputs(root)
+    print(f"plugins: {len(cases)} inputs, {sum(soundfile.info(str(c.path)).duration for c in cases):.0f} s of speech, in {root}")
+    for case in cases:
+        source, _ = soundfile.read(str(case.path), dtype="float32")
+        for contender in CONTENDERS:
+            session.attempt(f"{contender.name} {case.label} shift", lambda: session.shift(contender, case, source))
+            session.attempt(f"{contender.name} {case.label} latency",
+                            lambda: session.exact_latency(contender, case, source))
+            session.attempt(f"{contender.name} {case.label} unity", lambda: session.unity(contender, case, source))
+    short_case = next(case for case in cases if case.rate == 16000)
+    for contender in CONTENDERS:
+        if contender.is_koe:
+            session.attempt(f"{contender.name} controls", lambda: session.controls(contender, short_case))
+        session.attempt(f"{contender.name} realtime", lambda: session.realtime(contender, short_case, counter))
+
+    failed = session.outcomes.count(False)
+    if failed or arguments.keep:
+        print(f"plugins: kept {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"plugins: done in {time.monotonic() - started:.0f} s")
+    print(f"plugins: {len(session.outcomes) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
