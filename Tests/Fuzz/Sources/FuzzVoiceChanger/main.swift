@@ -2,8 +2,8 @@ import Koe
 
 // `VoiceChanger` driven through `import Koe` alone, as a caller drives it: the fuzzer's bytes choose a sample rate
 // and channel count (impossible ones too), analysis options, then a run of operations in any order: blocks of
-// any size and content (NaN and infinity included) through every `process` form, settings changes to any value,
-// presets by any name, `finish` and `reset`. Anything may throw; nothing may trap. What the changer promises
+// any size and content (NaN and infinity included) through every `process` form, settings changes to any value
+// (snap, vibrato, pitch curve and limiter included), presets by any name, `finish` and `reset`. Anything may throw; nothing may trap. What the changer promises
 // is checked too: as many frames out as in, `latency` frames from `finish`, refusals after it, and finite output
 // while the stream's input stays within full scale.
 
@@ -147,7 +147,7 @@ private func makeChanger(_ bytes: inout Bytes) -> VoiceChanger? {
 
 private func change(_ session: Session, _ bytes: inout Bytes) {
     let changer = session.changer
-    switch bytes.byte() % 10 {
+    switch bytes.byte() % 14 {
     case 0: changer.pitch = bytes.setting(around: [1, 1.2, 0.8, 2, 0.5, 16, 1.0 / 16, 20])
     case 1: changer.formant = bytes.setting(around: [1, 1.1, 0.9, 1.8, 16, 0.01])
     case 2: changer.semitones = bytes.setting(around: [0, 12, -12, 48, -48, 100, 0.5])
@@ -166,6 +166,23 @@ private func change(_ session: Session, _ bytes: inout Bytes) {
                 name: bytes.byte() % 4 == 0 ? "band" : nil)
         }
         require(changer.equalizer.allSatisfy { !$0.isFlat }, "the changer kept a flat band")
+    case 9:
+        changer.snap = bytes.byte() % 3 == 0 ? nil : PitchSnap.Options(
+            scale: MusicalScale(key: Int(Int8(bitPattern: bytes.byte())), mode: bytes.pick(MusicalScale.Mode.allCases)),
+            strength: bytes.setting(around: [1, 0.5, 0, 1.5]), speed: bytes.setting(around: [0, 50, 10_000, 20_000]),
+            a4: bytes.setting(around: [440, 400, 480, 300]))
+    case 10:
+        changer.vibrato = bytes.byte() % 3 == 0 ? nil : Vibrato.Options(
+            rate: bytes.setting(around: [5.5, 0.1, 20, 100]), depth: bytes.setting(around: [50, 0, 1200, 5000]))
+    case 11:
+        let points = (0..<Int(bytes.byte() % 4)).map { _ in
+            PitchCurve.Point(time: bytes.setting(around: [0, 0.5, 1, 2, -1]), ratio: bytes.setting(around: [1, 2, 0.5, 16, 17]))
+        }
+        let curve = try? PitchCurve(points: points)
+        require(curve != nil || PitchCurve.firstProblem(in: points) != nil, "a pitch curve was refused without a problem")
+        if curve != nil || bytes.byte() % 2 == 0 { changer.pitchCurve = curve }
+    case 12:
+        changer.limitsOutput = bytes.byte() % 2 == 0
     default:
         let name = bytes.pick(presetNames)
         do {
