@@ -39,8 +39,6 @@ public struct StoneMask: Sendable {
         private var sampleIndex: [Int] = []
         private var mainWindow: [Double] = []
         private var derivativeWindow: [Double] = []
-        /// The window's phases for each length met, made once.
-        private var windowProgressions: [Int: Trigonometry.Progression] = [:]
 
         /// Largest relative correction accepted; beyond it the initial F0 is kept.
         private static let maximumCorrection = 0.2
@@ -48,6 +46,17 @@ public struct StoneMask: Sendable {
         /// `sampleRate` must be a supported one.
         package init(sampleRate: Int) {
             self.sampleRate = sampleRate
+            // Every FFT size and the longest window a refinable F0 can ask for, made now: a stream that met a
+            // new one later would allocate in the middle of the audio.
+            let longest = RefinementWindow(f0: StoneMask.f0Floor, sampleRate: sampleRate)
+            var size = RefinementWindow(f0: Double(sampleRate) / 12.0, sampleRate: sampleRate).fftSize
+            while size <= longest.fftSize {
+                _ = transforms(size: size)
+                size *= 2
+            }
+            sampleIndex = [Int](repeating: 0, count: longest.length)
+            mainWindow = [Double](repeating: 0, count: longest.length)
+            derivativeWindow = [Double](repeating: 0, count: longest.length)
         }
 
         /// `StoneMask.refine`'s F0, written into `f0` (one value a frame), which keeps its capacity from call
@@ -76,13 +85,6 @@ public struct StoneMask: Sendable {
             let spectra = HarmonicSpectra(main: main, derivative: derivative, fftSize: window.fftSize, sampleRate: sampleRate)
             let estimate = spectra.tentativeF0(initialF0)
             return abs(estimate - initialF0) > initialF0 * Self.maximumCorrection ? initialF0 : estimate
-        }
-
-        private func windowProgression(length: Int) -> Trigonometry.Progression {
-            if let progression = windowProgressions[length] { return progression }
-            let progression = Trigonometry.Progression(step: 2.0 * Double.pi / Double(length), count: length)
-            windowProgressions[length] = progression
-            return progression
         }
 
         private func transforms(size: Int) -> (main: ForwardRealFFT, derivative: ForwardRealFFT) {
@@ -115,12 +117,13 @@ public struct StoneMask: Sendable {
             func phase(_ index: Int) -> Double {
                 2.0 * Double.pi * ((Double(index) - 1.0) / rate - position) / window.durationInSeconds
             }
-            let progression = windowProgression(length: length)
             mainWindow.withUnsafeMutableBufferPointer { mainWindow in
                 let cosines = UnsafeMutableBufferPointer(rebasing: mainWindow[0..<length])
                 // Consecutive samples (nearly always) advance the phase by 2π / length: a progression.
                 if consecutive {
-                    progression.cosines(start: phase(sampleIndex[0]), into: cosines)
+                    // Made for each frame, not kept for each length: the F0 sets the length, and a cache of
+                    // them would allocate whenever a stream meets a new one.
+                    Trigonometry.cosines(start: phase(sampleIndex[0]), step: 2.0 * Double.pi / Double(length), into: cosines)
                 } else {
                     for i in 0..<length {
                         cosines[i] = cos(phase(sampleIndex[i]))
