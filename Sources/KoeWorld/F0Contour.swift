@@ -27,6 +27,14 @@ public struct F0Contour: Equatable, Sendable {
 
     public var frameCount: Int { f0.count }
 
+    /// Gives every frame a new F0 (Hz; 0 unvoiced), their times kept: one value a frame.
+    public mutating func setF0(_ values: [Double]) throws(WorldError) {
+        guard values.count == f0.count else {
+            throw .invalidParameters("a contour of \(f0.count) frames needs \(f0.count) F0 values, not \(values.count)")
+        }
+        f0 = values
+    }
+
     /// WORLD's number of frames for a signal: one at time 0, then one every `framePeriod` ms up to its end.
     /// The rate and frame period must be validated ones.
     package static func frameCount(samples: Int, sampleRate: Int, framePeriod: Double) -> Int {
