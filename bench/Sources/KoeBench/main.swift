@@ -41,11 +41,11 @@ struct Timing {
 }
 
 /// Runs `body`, records its wall-clock and CPU time under `name`, and returns its result.
-func timed<Result>(_ name: String, into timings: inout [Timing], _ body: () -> Result) -> Result {
+func timed<Result>(_ name: String, into timings: inout [Timing], _ body: () throws -> Result) rethrows -> Result {
     let clock = ContinuousClock()
     let start = clock.now
     let startCPU = processorSeconds()
-    let result = body()
+    let result = try body()
     timings.append(Timing(stage: name, wall: seconds(start.duration(to: clock.now)), cpu: processorSeconds() - startCPU))
     return result
 }
@@ -59,21 +59,21 @@ func main() throws {
     let signal = try readSignal(path: arguments[1])
     try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: Dio.Options().f0Floor)
 
-    let dio = Dio(sampleRate: sampleRate)
-    let stoneMask = StoneMask(sampleRate: sampleRate)
-    let harvest = Harvest(sampleRate: sampleRate)
-    let cheapTrick = CheapTrick(sampleRate: sampleRate)
-    let d4c = D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
-    let synthesis = Synthesis(sampleRate: sampleRate, framePeriod: Dio.Options().framePeriod)
+    let dio = try Dio(sampleRate: sampleRate)
+    let stoneMask = try StoneMask(sampleRate: sampleRate)
+    let harvest = try Harvest(sampleRate: sampleRate)
+    let cheapTrick = try CheapTrick(sampleRate: sampleRate)
+    let d4c = try D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)
+    let synthesis = try Synthesis(sampleRate: sampleRate, framePeriod: Dio.Options().framePeriod)
 
     var timings: [Timing] = []
-    let dioContour = timed("dio", into: &timings) { dio.estimate(signal) }
-    let refined = timed("stonemask", into: &timings) { stoneMask.refine(signal, contour: dioContour) }
-    let contour = timed("harvest", into: &timings) { harvest.estimate(signal) }
-    let spectrogram = timed("cheaptrick", into: &timings) { cheapTrick.estimate(signal, contour: contour, threads: threads) }
-    let aperiodicity = timed("d4c", into: &timings) { d4c.estimate(signal, contour: contour, threads: threads) }
-    let output = timed("synthesis", into: &timings) {
-        synthesis.synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+    let dioContour = try timed("dio", into: &timings) { try dio.estimate(signal) }
+    let refined = try timed("stonemask", into: &timings) { try stoneMask.refine(signal, contour: dioContour) }
+    let contour = try timed("harvest", into: &timings) { try harvest.estimate(signal) }
+    let spectrogram = try timed("cheaptrick", into: &timings) { try cheapTrick.estimate(signal, contour: contour, threads: threads) }
+    let aperiodicity = try timed("d4c", into: &timings) { try d4c.estimate(signal, contour: contour, threads: threads) }
+    let output = try timed("synthesis", into: &timings) {
+        try synthesis.synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
     }
 
     // Reported so the results are used, and so a broken stage shows up as an odd count.
