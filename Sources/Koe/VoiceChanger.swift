@@ -30,9 +30,9 @@ import KoeWorld
 ///
 /// **Threads.** Not thread-safe: call every method, settings included, from one thread at a time (the audio
 /// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone,
-/// takes no lock of koe's, and once its buffers have grown to the largest block seen, allocates nothing in the
-/// unsafe-pointer form: fit for an audio callback, though a call that completes an analysis block (every
-/// 20 ms of input with DIO) does that block's work. With more threads each channel's vocoder analyses on
+/// takes no lock of koe's, and in the unsafe-pointer form allocates nothing per block in steady state (a long
+/// stream still allocates now and then); a call that completes an analysis block (every 20 ms of input with
+/// DIO) does that block's work. With more threads each channel's vocoder analyses on
 /// threads of its own and `process` waits for them as needed; the output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
@@ -235,8 +235,8 @@ public final class VoiceChanger {
     }
 
     /// Converts the next `frames` frames of planar audio from `input` into `output`, one pointer per channel
-    /// each way; `output` may be `input` (in place). Allocates nothing once the changer has seen a block this
-    /// long. On a thrown error nothing is written and the block is not part of the stream.
+    /// each way; `output` may be `input` (in place). Allocates nothing per block in steady state (see the type's
+    /// notes on threads). On a thrown error nothing is written and the block is not part of the stream.
     public func process(
         _ input: UnsafePointer<UnsafePointer<Float>>, into output: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int
     ) throws(KoeError) {

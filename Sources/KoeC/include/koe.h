@@ -6,9 +6,9 @@
  * Thread-safety: a changer is used from one thread at a time; the setters take effect from the next
  * koe_process() and may be called between any two of them.
  * Real-time safety: koe_process() and the setters but koe_set_preset() add no allocation, lock or wait of their
- * own to VoiceChanger's (one thread, pointer form), which allocates nothing once it has seen a block that long
- * and takes no lock; a call that completes an analysis block does that block's work. Tests/Plugins counts the
- * heap and lock calls a host's run() makes. koe_create(), koe_set_preset(), koe_reset() and koe_destroy()
+ * own to VoiceChanger's (one thread, pointer form), which takes no lock and allocates nothing per block in steady
+ * state, though a long stream still allocates now and then; a call that completes an analysis block does that
+ * block's work. Tests/Plugins counts the heap and lock calls a host's run() makes. koe_create(), koe_set_preset(), koe_reset() and koe_destroy()
  * allocate or free and belong outside an audio callback.
  * No function throws, exits or traps on bad arguments: each returns a status (or NULL with *status set).
  */
@@ -50,7 +50,7 @@ int koe_set_preset(koe_changer *changer, const char *name);
 int koe_latency(const koe_changer *changer);
 
 /* Processes `frames` frames (any number, 0 and 1 included) of each channel: input[c][0..frames) in,
- * output[c][0..frames) out. output may be the same buffers as input (in place). Real-time safe. */
+ * output[c][0..frames) out. output may be the same buffers as input (in place). No lock; see real-time safety. */
 int koe_process(koe_changer *changer, const float *const *input, float *const *output, int frames);
 
 /* Forgets the stream (held samples become silence); same settings, same latency. Allocates. */
