@@ -71,6 +71,8 @@ public enum SignalRequirements {
 
     /// The position of the first value that is NaN or infinite, counted from 0; nil when all are finite. The one
     /// check every layer makes of the samples and parameters it is given.
+    /// Inlinable, so each caller gets it specialised for its own sample type, not a generic walk per sample.
+    @inlinable
     package static func firstNonFinite<Values: Sequence>(_ values: Values) -> Int? where Values.Element: BinaryFloatingPoint {
         for (position, value) in values.enumerated() where !value.isFinite {
             return position
@@ -79,6 +81,7 @@ public enum SignalRequirements {
     }
 
     /// Throws unless every sample is a finite number; `offset` is the first sample's index in the whole signal.
+    @inlinable
     package static func requireFinite<Samples: Sequence>(
         _ samples: Samples, offset: Int = 0
     ) throws(WorldError) where Samples.Element: BinaryFloatingPoint {
