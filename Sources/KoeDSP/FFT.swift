@@ -12,12 +12,6 @@ package struct Complex: Equatable, Sendable {
     }
 
     package static let zero = Complex(0, 0)
-
-    /// The complex product, in the order of operations WORLD's ports rely on for identical numbers.
-    @inline(__always)
-    package static func * (a: Complex, b: Complex) -> Complex {
-        Complex(a.real * b.real - a.imag * b.imag, a.real * b.imag + a.imag * b.real)
-    }
 }
 
 /// FFTW's planner is not thread-safe, and destroying a plan touches the planner's shared tables too:
