@@ -42,25 +42,26 @@ public func koe_destroy(_ changer: OpaquePointer?) {
     Unmanaged<CChanger>.fromOpaque(UnsafeRawPointer(changer)).release()
 }
 
+/// Applies `change` to the changer behind `pointer`; a NULL changer is an invalid argument.
+private func update(_ pointer: OpaquePointer?, _ change: (VoiceChanger) -> Void) -> Int32 {
+    guard let handle = CChanger.from(pointer) else { return statusArgument }
+    change(handle.changer)
+    return statusOK
+}
+
 @_cdecl("koe_set_pitch")
 public func koe_set_pitch(_ changer: OpaquePointer?, _ ratio: Double) -> Int32 {
-    guard let handle = CChanger.from(changer) else { return statusArgument }
-    handle.changer.pitch = ratio
-    return statusOK
+    update(changer) { $0.pitch = ratio }
 }
 
 @_cdecl("koe_set_formant")
 public func koe_set_formant(_ changer: OpaquePointer?, _ ratio: Double) -> Int32 {
-    guard let handle = CChanger.from(changer) else { return statusArgument }
-    handle.changer.formant = ratio
-    return statusOK
+    update(changer) { $0.formant = ratio }
 }
 
 @_cdecl("koe_set_gain_db")
 public func koe_set_gain_db(_ changer: OpaquePointer?, _ decibels: Double) -> Int32 {
-    guard let handle = CChanger.from(changer) else { return statusArgument }
-    handle.changer.gainDB = decibels
-    return statusOK
+    update(changer) { $0.gainDB = decibels }
 }
 
 @_cdecl("koe_set_preset")
