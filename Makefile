@@ -17,6 +17,13 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
+# Installs the Debian packages named that are missing, so a prepared machine never touches the network.
+apt_install = missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
 .PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves soak fuzz sanitize clean
 
 demo: deps release
@@ -54,11 +61,7 @@ bench: deps test-deps bench-deps release
 	$(PYTHON) bench/bench.py --koe $(RELEASE_KOE)
 
 bench-deps:
-	@missing=$$(for p in $(BENCH_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(BENCH_DEPS))
 
 # One frame's work per WORLD stage in steady state (ordo-one/benchmark, package bench/Micro): wall clock and
 # allocations, then the allocation bars of bench/Micro/Thresholds (0 a frame or block). Not part of `make test`.
@@ -135,7 +138,7 @@ PLUGIN_LDFLAGS := -emit-library -static-stdlib \
 	-Xlinker -Bsymbolic -Xlinker -z -Xlinker nodelete -Xlinker --strip-all
 # The hosts the plugin tests run (lv2apply, sox's ladspa effect, a JACK server for koe live), Rubber Band's own
 # plugins (the anchor), and the JACK client the live test plays and records with (Praat comes with test-deps).
-PLUGIN_TEST_DEPS    := lilv-utils ladspa-sdk lv2-dev sox jackd2 portaudio19-dev rubberband-ladspa rubberband-lv2
+PLUGIN_TEST_DEPS    := lilv-utils sox jackd2 rubberband-ladspa rubberband-lv2
 PY_PLUGIN_TEST_DEPS := JACK-Client
 
 .PHONY: plugins install-plugins plugin-deps test-plugins plugin-test-deps
@@ -173,34 +176,17 @@ test-plugins: plugins release test-deps plugin-test-deps
 	exit $$status
 
 plugin-deps:
-	@missing=$$(for p in $(PLUGIN_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(PLUGIN_DEPS))
 
 plugin-test-deps:
-	@missing=$$(for p in $(PLUGIN_TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(PLUGIN_TEST_DEPS))
 	@$(PYTHON) -c "import jack" 2>/dev/null || $(PYTHON) -m pip install --quiet $(PY_PLUGIN_TEST_DEPS)
 
-# Install only what is missing, so a prepared machine never touches the network.
 deps:
-	@missing=$$(for p in $(BUILD_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(BUILD_DEPS))
 
 test-deps:
-	@missing=$$(for p in $(TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(TEST_DEPS))
 	@$(PYTHON) -c "import pyworld, soundfile, numpy, parselmouth" 2>/dev/null || \
 		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
 
@@ -272,11 +258,7 @@ test-install: install-test-deps release
 	Tests/Install/install_test.sh
 
 install-test-deps:
-	@missing=$$(for p in $(INSTALL_TEST_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(INSTALL_TEST_DEPS))
 
 # The README's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
 # on localhost (munged, slurmctld, slurmd as its own processes; Tests/Cluster/slurm.conf.in), with a cancelled
@@ -285,11 +267,7 @@ test-cluster: deps test-deps cluster-deps release
 	$(PYTHON) Tests/Cluster/cluster_test.py --koe $(RELEASE_KOE)
 
 cluster-deps:
-	@missing=$$(for p in $(CLUSTER_DEPS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "Installing system packages:" $$missing; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt_install,$(CLUSTER_DEPS))
 
 clean:
 	rm -rf .build
