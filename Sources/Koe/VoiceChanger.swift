@@ -222,6 +222,29 @@ public final class VoiceChanger {
         equalizer = preset.bands(sampleRate: sampleRate)
     }
 
+    /// Takes on what a conversion's settings ask for, as `koe live` does with convert's options: the voice (F0
+    /// edits included), the preset's bands this rate can hold then the explicit ones, the gain and the limiter.
+    /// Refused, with nothing changed: a voice out of range, one that needs the whole input (a tempo other than
+    /// 1, an F0 track), or an explicit band this sample rate cannot hold. The analysis and threads are fixed at
+    /// construction and not read here.
+    public func apply(_ settings: ConversionSettings) throws(KoeError) {
+        if let problem = settings.voice.problem { throw .invalidArgument(problem) }
+        guard settings.voice.tempo == 1 else {
+            throw .invalidArgument("a live changer keeps time: its tempo is 1 (got \(settings.voice.tempo))")
+        }
+        guard settings.voice.f0Track == nil else {
+            throw .invalidArgument("an F0 track is made for one whole input; a live changer cannot take one")
+        }
+        guard settings.gainDB.isFinite else { throw .invalidArgument("gain \(settings.gainDB) dB is not a finite number") }
+        for band in settings.equalizer {
+            _ = try KoeError.wrapping { try band.filter(sampleRate: sampleRate) }
+        }
+        change { $0 = settings.voice }
+        equalizer = settings.presetBands + settings.equalizer
+        gainDB = settings.gainDB
+        limitsOutput = settings.limitsOutput
+    }
+
     // MARK: Processing
 
     /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.

@@ -44,7 +44,7 @@ struct Batch: ParsableCommand {
     var inputs: [String] = []
 
     @OptionGroup(title: "Batch") var batch: BatchOptions
-    @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
@@ -58,7 +58,13 @@ struct Batch: ParsableCommand {
     }
 
     func run() throws {
-        if isWorker { return try BatchWorker.serve(convert, describe: { Report.oneLine(Self.message(for: $0)) }) }
+        if isWorker {
+            // Made once for the worker's life: the curve and F0 files are read once, not for every input.
+            let settings = Result { try conversionSettings() }
+            return try BatchWorker.serve(
+                { order in try convertFile(order.input, to: order.output, settings: settings.get()) },
+                describe: { Report.oneLine(Self.message(for: $0)) })
+        }
         try curves.checkFiles()
         let folder = BatchInputs.trimmingTrailingSlashes(batch.outputFolder)
         let share = try shareOfInputs(outputFolder: folder)
@@ -108,12 +114,12 @@ struct Batch: ParsableCommand {
         }, tick: { progress.redraw() })
     }
 
-    /// One file, in a worker: the same conversion `koe convert` makes.
-    private func convert(_ order: BatchOrder) throws -> ConversionStatistics {
+    /// What each file is converted with, in a worker: the same conversion `koe convert` makes.
+    private func conversionSettings() throws -> ConversionSettings {
         var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
         settings.threads = batch.threads
         try curves.apply(to: &settings)
-        return try convertFile(order.input, to: order.output, settings: settings)
+        return settings
     }
 
     private var showsProgress: Bool {

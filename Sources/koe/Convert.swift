@@ -21,7 +21,7 @@ struct Convert: ParsableCommand {
     @Argument(help: ArgumentHelp("Output audio file, or - for raw PCM on standard output.", valueName: "out"))
     var output: String
 
-    @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions

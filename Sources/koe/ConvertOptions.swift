@@ -3,6 +3,7 @@ import Foundation
 import Koe
 import KoeIO
 
+/// The voice options a live changer takes too: pitch, formants, F0 median and range, a preset.
 struct VoiceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
     var pitch: Double?
@@ -23,63 +24,64 @@ struct VoiceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
     var formant: Double?
 
-    @Option(help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
-    var tempo: Double?
-
     @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
     var preset: String?
-
-    @Flag(name: .customLong("vocoder"), help: "Run the vocoder even when the voice is unchanged (analysis and resynthesis).")
-    var forceVocoder = false
-
-    var selectedPreset: Preset? { preset.flatMap(Preset.named) }
 
     func validate() throws {
         if pitch != nil && semitones != nil {
             throw ValidationError("give --pitch or --semitones, not both")
         }
-        try requireRatio(pitch, "--pitch")
-        try requirePositive(formant, "--formant")
-        try requireRatio(tempo, "--tempo")
-        if let pitchMedian, !(Self.medianRange.contains(pitchMedian)) {
-            throw ValidationError("--pitch-median must be between 10 and 5000 Hz (got \(pitchMedian))")
+        try requireWithin(pitch, VoiceSettings.ratioRange, "--pitch")
+        if let formant, !(formant.isFinite && formant > 0) {
+            throw ValidationError("--formant must be a positive number (got \(formant.formatted))")
         }
-        if let semitones, !semitones.isFinite || abs(semitones) > 48 {
-            throw ValidationError("--semitones must be between -48 and 48 (got \(semitones))")
-        }
-        if let pitchRange, !VoiceSettings.pitchRangeLimits.contains(pitchRange) {
-            throw ValidationError("--pitch-range must be between 0 and 10 (got \(pitchRange))")
-        }
+        try requireWithin(pitchMedian, VoiceSettings.medianRange, "--pitch-median", unit: " Hz")
+        try requireWithin(semitones, -48...48, "--semitones")
+        try requireWithin(pitchRange, VoiceSettings.pitchRangeLimits, "--pitch-range")
         if let preset, Preset.named(preset) == nil {
             let names = Preset.all.map(\.name).joined(separator: ", ")
             throw ValidationError("unknown preset '\(preset)' (presets: \(names))")
         }
     }
 
-    private static let medianRange = VoiceSettings.medianRange
-
-    private func requireRatio(_ value: Double?, _ flag: String) throws {
-        if let value, !VoiceSettings.ratioRange.contains(value) {
-            throw ValidationError("\(flag) must be between 0.0625 and 16 (got \(value))")
-        }
-    }
-
-    private func requirePositive(_ value: Double?, _ flag: String) throws {
-        if let value, !(value.isFinite && value > 0) {
-            throw ValidationError("\(flag) must be a positive number (got \(value))")
-        }
-    }
-
-    /// The preset's voice with every explicit option applied on top.
-    func settings() throws -> VoiceSettings {
-        var voice = selectedPreset?.voice ?? VoiceSettings()
+    /// `base` (the preset's voice, when there is one) with every explicit option applied on top.
+    func settings(over base: VoiceSettings) -> VoiceSettings {
+        var voice = base
         if let pitch { voice.pitchRatio = pitch }
         if let semitones { voice.pitchRatio = exp2(semitones / 12) }
         if let pitchMedian { voice.targetMedian = pitchMedian }
         if let pitchRange { voice.pitchRange = pitchRange }
         if let formant { voice.formantRatio = formant }
-        if let tempo { voice.tempo = tempo }
         return voice
+    }
+}
+
+/// The voice options of a conversion, which owns its timeline: the live ones, tempo and --vocoder.
+struct ConversionVoiceOptions: ParsableArguments {
+    @OptionGroup var voice: VoiceOptions
+
+    @Option(help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
+    var tempo: Double?
+
+    @Flag(name: .customLong("vocoder"), help: "Run the vocoder even when the voice is unchanged (analysis and resynthesis).")
+    var forceVocoder = false
+
+    func validate() throws {
+        try requireWithin(tempo, VoiceSettings.ratioRange, "--tempo")
+    }
+}
+
+/// Refuses a flag's value outside `range`, naming the flag and the range as a person writes them.
+func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ flag: String, unit: String = "") throws {
+    guard let value, !range.contains(value) else { return }
+    throw ValidationError(
+        "\(flag) must be between \(range.lowerBound.formatted)\(unit) and \(range.upperBound.formatted)\(unit) (got \(value.formatted))")
+}
+
+extension Double {
+    /// As a person writes it: 440, not 440.0.
+    var formatted: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self)
     }
 }
 
@@ -182,18 +184,24 @@ struct AnalysisOptions: ParsableArguments {
 extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
 
 extension ConversionSettings {
-    /// The conversion the voice, equalizer and analysis options ask for: a preset's voice and bands first, the
-    /// explicit options over them.
+    /// What the voice, equalizer and analysis options ask for: a preset's voice and bands first, the explicit
+    /// options over them.
     init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
         self.init()
         if let preset = voice.preset {
             try apply(preset: preset)
         }
-        self.voice = try voice.settings()
+        self.voice = voice.settings(over: self.voice)
         self.equalizer = try equalizer.bands()
         gainDB = equalizer.gain ?? 0
-        forceVocoder = voice.forceVocoder
         self.analysis = analysis.streamingOptions
+    }
+
+    /// The same for a conversion, with its tempo and --vocoder.
+    init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+        try self.init(voice: voice.voice, equalizer: equalizer, analysis: analysis)
+        if let tempo = voice.tempo { self.voice.tempo = tempo }
+        forceVocoder = voice.forceVocoder
     }
 }
 

@@ -28,10 +28,6 @@ struct Live: ParsableCommand {
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
 
-    func validate() throws {
-        if voice.tempo != nil { throw ValidationError("--tempo cannot change the duration of live sound") }
-    }
-
     func run() throws {
         LiveSignals.install()
         let library = try PortAudioLibrary()
@@ -78,21 +74,7 @@ struct Live: ParsableCommand {
         var options = VoiceChanger.Options()
         options.analysis = analysis.streamingOptions
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
-        if let preset = voice.preset { try changer.apply(preset: preset) }
-        let settings = try voice.settings()
-        changer.pitch = settings.pitchRatio
-        changer.formant = settings.formantRatio
-        changer.pitchRange = settings.pitchRange
-        changer.pitchMedian = settings.targetMedian
-        changer.whisper = settings.whisper
-        let explicitBands = try equalizer.bands()
-        let bands = changer.equalizer + explicitBands
-        changer.equalizer = bands
-        // The changer leaves out bands this rate cannot hold; an explicit one left out is the user's mistake.
-        if changer.equalizer.count < bands.filter({ !$0.isFlat }).count {
-            throw KoeError.invalidArgument("an --eq or --geq band is at or above half the sample rate (\(sampleRate) Hz)")
-        }
-        if let gain = equalizer.gain { changer.gainDB = gain }
+        try changer.apply(ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis))
         return changer
     }
 }

@@ -57,11 +57,6 @@ struct VoiceCurveOptions: ParsableArguments {
         }
     }
 
-    private func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ name: String, unit: String = "") throws {
-        guard let value, !range.contains(value) else { return }
-        throw ValidationError("\(name) must be between \(range.lowerBound.formatted)\(unit) and \(range.upperBound.formatted)\(unit) (got \(value.formatted))")
-    }
-
     /// `settings` with the files read and the F0 edits and the limiter set; throws `KoeError` for a file that
     /// cannot be used.
     func apply(to settings: inout ConversionSettings) throws {
@@ -102,12 +97,5 @@ struct VoiceCurveOptions: ParsableArguments {
             throw ValidationError("--vibrato '\(vibrato)': expected RATE_HZ:DEPTH_CENTS, such as 5.5:50")
         }
         return Vibrato.Options(rate: rate, depth: depth)
-    }
-}
-
-extension Double {
-    /// As a person writes it: 440, not 440.0.
-    fileprivate var formatted: String {
-        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self)
     }
 }

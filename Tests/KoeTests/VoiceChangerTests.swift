@@ -302,4 +302,31 @@ import TestSupport
         #expect(output[(switchedOn + glide)..<switchedOff] != delayed[(switchedOn + glide)..<switchedOff], "wet at 1.2")
         #expect(Array(output[(switchedOff + glide)...]) == Array(delayed[(switchedOff + glide)...]), "dry again")
     }
+
+    /// A conversion's settings, as `koe live` passes them: the voice and EQ taken, what needs a whole input or a
+    /// higher rate refused with nothing changed.
+    @Test func takesAConversionsSettings() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        var settings = ConversionSettings()
+        try settings.apply(preset: "kawaii")
+        settings.voice.pitchRatio = 1.3
+        settings.equalizer = [EqualizerBand(kind: .peak, frequency: 1000, gainDB: 6)]
+        settings.gainDB = -3
+        settings.limitsOutput = false
+        try changer.apply(settings)
+        #expect(changer.pitch == 1.3)
+        #expect(changer.formant == settings.voice.formantRatio)
+        #expect(changer.gainDB == -3 && !changer.limitsOutput)
+        let fitting = settings.presetBands.filter { $0.frequency < Double(sampleRate) / 2 && !$0.isFlat }
+        #expect(changer.equalizer == fitting + settings.equalizer)
+
+        var tooHigh = settings
+        tooHigh.equalizer = [EqualizerBand(kind: .peak, frequency: 9000, gainDB: 6)]
+        #expect(throws: KoeError.self) { try changer.apply(tooHigh) }
+        var faster = settings
+        faster.voice.tempo = 2
+        #expect(throws: KoeError.self) { try changer.apply(faster) }
+        #expect(changer.equalizer == fitting + settings.equalizer, "a refused apply changes nothing")
+        #expect(changer.pitch == 1.3)
+    }
 }
