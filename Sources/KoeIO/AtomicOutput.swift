@@ -27,7 +27,7 @@ public final class AtomicOutput {
     /// Runs `body` on the temporary path to write the content. Errors about the temporary file are
     /// reported about the destination; on any error the temporary file is removed.
     public func fill(_ body: (String) throws -> Void) throws {
-        assert(isPending, "output already committed or discarded")
+        precondition(isPending, "output already committed or discarded")
         do {
             try body(temporaryPath)
         } catch let error as IOError {
@@ -41,7 +41,7 @@ public final class AtomicOutput {
 
     /// Moves the finished file into place, replacing any file already there.
     public func commit() throws {
-        assert(isPending, "output already committed or discarded")
+        precondition(isPending, "output already committed or discarded")
         try PendingFiles.shared.withdraw(temporaryPath) {
             guard rename(temporaryPath, destination) == 0 else {
                 throw IOError.writeFailed(path: destination, reason: Files.systemMessage(errno))
@@ -152,7 +152,7 @@ public final class AtomicOutputSet {
 
     /// Moves every file into place.
     public func commit() throws {
-        assert(isPending, "outputs already committed or discarded")
+        precondition(isPending, "outputs already committed or discarded")
         for output in outputs.values.sorted(by: { $0.destination < $1.destination }) { try output.commit() }
         PendingFiles.shared.withdrawFolders(createdFolders, remove: false)
         isPending = false

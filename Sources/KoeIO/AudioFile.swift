@@ -144,7 +144,7 @@ public final class AudioFile {
 
     /// Appends interleaved frames.
     public func write(interleaved samples: [Double]) throws {
-        assert(samples.count % channels == 0, "interleaved samples must fill whole frames")
+        precondition(samples.count % channels == 0, "interleaved samples must fill whole frames")
         let handle = try openHandle(forWriting: true)
         let count = samples.count / channels
         let written: Int
@@ -162,9 +162,9 @@ public final class AudioFile {
 
     /// Appends frames given one array a channel (all the same length).
     public func write(channels samples: [[Double]]) throws {
-        assert(samples.count == channels, "one array a channel")
+        precondition(samples.count == channels, "one array a channel")
         let count = samples.first?.count ?? 0
-        assert(samples.allSatisfy { $0.count == count }, "every channel must have the same length")
+        precondition(samples.allSatisfy { $0.count == count }, "every channel must have the same length")
         var interleaved = [Double](repeating: 0, count: count * channels)
         for (channel, channelSamples) in samples.enumerated() {
             for (frame, sample) in channelSamples.enumerated() { interleaved[frame * channels + channel] = sample }
@@ -184,7 +184,7 @@ public final class AudioFile {
     }
 
     private func openHandle(forWriting: Bool) throws -> OpaquePointer {
-        assert(forWriting == isWriting, forWriting ? "file is open for reading" : "file is open for writing")
+        precondition(forWriting == isWriting, forWriting ? "file is open for reading" : "file is open for writing")
         guard let handle else { throw IOError.readFailed(path: path, reason: "file is already closed") }
         return handle
     }

@@ -17,7 +17,7 @@ public struct Npy: Equatable, Sendable {
     }
 
     public init(rows: Int, columns: Int, values: [Double]) {
-        assert(rows >= 0 && columns >= 0 && rows * columns == values.count, "values do not fill \(rows) x \(columns)")
+        precondition(rows >= 0 && columns >= 0 && rows * columns == values.count, "values do not fill \(rows) x \(columns)")
         shape = [rows, columns]
         self.values = values
     }

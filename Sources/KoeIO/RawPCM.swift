@@ -27,7 +27,7 @@ public final class RawPCMReader {
     /// frame has arrived, then returns what the stream has delivered without waiting for more, so that live
     /// input flows on as it comes. Fails if the stream ends part way through a frame.
     public func read(maxFrames: Int) throws -> [Double]? {
-        assert(maxFrames > 0, "maxFrames must be positive")
+        precondition(maxFrames > 0, "maxFrames must be positive")
         guard !isFinished else { return nil }
         let capacity = maxFrames * format.bytesPerFrame
         if bytes.count < capacity { bytes += repeatElement(0, count: capacity - bytes.count) }
@@ -121,7 +121,7 @@ public final class RawPCMWriter {
     /// Writes whole interleaved frames, looping until the descriptor has taken every byte. Fails with
     /// `IOError.brokenPipe` once the reader has gone (see `ignoreBrokenPipeSignal()`).
     public func write(interleaved samples: [Double]) throws {
-        assert(samples.count % format.channels == 0, "interleaved samples must fill whole frames")
+        precondition(samples.count % format.channels == 0, "interleaved samples must fill whole frames")
         let byteCount = samples.count * format.bytesPerSample
         if bytes.count < byteCount { bytes += repeatElement(0, count: byteCount - bytes.count) }
         clippedSamples += samples.withUnsafeBufferPointer { samples in

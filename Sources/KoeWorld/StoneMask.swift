@@ -98,11 +98,8 @@ public struct StoneMask: Sendable {
         /// central-difference derivative.
         private func prepareWindows(_ window: RefinementWindow, position: Double) {
             let length = window.length
-            if sampleIndex.count < length {
-                sampleIndex = [Int](repeating: 0, count: length)
-                mainWindow = [Double](repeating: 0, count: length)
-                derivativeWindow = [Double](repeating: 0, count: length)
-            }
+            // The buffers were made at construction for the longest window a refinable F0 has.
+            precondition(sampleIndex.count >= length, "a refinable F0 needs no longer window than the refiner made")
             let rate = Double(sampleRate)
             let consecutive = sampleIndex.withUnsafeMutableBufferPointer { sampleIndex in
                 var consecutive = true

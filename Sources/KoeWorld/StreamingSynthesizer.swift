@@ -97,7 +97,7 @@ public final class StreamingSynthesizer {
             throw .invalidParameters(
                 "a frame needs \(frames.bins) bins of envelope and of aperiodicity (got \(spectrum.count) and \(aperiodicity.count))")
         }
-        try SignalRequirements.requireFinite([f0]) { _ in "the frame's F0" }
+        guard f0.isFinite else { throw .invalidParameters("the frame's F0 is \(f0), not a finite number") }
         try SignalRequirements.requireFinite(spectrum) { "the envelope's bin \($0)" }
         try SignalRequirements.requireFinite(aperiodicity) { "the aperiodicity's bin \($0)" }
         spectrum.withUnsafeBufferPointer { spectrum in
@@ -107,7 +107,7 @@ public final class StreamingSynthesizer {
 
     /// `append` of rows known to hold `fftSize / 2 + 1` finite values, before `finish`.
     package func append(f0: Double, spectrum: UnsafeBufferPointer<Double>, aperiodicity: UnsafeBufferPointer<Double>) {
-        assert(!isFinished && spectrum.count == frames.bins && aperiodicity.count == frames.bins)
+        precondition(!isFinished && spectrum.count == frames.bins && aperiodicity.count == frames.bins)
         let renderedF0 = f0 < lowestF0 ? 0 : f0
         frames.append(f0: renderedF0, voicing: renderedF0 == 0 ? 0 : 1, spectrum: spectrum, aperiodicity: aperiodicity)
         sampleLimit = Synthesis.outputLength(frameCount: frames.count, sampleRate: sampleRate, framePeriod: framePeriod)
@@ -461,7 +461,7 @@ private struct OverlapAddWindow {
     /// Adds `response` with its first element at output index `offset`; indices before 0 fall off.
     mutating func add(_ response: UnsafeBufferPointer<Double>, at offset: Int) {
         let lower = max(0, -offset)
-        assert(offset + lower >= drained, "a drained sample cannot change")
+        precondition(offset + lower >= drained, "a drained sample cannot change")
         makeRoom(through: offset + response.count)
         let base = offset - start
         samples.withUnsafeMutableBufferPointer { samples in
