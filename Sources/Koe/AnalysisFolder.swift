@@ -273,7 +273,7 @@ package enum AnalysisFolder {
                 "has \(bins) bins a frame but meta.json's fft_size \(fftSize) needs \(fftSize / 2 + 1)")
         }
         let outputSamples = Double(frames) * meta.framePeriod * Double(meta.sampleRate) / 1000
-        guard outputSamples <= Double(WorldParameters.longestOutput) else {
+        guard outputSamples <= Double(Synthesis.longestOutput) else {
             throw KoeError.badInput(source: metaPath, reason:
                 "frame_period \(meta.framePeriod) ms over \(frames) frames makes a waveform too long to hold")
         }

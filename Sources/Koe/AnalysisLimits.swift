@@ -4,11 +4,10 @@ import KoeWorld
 package enum AnalysisLimits {
     /// Milliseconds between frames.
     package static let framePeriod = 1.0...100
-    /// The lowest F0 floor, in Hz: below it CheapTrick's window outgrows any signal worth analysing.
-    package static let lowestF0Floor = 10.0
-    /// Longer than any voiced run WORLD's contour repair has reached back over in the corpus (200 ms), by far;
-    /// the bound keeps the samples held for it small.
-    package static let lookAhead = 0.0...10_000
+    /// The lowest F0 floor, in Hz: KoeWorld's.
+    package static let lowestF0Floor = SignalRequirements.lowestF0Floor
+    /// Look-ahead in milliseconds: up to the longest context the streaming analysis holds.
+    package static let lookAhead = 0.0...StreamingAnalyzer.longestContext
 
     /// The first thing wrong with `options` at `sampleRate`, named by `name` (a flag on the command line, a
     /// property in Swift); nil when they can run. Streaming accepts `framePeriod`; a whole signal, more.

@@ -30,12 +30,8 @@ extension F0Track {
         /// Where frame `i` is written, for messages.
         let place: (Int) -> String
         if path.lowercased().hasSuffix(".npy") {
-            let array = try KoeError.wrapping { try Npy.read(from: path) }
-            guard array.isVector else {
-                throw .badInput(source: path, reason: "expected a 1-D array of F0 values, found shape \(array.shapeText)")
-            }
-            values = array.values
-            place = { "frame \($0)" }
+            self = try F0Track(numPyFile: path)
+            return
         } else {
             let table = try KoeError.wrapping { try NumberTable.read(from: path) }
             if let row = table.rows.first(where: { $0.values.count != 1 }) {
@@ -48,5 +44,17 @@ extension F0Track {
             throw .badInput(source: path, reason: (problem.index.map { place($0) + ": " } ?? "") + problem.reason)
         }
         self = try KoeError.wrapping { try F0Track(values: values, name: path) }
+    }
+
+    /// Reads F0 from a 1-D float64 `.npy` file, one value an analysis frame, as `koe analyze` writes `f0.npy`.
+    public init(numPyFile path: String) throws(KoeError) {
+        let array = try KoeError.wrapping { try Npy.read(from: path) }
+        guard array.isVector else {
+            throw .badInput(source: path, reason: "expected a 1-D array of F0 values, found shape \(array.shapeText)")
+        }
+        if let problem = Self.firstProblem(in: array.values) {
+            throw .badInput(source: path, reason: (problem.index.map { "frame \($0): " } ?? "") + problem.reason)
+        }
+        self = try KoeError.wrapping { try F0Track(values: array.values, name: path) }
     }
 }

@@ -23,9 +23,6 @@ public struct WorldParameters: Sendable {
     public static let framePeriods = SignalRequirements.framePeriods
     /// Values one output matrix may hold (2 GiB of float64), so absurd settings fail instead of exhausting memory.
     public static let largestMatrix = 1 << 28
-    /// Samples synthesis may produce (over 12 hours at 48 kHz), so a wild frame period fails instead of
-    /// exhausting memory.
-    public static let longestOutput = Synthesis.longestOutput
 
     public init(contour: F0Contour, spectrogram: Matrix, aperiodicity: Matrix, meta: AnalysisMeta) {
         self.contour = contour
@@ -34,11 +31,11 @@ public struct WorldParameters: Sendable {
         self.meta = meta
     }
 
-    /// Analyses `signal` as WORLD does: F0 by `options.f0Method` (or `f0`, one value in Hz a frame, 0 unvoiced,
-    /// when given), then CheapTrick and D4C on that contour. `options` supplies the method, frame period and F0
+    /// Analyses `signal` as WORLD does: F0 by `options.f0Method`, or from the `f0` track (one value an analysis
+    /// frame) when given, then CheapTrick and D4C on that contour. `options` supplies the method, frame period and F0
     /// range; its streaming settings (look-ahead, blocks) do not apply to a whole signal.
     public init(
-        analyzing signal: [Double], sampleRate: Int, options: StreamingAnalyzer.Options = .init(), f0: [Double]? = nil
+        analyzing signal: [Double], sampleRate: Int, options: StreamingAnalyzer.Options = .init(), f0: F0Track? = nil
     ) throws(KoeError) {
         if let problem = Self.problem(with: options, sampleRate: sampleRate, samples: signal.count) {
             throw .invalidArgument(problem)
@@ -71,10 +68,10 @@ public struct WorldParameters: Sendable {
         }
     }
 
-    /// The waveform WORLD's synthesis makes of these parameters, at `sampleRate`.
+    /// The waveform WORLD's synthesis makes of these parameters, at `sampleRate`; throws when they do not fit
+    /// together (shapes, FFT size, a waveform too long to hold, a value that is not finite).
     public func synthesize() throws(KoeError) -> [Double] {
-        if let problem = problem() { throw .badInput(source: nil, reason: problem) }
-        return try KoeError.wrapping {
+        try KoeError.wrapping {
             try Synthesis(sampleRate: sampleRate, framePeriod: framePeriod)
                 .synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
         }
@@ -97,49 +94,21 @@ public struct WorldParameters: Sendable {
         return nil
     }
 
-    /// The first thing that keeps these parameters from being synthesised; nil when they fit together.
-    package func problem() -> String? {
-        guard SignalRequirements.sampleRates.contains(sampleRate) else {
-            return "sample rate \(sampleRate) Hz is outside 8000 to 192000 Hz"
-        }
-        guard framePeriod.isFinite && framePeriod > 0 else {
-            return "frame period \(framePeriod) is not a positive number of milliseconds"
-        }
-        let frames = contour.frameCount
-        guard frames > 0 else { return "there are no frames" }
-        guard spectrogram.rows == frames, aperiodicity.rows == frames else {
-            return "\(frames) F0 values, but \(spectrogram.rows) spectral envelope and \(aperiodicity.rows) aperiodicity frames"
-        }
-        guard spectrogram.columns >= 2, fftSize & (fftSize - 1) == 0, aperiodicity.columns == spectrogram.columns else {
-            return "\(spectrogram.columns) envelope and \(aperiodicity.columns) aperiodicity bins a frame; both must be fft_size / 2 + 1 for a power-of-two fft_size"
-        }
-        let outputSamples = Double(frames) * framePeriod * Double(sampleRate) / 1000
-        guard outputSamples <= Double(Self.longestOutput) else {
-            return "a frame period of \(framePeriod) ms over \(frames) frames makes a waveform too long to hold"
-        }
-        return nil
-    }
-
-    /// What is wrong with `f0` as the F0 of a signal of `samples` samples: one finite, non-negative value a frame
-    /// is needed. Nil when it fits.
-    package static func problem(withF0 f0: [Double], samples: Int, sampleRate: Int, framePeriod: Double) -> String? {
+    /// What is wrong with `track` as the F0 of a signal of `samples` samples: it needs one value an analysis
+    /// frame. Nil when it fits.
+    package static func problem(with track: F0Track, samples: Int, sampleRate: Int, framePeriod: Double) -> String? {
         let frames = F0Contour.frameCount(samples: samples, sampleRate: sampleRate, framePeriod: framePeriod)
-        guard f0.count == frames else {
-            return "has \(f0.count) values but the signal at \(framePeriod) ms frames has \(frames) frames"
-        }
-        if let index = f0.firstIndex(where: { !$0.isFinite || $0 < 0 }) {
-            return "value \(f0[index]) at frame \(index) is not an F0 in Hz (0 or more)"
-        }
-        return nil
+        guard track.values.count != frames else { return nil }
+        return "has \(track.values.count) values but the signal at \(framePeriod) ms frames has \(frames) frames"
     }
 
-    /// `f0` on WORLD's time axis for a signal of `samples` samples.
+    /// `track` on WORLD's time axis for a signal of `samples` samples.
     private static func givenContour(
-        _ f0: [Double], samples: Int, sampleRate: Int, framePeriod: Double
+        _ track: F0Track, samples: Int, sampleRate: Int, framePeriod: Double
     ) throws(KoeError) -> F0Contour {
-        if let problem = problem(withF0: f0, samples: samples, sampleRate: sampleRate, framePeriod: framePeriod) {
-            throw .badInput(source: "the given F0", reason: problem)
+        if let problem = problem(with: track, samples: samples, sampleRate: sampleRate, framePeriod: framePeriod) {
+            throw .badInput(source: track.name, reason: problem)
         }
-        return F0Contour(f0: f0, framePeriod: framePeriod)
+        return F0Contour(f0: track.values, framePeriod: framePeriod)
     }
 }

@@ -71,16 +71,12 @@ struct Analyze: ParsableCommand {
         return options
     }
 
-    /// The F0 values of a 1-D .npy file, one a frame of the input.
-    private func readF0(_ path: String, samples: Int, sampleRate: Int) throws -> [Double] {
-        let f0 = try Npy.read(from: path)
-        guard f0.isVector else {
-            throw KoeError.badInput(source: path, reason: "expected a 1-D array of F0 values, found shape \(f0.shapeText)")
-        }
-        if let problem = WorldParameters.problem(
-            withF0: f0.values, samples: samples, sampleRate: sampleRate, framePeriod: range.framePeriod) {
+    /// The F0 of a 1-D .npy file, one value an analysis frame of the input.
+    private func readF0(_ path: String, samples: Int, sampleRate: Int) throws -> F0Track {
+        let track = try F0Track(numPyFile: path)
+        if let problem = WorldParameters.problem(with: track, samples: samples, sampleRate: sampleRate, framePeriod: range.framePeriod) {
             throw KoeError.badInput(source: path, reason: problem)
         }
-        return f0.values
+        return track
     }
 }
