@@ -48,7 +48,7 @@ final class ChainPlan {
 
     /// The preset's bands this rate can hold, then the explicit bands.
     private func bands(sampleRate: Int) -> [EqualizerBand] {
-        settings.presetBands.filter { $0.frequency < Double(sampleRate) / 2 } + settings.equalizer
+        (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
     }
 
     /// `threads`: the threads the channel's vocoder may use; `fullScale`: the largest sample the output holds,

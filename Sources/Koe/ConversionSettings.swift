@@ -24,8 +24,8 @@ public struct ConversionSettings: Sendable, Equatable {
     /// leaves a signal that fits the output's full scale bit for bit as it is, and adds 5 ms to the latency.
     /// Off, samples beyond full scale are clipped and counted (`ConversionStatistics.clippedSamples`).
     public var limitsOutput = true
-    /// The EQ bands of the preset applied last, those a recording's rate can hold being used.
-    public private(set) var presetBands: [EqualizerBand] = []
+    /// The preset applied last, whose EQ bands come before `equalizer`: those a recording's rate can hold.
+    public private(set) var preset: Preset?
 
     public init() {}
 
@@ -36,7 +36,7 @@ public struct ConversionSettings: Sendable, Equatable {
             throw .invalidArgument("unknown preset '\(name)' (presets: \(Preset.all.map(\.name).joined(separator: ", ")))")
         }
         voice = preset.voice
-        presetBands = preset.bands
+        self.preset = preset
     }
 
     /// The most frames a chunk may have: a chunk's buffers are allocated whole, channels times over, so past this

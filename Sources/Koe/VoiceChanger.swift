@@ -240,7 +240,7 @@ public final class VoiceChanger {
             _ = try KoeError.wrapping { try band.filter(sampleRate: sampleRate) }
         }
         change { $0 = settings.voice }
-        equalizer = settings.presetBands + settings.equalizer
+        equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput
     }

@@ -47,13 +47,7 @@ public struct WorldParameters: Sendable {
                 contour = try Self.givenContour(
                     f0, samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
             } else {
-                switch options.f0Method {
-                case .dio:
-                    let raw = try Dio(sampleRate: sampleRate, options: options.dio).estimate(signal)
-                    contour = try StoneMask(sampleRate: sampleRate).refine(signal, contour: raw)
-                case .harvest:
-                    contour = try Harvest(sampleRate: sampleRate, options: options.harvest).estimate(signal)
-                }
+                contour = try F0Contour(estimating: signal, sampleRate: sampleRate, options: options)
             }
             let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: options.cheapTrick)
             let d4c = try D4C(sampleRate: sampleRate, fftSize: cheapTrick.fftSize)

@@ -117,18 +117,11 @@ public struct Figure {
     private static func f0Track(of recording: Recording, options: PlotOptions) throws(PlotError) -> [(Double, Double)] {
         let (signal, sampleRate) = (recording.samples, recording.sampleRate)
         do {
-            let contour: F0Contour
-            switch options.f0Method {
-            case .dio:
-                var dio = Dio.Options()
-                dio.f0Floor = options.f0Range.lowerBound
-                dio.f0Ceil = options.f0Range.upperBound
-                let raw = try Dio(sampleRate: sampleRate, options: dio).estimate(signal)
-                contour = try StoneMask(sampleRate: sampleRate).refine(signal, contour: raw)
-            case .harvest:
-                let harvest = Harvest.Options(f0Floor: options.f0Range.lowerBound, f0Ceil: options.f0Range.upperBound)
-                contour = try Harvest(sampleRate: sampleRate, options: harvest).estimate(signal)
-            }
+            var analysis = StreamingAnalyzer.Options()
+            analysis.f0Method = options.f0Method
+            analysis.f0Floor = options.f0Range.lowerBound
+            analysis.f0Ceil = options.f0Range.upperBound
+            let contour = try F0Contour(estimating: signal, sampleRate: sampleRate, options: analysis)
             return Array(zip(contour.time, contour.f0))
         } catch {
             throw PlotError("\(recording.name): \(error)")

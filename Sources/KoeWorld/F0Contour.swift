@@ -58,3 +58,17 @@ public struct F0Contour: Equatable, Sendable {
         }
     }
 }
+
+extension F0Contour {
+    /// WORLD's F0 of a whole signal by `options.f0Method`, frame period and F0 range: DIO refined by StoneMask, or
+    /// Harvest.
+    public init(estimating signal: [Double], sampleRate: Int, options: StreamingAnalyzer.Options) throws(WorldError) {
+        switch options.f0Method {
+        case .dio:
+            let raw = try Dio(sampleRate: sampleRate, options: options.dio).estimate(signal)
+            self = try StoneMask(sampleRate: sampleRate).refine(signal, contour: raw)
+        case .harvest:
+            self = try Harvest(sampleRate: sampleRate, options: options.harvest).estimate(signal)
+        }
+    }
+}

@@ -317,7 +317,7 @@ import TestSupport
         #expect(changer.pitch == 1.3)
         #expect(changer.formant == settings.voice.formantRatio)
         #expect(changer.gainDB == -3 && !changer.limitsOutput)
-        let fitting = settings.presetBands.filter { $0.frequency < Double(sampleRate) / 2 && !$0.isFlat }
+        let fitting = try #require(settings.preset).bands(sampleRate: sampleRate).filter { !$0.isFlat }
         #expect(changer.equalizer == fitting + settings.equalizer)
 
         var tooHigh = settings
