@@ -18,8 +18,9 @@ import KoeWorld
 /// fixed whatever the settings), then the equalizer, the gain and a peak limiter that keeps the output within
 /// ±1 (`limitsOutput`). While the voice changes nothing (pitch and formant 1, no other F0 change, no whisper)
 /// the input itself takes the vocoder's place, as a conversion leaves the vocoder out. A change to such a voice
-/// glides there, then crossfades to the input; a change away from it crossfades to the vocoder first, and the
-/// vocoder glides to the new voice once that is heard (`latency` plus 50 ms later than other changes). Output frame `n` is the converted input frame
+/// crossfades to the input while the vocoder glides back to the voice unchanged; a change away from it
+/// crossfades to the vocoder first, and the vocoder glides to the new voice once that is heard (`latency` plus
+/// 50 ms later than other changes). Output frame `n` is the converted input frame
 /// `n - latency`; the first `latency` frames are silence, and `out ++ finish()` is the input's conversion
 /// preceded by `latency` frames of silence.
 ///
@@ -259,7 +260,8 @@ public final class VoiceChanger {
 
     /// Converts the next `frames` frames of planar audio from `input` into `output`, one pointer per channel
     /// each way; `output` may be `input` (in place). Allocates nothing per block in steady state (see the type's
-    /// notes on threads). On a thrown error nothing is written and the block is not part of the stream.
+    /// notes on threads). Bad audio (a sample that is not finite) throws before anything changes: nothing is
+    /// written and the block is not part of the stream.
     public func process(
         _ input: UnsafePointer<UnsafePointer<Float>>, into output: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int
     ) throws(KoeError) {

@@ -26,8 +26,9 @@ public struct VoiceSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// Pitch, formant and tempo ratios reach four octaves either way: beyond that an F0 or an output length
-    /// runs off towards infinity rather than towards a voice.
+    /// Pitch and tempo ratios reach four octaves either way: beyond that an F0 or an output length runs off
+    /// towards infinity rather than towards a voice. A live changer clamps its formant ratio to the same range;
+    /// a conversion takes any positive one.
     public static let ratioRange = 1.0 / 16...16
     /// What `pitchRange` may be: 0 (monotone) to 10.
     public static let pitchRangeLimits = 0.0...10

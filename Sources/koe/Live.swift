@@ -103,6 +103,8 @@ final class LiveKeys {
     enum Key { case quit, pitch(Int), formant(Int) }
 
     private var saved: termios?
+    /// Bytes read from the terminal and not yet taken as keys.
+    private var typed: [UInt8] = []
 
     init() {
         guard isatty(STDIN_FILENO) != 0 else { return }
@@ -122,20 +124,36 @@ final class LiveKeys {
         if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
     }
 
-    /// The next key pressed, if any: q, or an arrow (ESC [ A/B/C/D); other keys are skipped.
+    /// The next key pressed, if any: q, or an arrow (ESC [ A/B/C/D); other keys are skipped. Bytes are kept
+    /// across calls, so keys typed together, or an arrow's sequence split between reads, are all seen.
     func next() -> Key? {
         guard saved != nil else { return nil }
-        var bytes = (UInt8(0), UInt8(0), UInt8(0))
-        let count = withUnsafeMutableBytes(of: &bytes) { read(STDIN_FILENO, $0.baseAddress, 3) }
-        guard count > 0 else { return nil }
-        switch (count, bytes.0, bytes.1, bytes.2) {
-        case (_, UInt8(ascii: "q"), _, _), (_, UInt8(ascii: "Q"), _, _): return .quit
-        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "A")): return .pitch(1)
-        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "B")): return .pitch(-1)
-        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "C")): return .formant(1)
-        case (3, 0x1B, UInt8(ascii: "["), UInt8(ascii: "D")): return .formant(-1)
-        default: return next()
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = read(STDIN_FILENO, &bytes, bytes.count)
+        if count > 0 { typed += bytes[..<count] }
+        while let first = typed.first {
+            guard first == 0x1B else {
+                typed.removeFirst()
+                if first == UInt8(ascii: "q") || first == UInt8(ascii: "Q") { return .quit }
+                continue
+            }
+            guard typed.count >= 2 else { return nil }
+            guard typed[1] == UInt8(ascii: "[") else {
+                typed.removeFirst()
+                continue
+            }
+            guard typed.count >= 3 else { return nil }
+            let final = typed[2]
+            typed.removeFirst(3)
+            switch final {
+            case UInt8(ascii: "A"): return .pitch(1)
+            case UInt8(ascii: "B"): return .pitch(-1)
+            case UInt8(ascii: "C"): return .formant(1)
+            case UInt8(ascii: "D"): return .formant(-1)
+            default: continue
+            }
         }
+        return nil
     }
 }
 
