@@ -24,6 +24,9 @@ package enum AnalysisLimits {
         if !(options.f0Ceil.isFinite && options.f0Floor < options.f0Ceil) {
             return "\(name(.f0Floor)) (\(options.f0Floor) Hz) must be below \(name(.f0Ceil)) (\(options.f0Ceil) Hz)"
         }
+        if options.live, options.f0Method == .harvest {
+            return "\(name(.live)) needs DIO: Harvest has no live form"
+        }
         if let lookAheadValue = options.lookAhead, !(lookAheadValue.isFinite && lookAhead.contains(lookAheadValue)) {
             return "\(name(.lookAhead)) must be between 0 and \(Int(lookAhead.upperBound)) ms (got \(lookAheadValue))"
         }
@@ -36,6 +39,7 @@ package enum AnalysisLimits {
     /// The analysis settings, as the library names them.
     package enum Setting: String {
         case framePeriod = "frame period", f0Floor = "F0 floor", f0Ceil = "F0 ceiling", lookAhead = "look-ahead"
+        case live = "live analysis"
     }
 }
 

@@ -41,6 +41,8 @@ public struct ConversionStatistics: Sendable, Encodable {
     public let latencyMilliseconds: Double
     /// The stages' guaranteed bound on it, for any signal.
     public let latencyBoundMilliseconds: Double
+    /// Whether the analysis and synthesis were live ones (`StreamingAnalyzer.Options.live`).
+    public let live: Bool
     public let clippedSamples: Int
     public let medianF0In: Double?
     public let medianF0Out: Double?
@@ -50,7 +52,7 @@ public struct ConversionStatistics: Sendable, Encodable {
     private enum CodingKeys: String, CodingKey {
         case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
         case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
-        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms"
+        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms", live
         case clippedSamples = "clipped_samples"
         case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
     }
@@ -65,6 +67,7 @@ public struct ConversionStatistics: Sendable, Encodable {
         try container.encode(realTimeFactor, forKey: .realTimeFactor)
         try container.encode(latencyMilliseconds, forKey: .latencyMilliseconds)
         try container.encode(latencyBoundMilliseconds, forKey: .latencyBoundMilliseconds)
+        try container.encode(live, forKey: .live)
         try container.encode(clippedSamples, forKey: .clippedSamples)
         try container.encode(medianF0In, forKey: .medianF0In)
         try container.encode(medianF0Out, forKey: .medianF0Out)
@@ -110,7 +113,7 @@ package struct Conversion {
                 try chain.checkF0Track(inputFrames: framesIn, sampleRate: source.sampleRate, source: source.name)
             }
         }
-        return conversion.statistics(voice: chain.voiceStages.first)
+        return conversion.statistics(voice: chain.voiceStages.first, live: settings.analysis.live)
     }
 
     private init(source: AudioSource, pipeline: Pipeline, sink: AudioSink, chunkFrames: Int) {
@@ -145,7 +148,7 @@ package struct Conversion {
         try sink.write(interleaved)
     }
 
-    private func statistics(voice: VoiceShift?) -> ConversionStatistics {
+    private func statistics(voice: VoiceShift?, live: Bool) -> ConversionStatistics {
         let rate = Double(source.sampleRate)
         return ConversionStatistics(
             inputSeconds: Double(framesIn) / rate,
@@ -155,6 +158,7 @@ package struct Conversion {
             processingSeconds: seconds,
             latencyMilliseconds: heldBackPeak / rate * 1000,
             latencyBoundMilliseconds: Double(pipeline.latency) / rate * 1000,
+            live: live,
             clippedSamples: sink.clippedSamples,
             medianF0In: voice?.medianInputF0,
             medianF0Out: voice?.medianOutputF0)

@@ -33,13 +33,19 @@ import KoeWorld
 /// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone,
 /// takes no lock of koe's, and in the unsafe-pointer form allocates nothing per block in steady state (a long
 /// stream still allocates now and then); a call that completes an analysis block (every 20 ms of input with
-/// DIO) does that block's work. With more threads each channel's vocoder analyses on
+/// DIO, 5 ms when live) does that block's work. With more threads each channel's vocoder analyses on
 /// threads of its own and `process` waits for them as needed; the output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
     public struct Options: Sendable, Equatable {
         /// The analysis: F0 method, frame period, F0 range, look-ahead; WORLD's defaults (DIO, 5 ms, 71–800 Hz).
         public var analysis = StreamingAnalyzer.Options()
+        /// The lowest latency: live analysis and causal synthesis (`analysis.live`, the same switch; default
+        /// off). About 47 ms at WORLD's F0 floor, against about 215 ms.
+        public var live: Bool {
+            get { analysis.live }
+            set { analysis.live = newValue }
+        }
         /// Threads each channel's vocoder may use, 1 to 1024 (default 1: the caller's thread alone).
         public var threads = 1
 

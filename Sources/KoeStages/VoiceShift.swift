@@ -46,7 +46,7 @@ package final class VoiceShift: BackgroundStage {
         analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis, blocksCrossThreads: self.threads > 1)
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize,
-            glideFrames: Glide.frames(framePeriod: analysis.framePeriod))
+            glideFrames: Glide.frames(framePeriod: analysis.framePeriod), isCausal: analysis.live)
         latency = analyzer.latency + resynthesis.latency
         work = self.threads > 1
             ? .onThreads(VocoderThreads(resynthesis, recycler: analyzer.recycler, threads: self.threads))
@@ -150,10 +150,11 @@ final class Resynthesis {
     private var inputMedian = MedianTracker()
     private var outputMedian = MedianTracker()
 
-    init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int) {
+    /// `isCausal`: synthesize for live use (`StreamingSynthesizer.isCausal`).
+    init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int, isCausal: Bool) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
-        synthesizer = StreamingSynthesizer(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        synthesizer = StreamingSynthesizer(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize, isCausal: isCausal)
         modifier = FrameModifier(voice: voice, bins: fftSize / 2 + 1, framePeriod: framePeriod, glideFrames: glideFrames)
         timeline = TempoTimeline(tempo: voice.tempo, bins: fftSize / 2 + 1)
         scratch = ParameterFrame(bins: fftSize / 2 + 1)

@@ -52,6 +52,12 @@ public final class StreamingAnalyzer {
         /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
         /// the work, not the latency. At most `longestContext` long.
         public var lookBehindFrames: Int?
+        /// Live: the lowest latency WORLD's windows allow, for a voice heard as it is spoken (default off). DIO
+        /// settles each frame causally in 5 ms blocks as soon as the samples its windows read have arrived (its
+        /// look-ahead then defaults to that reach), the windows reach only as far as the F0 floor needs (D4C's
+        /// included, whose own floor is lower), and a voiced F0 refined below the floor is raised to it so they
+        /// never need more. Harvest has no live form. A vocoder pairs it with a causal `StreamingSynthesizer`.
+        public var live = false
         /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
         /// side, or a lone block's CheapTrick and D4C frames. The frames are the same for any number.
         public var threads = 1
@@ -214,6 +220,8 @@ public final class StreamingAnalyzer {
     /// The longest a look-ahead, look-behind or Harvest block may be, in milliseconds: far longer than any voiced
     /// run WORLD's contour repair reaches back over, and short enough that the samples held for it stay small.
     public static let longestContext = 10_000.0
+    /// Milliseconds of input DIO filters together in live analysis; frames settle a block at a time.
+    static let liveBlock = 5.0
 
     /// Throws if the rate is not supported or an option is out of range.
     public convenience init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
@@ -231,10 +239,12 @@ public final class StreamingAnalyzer {
         let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
         let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: options.cheapTrick, shared: shared)
         fftSize = cheapTrick.fftSize
-        spectralReach = StreamingAnalyzer.spectralReach(sampleRate: sampleRate, fftSize: fftSize)
+        spectralReach = StreamingAnalyzer.spectralReach(
+            sampleRate: sampleRate, fftSize: fftSize, lowestF0: options.live ? options.f0Floor : D4C.f0Floor)
         let recycler = Recycler(shared: shared)
         tools = AnalysisTools(
-            frames: frames, cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize, shared: shared),
+            frames: frames, lowestVoicedF0: options.live ? options.f0Floor : 0,
+            cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize, shared: shared),
             refiners: WorkspacePool(shared: shared) { StoneMask.Refiner(sampleRate: sampleRate) },
             harvest: try Harvest(sampleRate: sampleRate, options: options.harvest), recycler: recycler)
         switch options.f0Method {
@@ -254,6 +264,9 @@ public final class StreamingAnalyzer {
         try SignalRequirements.validate(sampleRate: sampleRate)
         try SignalRequirements.validateFramePeriod(options.framePeriod)
         try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
+        if options.live, options.f0Method == .harvest {
+            throw .invalidOption("live analysis needs DIO: Harvest has no live form")
+        }
         if let lookAhead = options.lookAhead, !(lookAhead >= 0 && lookAhead <= longestContext) {
             throw .invalidOption("look-ahead must be from 0 to \(longestContext) ms (got \(lookAhead))")
         }
@@ -270,10 +283,10 @@ public final class StreamingAnalyzer {
         }
     }
 
-    /// Samples past a frame's centre that CheapTrick or D4C may read: D4C's 4-period windows at its 47 Hz floor,
+    /// Samples past a frame's centre that CheapTrick or D4C may read: D4C's 4-period windows at `lowestF0`,
     /// shifted by a quarter period, or CheapTrick's 3-period window at the lowest F0 its FFT holds.
-    private static func spectralReach(sampleRate: Int, fftSize: Int) -> Int {
-        let d4cReach = Int((Double(sampleRate) * 2.25 / 47.0).rounded(.up))
+    private static func spectralReach(sampleRate: Int, fftSize: Int, lowestF0: Double) -> Int {
+        let d4cReach = Int((Double(sampleRate) * 2.25 / max(lowestF0, D4C.f0Floor)).rounded(.up))
         return max(d4cReach, fftSize / 2) + 2
     }
 
@@ -387,6 +400,8 @@ public final class StreamingAnalyzer {
 /// was made for blocks that cross threads.
 private struct AnalysisTools: Sendable {
     let frames: FrameGrid
+    /// Voiced F0 below this is raised to it (0: never), so that no window reaches past the analyzer's bound.
+    let lowestVoicedF0: Double
     let cheapTrick: CheapTrick
     let d4c: D4C
     /// One StoneMask refiner for each thread refining at once.
@@ -402,7 +417,8 @@ private struct AnalysisTools: Sendable {
             samples.withView { signal in
                 refiners.withWorkspace { refiner in
                     for index in initial.indices {
-                        f0.append(refiner.refined(initial[index], at: frames.time(of: group.firstFrame + index, from: 0), in: signal))
+                        let refined = refiner.refined(initial[index], at: frames.time(of: group.firstFrame + index, from: 0), in: signal)
+                        f0.append(refined > 0 ? max(refined, lowestVoicedF0) : refined)
                     }
                 }
             }
@@ -524,10 +540,13 @@ private final class DioSource {
         self.recycler = recycler
         var dioOptions = StreamingDio.Options()
         dioOptions.dio = options.dio
+        if options.live {
+            dioOptions.blockLength = Int((Double(sampleRate) * StreamingAnalyzer.liveBlock / 1000).rounded())
+        }
         stoneMaskReach = StoneMask.reach(sampleRate: sampleRate, lowestF0: options.f0Floor)
         // Settling a frame must wait for every sample its StoneMask and spectral windows read.
         let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)
-        dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
+        dioOptions.lookAhead = max(options.lookAhead ?? (options.live ? 0 : dioOptions.lookAhead), reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
         latency = dio.latency
     }

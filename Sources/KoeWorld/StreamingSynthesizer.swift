@@ -10,6 +10,11 @@ import KoeDSP
 /// reach it, up to `fftSize / 2` samples later, is rendered. Only the frames around the samples and pulses
 /// still pending and about two FFTs of overlap-add samples are kept; FFT plans and workspaces are reused.
 ///
+/// A causal synthesizer (`isCausal`, for live use) releases samples as soon as their frames have come: each
+/// pulse is rendered when found, its noise lasting one period of the F0 there rather than until the next pulse,
+/// and its response starts at the pulse (`PulseRenderer`), so a sample waits only for the frame after it. The
+/// waveform differs from WORLD's only in those two respects.
+///
 /// Append frames with `append`, take the samples they complete with `drain`, and end with `finish`. Bad input
 /// (a rate, frame period or FFT size out of range, rows of the wrong length, values that are not finite, frames
 /// after `finish`) throws `WorldError`; the synthesizer never traps on it. One thread at a time.
@@ -23,8 +28,11 @@ public final class StreamingSynthesizer {
     /// (samples wait for the frame after them), plus the longest gap between pulses (a pulse waits for the
     /// next), plus half an FFT (the reach of a pulse's response), plus one sample of rounding. The longest gap
     /// is a period at half the lowest F0 WORLD renders, which F0 can reach only at a voicing edge; contours
-    /// with F0 well above that floor stay far below the bound.
+    /// with F0 well above that floor stay far below the bound. A causal synthesizer holds back one frame and
+    /// two samples of rounding.
     public let latency: Int
+    /// Whether each pulse is rendered when found and its response starts at the pulse (see the type's notes).
+    public let isCausal: Bool
 
     /// Frame period in seconds.
     private let frameSeconds: Double
@@ -49,29 +57,33 @@ public final class StreamingSynthesizer {
     /// Frames of `fftSize / 2 + 1` bins, `framePeriod` ms apart. Throws if the rate is not supported, the frame
     /// period lies outside `SignalRequirements.framePeriods`, or the FFT size is not one CheapTrick can give at
     /// this rate (even, from three periods of 500 Hz to `CheapTrick.largestFFTSize`).
-    public convenience init(sampleRate: Int, framePeriod: Double, fftSize: Int) throws(WorldError) {
+    public convenience init(sampleRate: Int, framePeriod: Double, fftSize: Int, isCausal: Bool = false) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)
         try SignalRequirements.validateFramePeriod(framePeriod)
         try CheapTrick.validate(fftSize: fftSize, sampleRate: sampleRate)
-        self.init(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize)
+        self.init(unchecked: sampleRate, framePeriod: framePeriod, fftSize: fftSize, isCausal: isCausal)
     }
 
     /// A synthesizer for a rate and frame period already validated, and an even FFT size of at least 2.
-    package init(unchecked sampleRate: Int, framePeriod: Double, fftSize: Int) {
+    package init(unchecked sampleRate: Int, framePeriod: Double, fftSize: Int, isCausal: Bool = false) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
         self.fftSize = fftSize
+        self.isCausal = isCausal
         frameSeconds = framePeriod / 1000
         lowestF0 = Double(sampleRate / fftSize) + 1
         frames = FrameWindow(bins: fftSize / 2 + 1)
-        renderer = PulseRenderer(fftSize: fftSize, sampleRate: sampleRate)
+        renderer = PulseRenderer(fftSize: fftSize, sampleRate: sampleRate, isCausal: isCausal)
         overlapAdd = OverlapAddWindow(capacity: 2 * fftSize)
         latency = StreamingSynthesizer.latencyBound(
-            sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, lowestF0: lowestF0)
+            sampleRate: sampleRate, framePeriod: framePeriod, fftSize: fftSize, lowestF0: lowestF0, isCausal: isCausal)
     }
 
-    private static func latencyBound(sampleRate: Int, framePeriod: Double, fftSize: Int, lowestF0: Double) -> Int {
+    private static func latencyBound(
+        sampleRate: Int, framePeriod: Double, fftSize: Int, lowestF0: Double, isCausal: Bool
+    ) -> Int {
         let frame = Int((framePeriod * Double(sampleRate) / 1000).rounded(.up))
+        if isCausal { return frame + 2 }
         let slowestF0 = min(unvoicedF0, lowestF0 / 2)
         let longestPulseGap = Int((Double(sampleRate) / slowestF0).rounded(.up)) + 1
         return frame + longestPulseGap + fftSize / 2 + 1
@@ -145,7 +157,11 @@ public final class StreamingSynthesizer {
             if let pulse = uninterpolated {
                 guard interpolateParameters(at: pulse) else { return }
                 uninterpolated = nil
-                pending = pulse
+                if isCausal {
+                    render(pulse, noiseLength: pulse.period)
+                } else {
+                    pending = pulse
+                }
             }
             guard timeBase.nextSample < sampleLimit, let segment = nextSegment() else { return }
             step(segment: segment)
@@ -181,7 +197,7 @@ public final class StreamingSynthesizer {
             timeBase.totalPhase += increment
             let phase = PhaseWrap.remainder(timeBase.totalPhase)
             if abs(phase - timeBase.previousPhase) > Double.pi {
-                found(pulseBefore: sample, phase: phase)
+                found(pulseBefore: sample, phase: phase, period: StreamingSynthesizer.fullTurn / increment)
             }
             timeBase.previousPhase = phase
         }
@@ -202,13 +218,22 @@ public final class StreamingSynthesizer {
     }
 
     /// The wrapped phase jumped between `sample - 1` and `sample`: a pulse sits on `sample - 1`, and the
-    /// linear zero crossing of the phase between them gives its sub-sample position.
-    private func found(pulseBefore sample: Int, phase: Double) {
+    /// linear zero crossing of the phase between them gives its sub-sample position. `period`: samples per
+    /// turn of the phase there, the causal renderer's noise length.
+    private func found(pulseBefore sample: Int, phase: Double, period: Double) {
         let before = timeBase.previousPhase - StreamingSynthesizer.fullTurn
         let crossing = -before / (phase - before)
         let pulse = ExcitationPulse(
             index: sample - 1, time: sampleTime(sample - 1), timeShift: crossing / Double(sampleRate),
-            isVoiced: timeBase.previousVoicing > 0.5)
+            isVoiced: timeBase.previousVoicing > 0.5, period: Int(period.rounded()))
+        if isCausal {
+            if interpolateParameters(at: pulse) {
+                render(pulse, noiseLength: pulse.period)
+            } else {
+                uninterpolated = pulse
+            }
+            return
+        }
         if let previous = pending {
             render(previous, noiseLength: pulse.index - previous.index)
             pending = nil
@@ -261,7 +286,7 @@ public final class StreamingSynthesizer {
     /// Renders `pulse` and adds its response with time zero one sample after its index, where WORLD places it.
     private func render(_ pulse: ExcitationPulse, noiseLength: Int) {
         renderer.render(pulse, noiseLength: noiseLength)
-        overlapAdd.add(renderer.response, at: pulse.index - fftSize / 2 + 1)
+        overlapAdd.add(renderer.response, at: pulse.index + 1 - renderer.timeZero)
     }
 
     /// The last pulse has no successor, so no noise.
@@ -294,7 +319,7 @@ public final class StreamingSynthesizer {
 
     /// Samples before this are final: no pulse still to come reaches back that far.
     private var finalSampleEnd: Int {
-        isFinished ? sampleLimit : max(0, earliestUnrenderedPulse - fftSize / 2 + 1)
+        isFinished ? sampleLimit : max(0, earliestUnrenderedPulse + 1 - renderer.timeZero)
     }
 
     /// Frames before this serve no sample or pulse still to come; the last two stay for the extrapolation.

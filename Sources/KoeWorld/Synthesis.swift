@@ -88,6 +88,8 @@ struct ExcitationPulse {
     /// How far past `index` the pulse really lies, in seconds (under one sample).
     var timeShift: Double
     var isVoiced: Bool
+    /// Samples per turn of the phase at the pulse, rounded.
+    var period: Int
 }
 
 /// The power envelope and aperiodicity rows of one frame.
@@ -97,9 +99,15 @@ struct FrameRows {
 }
 
 /// Builds the response of one pulse; FFT plans and workspaces are made once and reused for every pulse.
-/// Parameters are interpolated when a pulse is found and the response rendered once the next pulse fixes
-/// its noise length. `Randn` is drawn pulse after pulse, so the noise depends only on the pulse sequence.
+/// Parameters are interpolated when a pulse is found and the response rendered once its noise length is known.
+/// `Randn` is drawn pulse after pulse, so the noise depends only on the pulse sequence.
+///
+/// WORLD's response is centred: its first half, before the pulse, holds the periodic part's DC correction and
+/// the noise's wrapped-around tail. A causal renderer starts the response at the pulse instead: the whole DC
+/// correction follows the pulse, and the noise's tail comes after its head, where its filter put it.
 final class PulseRenderer {
+    /// Whether the response starts at the pulse rather than half an FFT before it.
+    let isCausal: Bool
     private let fftSize: Int
     private let sampleRate: Int
     private let forward: ForwardRealFFT
@@ -121,8 +129,10 @@ final class PulseRenderer {
     /// 1 / fftSize when that is exact (a power-of-two size): multiplying is dividing, without a division's cost.
     private let inverseSize: Double?
 
-    /// The most recent pulse's response; its time zero is element `fftSize / 2`.
+    /// The most recent pulse's response; its time zero is element `timeZero`.
     var response: UnsafeBufferPointer<Double> { UnsafeBufferPointer(responseBuffer) }
+    /// The element of `response` at the pulse: `fftSize / 2` as WORLD renders, 0 when causal.
+    var timeZero: Int { isCausal ? 0 : fftSize / 2 }
 
     /// Aperiodicity is kept inside WORLD's safe range before it is squared into a power ratio.
     private static let aperiodicityRange = 0.001...0.999_999_999_999
@@ -131,7 +141,8 @@ final class PulseRenderer {
     /// A frame counts as voiced for the periodic part only below this aperiodic power ratio at DC.
     private static let periodicDCRatioLimit = 0.999
 
-    init(fftSize: Int, sampleRate: Int) {
+    init(fftSize: Int, sampleRate: Int, isCausal: Bool = false) {
+        self.isCausal = isCausal
         self.fftSize = fftSize
         self.sampleRate = sampleRate
         forward = ForwardRealFFT(size: fftSize)
@@ -236,8 +247,12 @@ final class PulseRenderer {
         }
         delayInverseSpectrum(by: pulse.timeShift)
         inverse.execute()
-        PulseRenderer.centre(inverse.waveform, into: periodic)
-        removeDCFromPeriodic()
+        if isCausal {
+            removeDCFromCausalPeriodic()
+        } else {
+            PulseRenderer.centre(inverse.waveform, into: periodic)
+            removeDCFromPeriodic()
+        }
     }
 
     /// A linear phase that delays the response by `shift` seconds (less than one sample).
@@ -267,6 +282,18 @@ final class PulseRenderer {
         for i in half..<fftSize { periodic[i] -= dc * dcRemover[i] }
     }
 
+    /// The periodic part from the pulse on: the response's first half, its DC cancelled by the remover's
+    /// second half taken twice (it holds half the remover's sum). The wrapped-around second half is dropped, as
+    /// WORLD drops it.
+    private func removeDCFromCausalPeriodic() {
+        let (periodic, waveform, dcRemover) = (periodic, inverse.waveform, dcRemover)
+        let half = fftSize / 2
+        var dc = 0.0
+        for i in 0..<half { dc += waveform[i] }
+        for i in 0..<half { periodic[i] = waveform[i] - 2 * dc * dcRemover[half + i] }
+        for i in half..<fftSize { periodic[i] = 0 }
+    }
+
     // MARK: Aperiodic part
 
     private func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
@@ -284,7 +311,11 @@ final class PulseRenderer {
             spectrum[i] = filters[i] * noises[i]
         }
         inverse.execute()
-        PulseRenderer.centre(inverse.waveform, into: aperiodic)
+        if isCausal {
+            _ = aperiodic.update(fromContentsOf: inverse.waveform)
+        } else {
+            PulseRenderer.centre(inverse.waveform, into: aperiodic)
+        }
     }
 
     /// `length` Gaussian samples made zero-mean, zero-padded, transformed. Pulses further apart than the

@@ -147,12 +147,18 @@ struct AnalysisOptions: ParsableArguments {
     @Option(
         name: .customLong("look-ahead"),
         help: ArgumentHelp(
-            "Milliseconds of input the analysis waits for past a frame before settling its F0 (default: DIO 80, Harvest 150). Longer agrees with whole-file WORLD on more frames and adds as much latency.",
+            "Milliseconds of input the analysis waits for past a frame before settling its F0 (default: DIO 80, Harvest 150, live as little as the windows allow). Longer agrees with whole-file WORLD on more frames and adds as much latency.",
             valueName: "ms"))
     var lookAhead: Double?
 
+    @Flag(
+        name: .customLong("live"), inversion: .prefixedNo,
+        help: ArgumentHelp(
+            "The lowest-latency analysis and synthesis (about 47 ms at the default F0 floor): DIO decides each F0 as soon as its windows' samples have come. Default: off for convert and batch, on for koe live."))
+    var live: Bool?
+
     func validate() throws {
-        if let problem = AnalysisLimits.problem(with: streamingOptions, sampleRate: nil, name: Self.flag) {
+        if let problem = AnalysisLimits.problem(with: streamingOptions(), sampleRate: nil, name: Self.flag) {
             throw ValidationError(problem)
         }
     }
@@ -164,12 +170,15 @@ struct AnalysisOptions: ParsableArguments {
         case .f0Floor: "--f0-floor"
         case .f0Ceil: "--f0-ceil"
         case .lookAhead: "--look-ahead"
+        case .live: "--live"
         }
     }
 
-    var streamingOptions: StreamingAnalyzer.Options {
+    /// The analysis options; live unless `--no-live` when `liveByDefault`, else only with `--live`.
+    func streamingOptions(liveByDefault: Bool = false) -> StreamingAnalyzer.Options {
         var options = range.analysis
         options.f0Method = f0Method
+        options.live = live ?? liveByDefault
         if let lookAhead {
             options.lookAhead = lookAhead
             // Out-of-range values are refused by `validate`, which reads these options too.
@@ -186,7 +195,7 @@ extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
 extension ConversionSettings {
     /// What the voice, equalizer and analysis options ask for: a preset's voice and bands first, the explicit
     /// options over them.
-    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions, liveByDefault: Bool = false) throws {
         self.init()
         if let preset = voice.preset {
             try apply(preset: preset)
@@ -194,7 +203,7 @@ extension ConversionSettings {
         self.voice = voice.settings(over: self.voice)
         self.equalizer = try equalizer.bands()
         gainDB = equalizer.gain ?? 0
-        self.analysis = analysis.streamingOptions
+        self.analysis = analysis.streamingOptions(liveByDefault: liveByDefault)
     }
 
     /// The same for a conversion, with its tempo and --vocoder.

@@ -72,9 +72,9 @@ struct Live: ParsableCommand {
     /// The preset's voice and EQ, the explicit options over them, and the analysis asked for.
     private func makeChanger(sampleRate: Int) throws -> VoiceChanger {
         var options = VoiceChanger.Options()
-        options.analysis = analysis.streamingOptions
+        options.analysis = analysis.streamingOptions(liveByDefault: true)
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
-        try changer.apply(ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis))
+        try changer.apply(ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis, liveByDefault: true))
         return changer
     }
 }

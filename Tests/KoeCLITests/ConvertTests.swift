@@ -146,7 +146,7 @@ import TestSupport
         let stats = try Self.jsonObject(result.standardError)
         let keys: Set = [
             "input_seconds", "output_seconds", "sample_rate", "channels", "processing_seconds", "real_time_factor",
-            "latency_ms", "latency_bound_ms", "clipped_samples", "median_f0_in", "median_f0_out",
+            "latency_ms", "latency_bound_ms", "live", "clipped_samples", "median_f0_in", "median_f0_out",
         ]
         #expect(Set(stats.keys) == keys)
         #expect(stats["sample_rate"] as? Int == 16000)

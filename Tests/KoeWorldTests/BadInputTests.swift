@@ -81,6 +81,9 @@ import TestSupport
             options.lookAhead = lookAhead
             #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: options) }, throws: isInvalidOption)
         }
+        var liveHarvest = StreamingAnalyzer.Options()
+        (liveHarvest.live, liveHarvest.f0Method) = (true, .harvest)
+        #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: liveHarvest) }, throws: isInvalidOption)
         for frames in [Int.min, -1, 2001, Int.max] {
             for path in [\StreamingAnalyzer.Options.blockFrames, \.lookAheadFrames, \.lookBehindFrames] {
                 var options = StreamingAnalyzer.Options()
