@@ -24,7 +24,7 @@ apt_install = missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves soak fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves bench-live soak fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -74,6 +74,15 @@ bench-convert: deps test-deps release
 	@status=0; for script in equivalence latency memory quality; do \
 		$(PYTHON) bench/$$script.py --koe $(RELEASE_KOE) || status=1; \
 	done; exit $$status
+
+# Issue 12's bars for --live: the paced pipe's per-block delay (p95 <= 50 ms), then F0 ratios, PESQ against
+# pyworld, V/UV agreement with whole-file DIO, one-thread speed and chunk/thread/pipe equivalence on the corpus at
+# 16 and 48 kHz and the samples. About 10 minutes.
+bench-live: deps test-deps bench-deps release
+	@status=0; \
+	$(PYTHON) bench/latency.py --koe $(RELEASE_KOE) --options "--live --pitch 1.25 --formant 1.1" --p95-bar 50 || status=1; \
+	$(PYTHON) bench/live.py --koe $(RELEASE_KOE) || status=1; \
+	exit $$status
 
 # An hour of 48 kHz speech through one VoiceChanger in 480-frame blocks, a settings change every second: no
 # non-finite sample, resident memory flat after the first minute (SOAK_MINUTES to shorten). About 4 minutes.

@@ -17,7 +17,10 @@ that hold-back plus the 10 ms block, scheduling and processing time.
 Rubber Band is noted for reference: its CLI has no live mode, but `rubberband -R -d 2` prints the start
 delay its real-time stretcher compensates ("will drop N at output"), which is its algorithmic latency.
 
-Usage: python3 bench/latency.py [--koe .build/release/koe] [--seconds 60] [--options "--pitch 1.2"]
+With `--p95-bar MS` the bar is issue 12's instead: the 95th percentile of the per-block delay at most MS
+(`make bench-live` runs `--options "--live --pitch 1.25 --formant 1.1" --p95-bar 50`).
+
+Usage: python3 bench/latency.py [--koe .build/release/koe] [--seconds 60] [--options "--pitch 1.2"] [--p95-bar MS]
 Exit status 1 if the bar fails.
 """
 
@@ -210,6 +213,8 @@ def main():
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--options", default="--pitch 1.2",
                         help="conversion options (default settings otherwise); without any, koe bypasses the vocoder")
+    parser.add_argument("--p95-bar", type=float, help="bar on the blocks' 95th-percentile delay, in ms, instead of "
+                        f"the markers' median and max at {BAR_MS:.0f} ms")
     arguments = parser.parse_args()
     require_koe(arguments.koe)
 
@@ -242,12 +247,14 @@ def main():
     late = block_delays[block_ends >= len(samples) - 10 * RATE]
     holds_ms = 1000 * held_back(arguments.koe, samples, options) / RATE
     print()
-    print(f"koe algorithmic latency (--json latency_ms): {statistics['latency_ms']:.1f} ms")
+    print(f"koe algorithmic latency (--json latency_ms): {statistics['latency_ms']:.1f} ms, "
+          f"bound (latency_bound_ms) {statistics['latency_bound_ms']:.1f} ms")
     print(f"frames held back once koe has caught up (timing-free): {holds_ms.min():.1f} to {holds_ms.max():.1f} ms")
     print(f"measured delay at markers: median {numpy.median(delays_ms):.1f} ms, max {delays_ms.max():.1f} ms, "
           f"min {delays_ms.min():.1f} ms")
     print(f"measured delay, last sample of every block: median {numpy.median(block_delays):.1f} ms, "
-          f"max {block_delays.max():.1f} ms, 99th percentile {numpy.percentile(block_delays, 99):.1f} ms")
+          f"max {block_delays.max():.1f} ms, 95th percentile {numpy.percentile(block_delays, 95):.1f} ms, "
+          f"99th {numpy.percentile(block_delays, 99):.1f} ms")
     if len(early) and len(late):
         print(f"growth: median block delay over the first 10 s {numpy.median(early):.1f} ms, "
               f"over the last 10 s {numpy.median(late):.1f} ms")
@@ -256,11 +263,17 @@ def main():
               "(algorithmic, from `rubberband -R -F -f 1.2 -d 2`; a live host adds its block)")
 
     growth_ms = numpy.median(late) - numpy.median(early) if len(early) and len(late) else 0.0
-    passed = numpy.median(delays_ms) <= BAR_MS and delays_ms.max() <= BAR_MS
     steady = growth_ms <= 10.0
     print()
-    print(f"{'PASS' if passed else 'FAIL'}  latency <= {BAR_MS:.0f} ms: median {numpy.median(delays_ms):.1f} ms, "
-          f"max {delays_ms.max():.1f} ms (algorithmic {statistics['latency_ms']:.1f} ms)")
+    if arguments.p95_bar is None:
+        passed = numpy.median(delays_ms) <= BAR_MS and delays_ms.max() <= BAR_MS
+        print(f"{'PASS' if passed else 'FAIL'}  latency <= {BAR_MS:.0f} ms: median {numpy.median(delays_ms):.1f} ms, "
+              f"max {delays_ms.max():.1f} ms (algorithmic {statistics['latency_ms']:.1f} ms)")
+    else:
+        p95 = numpy.percentile(block_delays, 95)
+        passed = p95 <= arguments.p95_bar
+        print(f"{'PASS' if passed else 'FAIL'}  per-block delay p95 <= {arguments.p95_bar:.0f} ms: {p95:.1f} ms "
+              f"(algorithmic {statistics['latency_ms']:.1f} ms, bound {statistics['latency_bound_ms']:.1f} ms)")
     print(f"{'PASS' if steady else 'FAIL'}  constant latency: last 10 s minus first 10 s = {growth_ms:+.1f} ms (allowed +10 ms)")
     sys.exit(0 if passed and steady else 1)
 

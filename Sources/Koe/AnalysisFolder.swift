@@ -9,7 +9,7 @@ public struct AnalysisMeta: Codable, Equatable, Sendable {
     /// Milliseconds between frames.
     public var framePeriod: Double
     public var fftSize: Int?
-    /// dio, harvest or file (F0 given with --f0-file).
+    /// dio, harvest, live (DIO as live analysis decides it) or file (F0 given with --f0-file).
     public var f0Method: String?
     public var f0Floor: Double?
     public var f0Ceil: Double?
@@ -37,7 +37,7 @@ public struct AnalysisMeta: Codable, Equatable, Sendable {
     ) {
         self.init(sampleRate: sampleRate, framePeriod: analysis.framePeriod)
         fftSize = cheapTrick.fftSize
-        f0Method = given ? "file" : analysis.f0Method.rawValue
+        f0Method = given ? "file" : analysis.live ? "live" : analysis.f0Method.rawValue
         f0Floor = analysis.f0Floor
         f0Ceil = analysis.f0Ceil
         self.frames = frames

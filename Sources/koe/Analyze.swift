@@ -33,6 +33,9 @@ struct Analyze: ParsableCommand {
         valueName: "f0.npy"))
     var f0File: String?
 
+    @Flag(name: .customLong("live"), help: "The F0 live analysis decides as the signal streams (koe convert --live's).")
+    var live = false
+
     func validate() throws {
         if let problem = AnalysisLimits.problem(
             with: analysis, sampleRate: nil, framePeriods: WorldParameters.framePeriods, name: AnalysisOptions.flag) {
@@ -41,6 +44,9 @@ struct Analyze: ParsableCommand {
         guard channel >= 0 else { throw ValidationError("--channel counts from 0 (got \(channel))") }
         if f0File != nil && f0Method != nil {
             throw ValidationError("--f0-file and --f0-method exclude each other: the F0 comes from the file")
+        }
+        if f0File != nil && live {
+            throw ValidationError("--f0-file and --live exclude each other: the F0 comes from the file")
         }
     }
 
@@ -68,6 +74,7 @@ struct Analyze: ParsableCommand {
     private var analysis: StreamingAnalyzer.Options {
         var options = range.analysis
         options.f0Method = f0Method ?? .dio
+        options.live = live
         return options
     }
 

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Issue 12's bars for `--live`, except the paced pipe's delay (bench/latency.py, run by `make bench-live` too).
+
+Speech: the shared corpus resampled to 16 and 48 kHz, and samples/*.wav as they are; float32 WAV in and out.
+Praat measures F0 as bench/quality.py does (the speaker's range in two passes).
+
+Bars:
+ (a) `--live --pitch R`, R in 0.7, 1.25, 1.6: median F0 ratio over frames voiced in input and output within
+     1 % of R, on every file.
+ (b) `--live --pitch 1 --vocoder`: wideband PESQ no worse than pyworld's whole-file analysis-synthesis - 0.15,
+     on the mean over files and on every file. koe without --live is printed alongside.
+ (c) V/UV agreement with whole-file DIO: koe's live F0 (`koe analyze --live`) against pyworld.dio's, frame by
+     frame: >= 97 % of frames on every file. F0 error on jointly voiced frames printed alongside.
+ (d) Throughput: `koe convert --live --pitch 1.25 --formant 1.1 --threads 1` at 48 kHz, input seconds per
+     second of wall clock over all 48 kHz files, >= 20x real time; without --live printed alongside.
+ (e) Equivalence: `--live --pitch 1.25 --formant 1.1` gives the same samples (bit for bit) with chunks of 1,
+     17 and 4096 frames, on 2 threads, and through a raw float32 pipe, as the default run.
+
+Usage: python3 bench/live.py [--koe .build/release/koe] [--corpus DIR]
+Exit status 1 if a bar fails.
+"""
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import REPO, add_koe_argument, default_corpus, require_koe
+from quality import Results, Speech, Workspace, f0_at, median_ratio, pyworld_resynthesis, wideband_pesq
+
+import numpy  # noqa: E402  (quality installs it)
+import pyworld  # noqa: E402
+import soundfile  # noqa: E402
+
+LIVE = ["--live"]
+PITCH_RATIOS = [0.7, 1.25, 1.6]
+CHANGE = ["--pitch", "1.25", "--formant", "1.1"]
+BAR_PITCH = "(a) --live --pitch R: F0 ratio within 1 % of R"
+BAR_PESQ = "(b) --live --vocoder: PESQ-WB >= pyworld's - 0.15"
+BAR_VOICING = "(c) --live: V/UV agreement with whole-file DIO >= 97 %"
+BAR_SPEED = "(d) --live, one thread, 48 kHz: >= 20x real time"
+BAR_EQUAL = "(e) --live: chunk sizes, threads and pipe give the same samples"
+
+
+def prepare_inputs(corpus, folder):
+    """(name, float32 WAV path) for each speech file: corpus files at 16 and 48 kHz, samples as they are."""
+    inputs = []
+    for path in sorted(corpus.glob("*.wav")) if corpus else []:
+        for rate in (16000, 48000):
+            target = folder / f"input-{path.stem}-{rate // 1000}k.wav"
+            subprocess.run(["sox", "-V1", str(path), "-e", "floating-point", "-b", "32", str(target),
+                            "rate", "-v", str(rate)], check=True)
+            inputs.append((f"{path.stem}@{rate // 1000}k", target))
+    for path in sorted((REPO / "samples").glob("*.wav")):
+        target = folder / f"input-{path.stem}.wav"
+        subprocess.run(["sox", "-V1", str(path), "-e", "floating-point", "-b", "32", str(target)], check=True)
+        inputs.append((path.stem, target))
+    return inputs
+
+
+def measure_pitch(workspace, speech, results):
+    for ratio in PITCH_RATIOS:
+        ours = workspace.koe_convert(speech.path, LIVE + ["--pitch", str(ratio)])
+        measured = median_ratio(f0_at(speech.times, *speech.pitch(ours, ratio)), speech.f0)
+        error = measured / ratio - 1
+        results.add(BAR_PITCH, f"{speech.name} x{ratio}:", f"{measured:.4f} ({100 * error:+.2f} %)", abs(error) <= 0.01)
+        print(f"  --live --pitch {ratio:<4}  F0 ratio {measured:.4f} ({100 * error:+.2f} %)")
+
+
+def measure_vocoder(workspace, speech, pesqs):
+    resynthesis = ["--pitch", "1", "--formant", "1", "--vocoder"]
+    live = wideband_pesq(workspace, speech, workspace.koe_convert(speech.path, LIVE + resynthesis))
+    default = wideband_pesq(workspace, speech, workspace.koe_convert(speech.path, resynthesis))
+    theirs = wideband_pesq(workspace, speech, pyworld_resynthesis(speech.samples, speech.rate))
+    pesqs.append((speech.name, live, theirs))
+    print(f"  --vocoder  PESQ-WB koe --live {live:.3f}, pyworld analysis-synthesis {theirs:.3f} ({live - theirs:+.3f})"
+          f"   [koe without --live {default:.3f}]")
+
+
+def measure_voicing(workspace, speech, results):
+    folder = workspace.path("live-parameters", suffix="")
+    workspace.run_koe(["analyze", str(speech.path), "--output-dir", str(folder), "--live"])
+    ours = numpy.load(folder / "f0.npy")
+    theirs, _ = pyworld.dio(speech.samples, speech.rate)
+    count = min(len(ours), len(theirs))
+    ours, theirs = ours[:count], theirs[:count]
+    agreement = float(numpy.mean((ours > 0) == (theirs > 0)))
+    both = (ours > 0) & (theirs > 0)
+    errors = numpy.abs(ours[both] / theirs[both] - 1)
+    results.add(BAR_VOICING, f"{speech.name}:", f"{100 * agreement:.2f} %", agreement >= 0.97)
+    print(f"  --live F0 vs whole-file DIO: V/UV agreement {100 * agreement:.2f} % of {count} frames; on {int(both.sum())} "
+          f"jointly voiced frames F0 error median {100 * numpy.median(errors):.2f} %, "
+          f"> 5 % on {100 * numpy.mean(errors > 0.05):.2f} %")
+
+
+def throughput(workspace, paths, options):
+    """Input seconds converted per wall-clock second over `paths`, one thread."""
+    seconds, spent = 0.0, 0.0
+    for path in paths:
+        seconds += soundfile.info(str(path)).duration
+        start = time.perf_counter()
+        workspace.koe_convert(path, options + ["--threads", "1"])
+        spent += time.perf_counter() - start
+    return seconds / spent
+
+
+def same_samples(workspace, speech):
+    """Which ways of running --live differ from the default run (bit for bit)."""
+    reference = workspace.koe_convert(speech.path, LIVE + CHANGE)
+    runs = {f"--chunk-size {size}": ["--chunk-size", str(size)] for size in (1, 17, 4096)}
+    runs["--threads 2"] = ["--threads", "2"]
+    differing = [name for name, extra in runs.items()
+                 if not numpy.array_equal(workspace.koe_convert(speech.path, LIVE + CHANGE + extra), reference)]
+    raw = ["--type", "raw", "--rate", str(speech.rate), "--channels", "1", "--encoding", "float", "--bits", "32"]
+    piped = subprocess.run([str(workspace.koe), "-", "-", *raw, *LIVE, *CHANGE, "--quiet"],
+                           input=speech.samples.astype("<f4").tobytes(), capture_output=True, check=True)
+    if not numpy.array_equal(numpy.frombuffer(piped.stdout, dtype="<f4").astype(numpy.float64), reference):
+        differing.append("pipe")
+    return differing
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_koe_argument(parser)
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    arguments = parser.parse_args()
+    require_koe(arguments.koe)
+    results, pesqs, fast_inputs = Results(), [], []
+    with tempfile.TemporaryDirectory(prefix="koe-live-") as scratch:
+        folder = Path(scratch)
+        workspace = Workspace(arguments.koe, folder)
+        for name, path in prepare_inputs(arguments.corpus, folder):
+            speech = Speech(name, path, min(speech_rate(path), 16000) / 2)
+            print(f"== {name}: {speech.rate} Hz, {len(speech.samples) / speech.rate:.2f} s, Praat median F0 "
+                  f"{speech.median_f0:.1f} Hz")
+            measure_pitch(workspace, speech, results)
+            measure_vocoder(workspace, speech, pesqs)
+            measure_voicing(workspace, speech, results)
+            differing = same_samples(workspace, speech)
+            results.add(BAR_EQUAL, f"{name}:", "differs: " + ", ".join(differing) if differing else "identical",
+                        not differing)
+            if speech.rate == 48000:
+                fast_inputs.append(path)
+        live_speed = throughput(workspace, fast_inputs, LIVE + CHANGE)
+        default_speed = throughput(workspace, fast_inputs, CHANGE)
+    print()
+    for name, live, theirs in pesqs:
+        results.add(BAR_PESQ, f"{name}:", f"{live:.3f} vs {theirs:.3f}", live >= theirs - 0.15)
+    mean_live, mean_theirs = (float(numpy.mean([row[index] for row in pesqs])) for index in (1, 2))
+    results.add(BAR_PESQ, "mean:", f"koe --live {mean_live:.3f} vs pyworld {mean_theirs:.3f}",
+                mean_live >= mean_theirs - 0.15)
+    results.add(BAR_SPEED, f"{len(fast_inputs)} files:",
+                f"{live_speed:.1f}x real time (without --live {default_speed:.1f}x)", live_speed >= 20)
+    sys.exit(1 if results.summary() else 0)
+
+
+def speech_rate(path):
+    return soundfile.info(str(path)).samplerate
+
+
+if __name__ == "__main__":
+    main()
