@@ -158,7 +158,11 @@ final class PulseRenderer {
         delayCosines = .allocate(capacity: bins)
         responseBuffer = .allocate(capacity: fftSize)
         inverseSize = fftSize & (fftSize - 1) == 0 ? 1.0 / Double(fftSize) : nil
-        PulseRenderer.makeDCRemover(into: dcRemover)
+        if isCausal {
+            PulseRenderer.makeCausalDCRemover(into: dcRemover)
+        } else {
+            PulseRenderer.makeDCRemover(into: dcRemover)
+        }
     }
 
     deinit {
@@ -180,6 +184,19 @@ final class PulseRenderer {
             remover[i] /= sum
             remover[fftSize - i - 1] = remover[i]
         }
+    }
+
+    /// The same raised cosine over the response's first half alone, after the pulse, starting and ending at 0 so
+    /// that the correction adds no step; the second half is 0.
+    private static func makeCausalDCRemover(into remover: UnsafeMutableBufferPointer<Double>) {
+        let half = remover.count / 2
+        var sum = 0.0
+        for i in 0..<half {
+            remover[i] = 0.5 - 0.5 * cos(2.0 * Double.pi * (Double(i) + 1.0) / (1.0 + Double(half)))
+            sum += remover[i]
+        }
+        for i in 0..<half { remover[i] /= sum }
+        for i in half..<remover.count { remover[i] = 0 }
     }
 
     /// Takes the envelope and aperiodicity at a pulse `weight` of the way from `earlier` to `later`;
@@ -282,15 +299,14 @@ final class PulseRenderer {
         for i in half..<fftSize { periodic[i] -= dc * dcRemover[i] }
     }
 
-    /// The periodic part from the pulse on: the response's first half, its DC cancelled by the remover's
-    /// second half taken twice (it holds half the remover's sum). The wrapped-around second half is dropped, as
-    /// WORLD drops it.
+    /// The periodic part from the pulse on: the response's first half, its DC cancelled by the causal remover.
+    /// The wrapped-around second half is dropped, as WORLD drops it.
     private func removeDCFromCausalPeriodic() {
         let (periodic, waveform, dcRemover) = (periodic, inverse.waveform, dcRemover)
         let half = fftSize / 2
         var dc = 0.0
         for i in 0..<half { dc += waveform[i] }
-        for i in 0..<half { periodic[i] = waveform[i] - 2 * dc * dcRemover[half + i] }
+        for i in 0..<half { periodic[i] = waveform[i] - dc * dcRemover[i] }
         for i in half..<fftSize { periodic[i] = 0 }
     }
 
