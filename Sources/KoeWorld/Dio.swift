@@ -191,6 +191,10 @@ extension Dio {
         let fftSize: Int
         private let reaches: [Int]
         private let kernels: [[Complex]]
+        /// Live mode only (else empty): per band, the taps of its Nuttall window alone, without the low-cut, and
+        /// their reach (half the window), which let `append` also hand out each band's provisional samples.
+        private let provisionalKernels: [[Complex]]
+        private let provisionalReaches: [Int]
         private let forward: ForwardRealFFT
         private let inverse: InverseRealFFT
         /// Input from absolute index `historyStart`; the next block ends before `nextBlockEnd`.
@@ -204,13 +208,16 @@ extension Dio {
 
         typealias Delivery = (_ band: Int, _ first: Int, _ samples: UnsafeMutableBufferPointer<Double>) -> Void
 
-        init(ladder: Ladder, blockLength: Int) {
+        /// With `provisional`, every block also yields each band's provisional samples (see `append`).
+        init(ladder: Ladder, blockLength: Int, provisional: Bool = false) {
             self.blockLength = blockLength
             reaches = ladder.reaches
             fftSize = Matlab.suitableFFTSize(Self.kernelLength(of: ladder) + blockLength)
             forward = ForwardRealFFT(size: fftSize)
             inverse = InverseRealFFT(size: fftSize)
             kernels = Self.kernelSpectra(ladder: ladder, forward: forward)
+            provisionalKernels = provisional ? Self.windowSpectra(ladder: ladder, forward: forward) : []
+            provisionalReaches = ladder.halfAverageLengths.map { 2 * $0 }
             nextBlockEnd = blockLength
         }
 
@@ -242,16 +249,37 @@ extension Dio {
             }
         }
 
+        /// Spectra of each band's Nuttall window alone, scaled as `kernelSpectra`'s.
+        private static func windowSpectra(ladder: Ladder, forward: ForwardRealFFT) -> [[Complex]] {
+            let scale = 1.0 / Double(forward.size)
+            return ladder.halfAverageLengths.map { halfAverageLength in
+                loadCircularly(
+                    Window.nuttall(length: 4 * halfAverageLength), centre: 2 * halfAverageLength, into: forward.waveform)
+                forward.execute()
+                return forward.spectrum.map { Complex($0.real * scale, $0.imag * scale) }
+            }
+        }
+
         /// Appends input and filters every block it completes. `deliver(band, first, samples)` receives each
         /// band's filtered samples in order, from index 0, `first` being the index of the first; `afterBlock(last)`
         /// runs once a block is done, with the index of its last input sample.
         mutating func append(
             _ samples: [Double], deliver: Delivery, afterBlock: (Int) -> Void
         ) {
+            append(samples, deliver: deliver, provisional: { _, _, _ in }, afterBlock: afterBlock)
+        }
+
+        /// `append`, and, when the bank was made `provisional`, after each band's `deliver`
+        /// `provisional(band, first, samples)`: the band's signal without the low-cut (its Nuttall window alone,
+        /// which needs only half the window of input ahead) from its last delivered sample, `first` (0 before
+        /// the first), as far as the block's input allows.
+        mutating func append(
+            _ samples: [Double], deliver: Delivery, provisional: Delivery, afterBlock: (Int) -> Void
+        ) {
             history.append(contentsOf: samples)
             received += samples.count
             while nextBlockEnd <= received {
-                filterBlock(through: Int.max, deliver: deliver)
+                filterBlock(through: Int.max, deliver: deliver, provisional: provisional, isProvisional: true)
                 afterBlock(nextBlockEnd - blockLength - 1)
             }
         }
@@ -264,14 +292,16 @@ extension Dio {
                 if missing > 0 {
                     history.append(contentsOf: repeatElement(0, count: missing))
                 }
-                filterBlock(through: last, deliver: deliver)
+                filterBlock(through: last, deliver: deliver, provisional: { _, _, _ in }, isProvisional: false)
             }
         }
 
         /// Filters the block ending before `nextBlockEnd`. A band's output sample depends on input up to its
         /// reach past it, so the block yields each band's `blockLength` samples ending that reach before the
         /// block's last input sample (none before index 0 or after `through`).
-        private mutating func filterBlock(through lastWanted: Int, deliver: Delivery) {
+        private mutating func filterBlock(
+            through lastWanted: Int, deliver: Delivery, provisional: Delivery, isProvisional: Bool
+        ) {
             let last = nextBlockEnd - 1
             let first = last - fftSize + 1
             loadInput(from: first)
@@ -290,6 +320,22 @@ extension Dio {
                 if firstOutput <= lastOutput {
                     let values = inverse.waveform[(firstOutput - first)...(lastOutput - first)]
                     deliver(band, firstOutput, UnsafeMutableBufferPointer(rebasing: values))
+                }
+                if isProvisional, !provisionalKernels.isEmpty {
+                    provisionalKernels[band].withUnsafeBufferPointer { kernel in
+                        let spectrum = forward.spectrum
+                        let product = inverse.spectrum
+                        for bin in kernel.indices {
+                            product[bin] = spectrum[bin] * kernel[bin]
+                        }
+                    }
+                    inverse.execute()
+                    let firstProvisional = max(0, last - reaches[band])
+                    let lastProvisional = last - provisionalReaches[band]
+                    if firstProvisional <= lastProvisional {
+                        let values = inverse.waveform[(firstProvisional - first)...(lastProvisional - first)]
+                        provisional(band, firstProvisional, UnsafeMutableBufferPointer(rebasing: values))
+                    }
                 }
             }
             nextBlockEnd += blockLength
@@ -507,6 +553,21 @@ extension Dio {
             return frequencies[previous] + s * (frequencies[previous + 1] - frequencies[previous])
         }
 
+        /// Becomes `other` from interval `position - 1` on (absolute indices stay `other`'s): what a time at or
+        /// after a cursor at `position` can use. Reuses its storage.
+        mutating func copyTail(of other: EventSeries, from position: Int) {
+            let start = min(max(position - 1, other.dropped), other.count) - other.dropped
+            locations.removeAll(keepingCapacity: true)
+            frequencies.removeAll(keepingCapacity: true)
+            revealedAt.removeAll(keepingCapacity: true)
+            locations.append(contentsOf: other.locations[start...])
+            frequencies.append(contentsOf: other.frequencies[start...])
+            revealedAt.append(contentsOf: other.revealedAt[start...])
+            dropped = other.dropped + start
+            lastEdge = other.lastEdge
+            hasEdge = other.hasEdge
+        }
+
         /// Forgets the intervals before `cursor`'s segment, which no time at or after the cursor's can use.
         mutating func dropIntervals(before cursor: Int) {
             let removable = min(cursor - 1, count - 2) - dropped
@@ -600,6 +661,27 @@ extension Dio {
                   let d = dips.value(at: time, available: available.3, cursor: &cursor.positions.3)
             else { return nil }
             return (a, b, c, d)
+        }
+
+        /// Filtered samples appended so far.
+        var sampleCount: Int { index }
+
+        /// The last filtered sample appended (0 before the first).
+        var lastSample: Double { previous }
+
+        /// Intervals seen so far, per kind.
+        var counts: (Int, Int, Int, Int) { (falling.count, rising.count, peaks.count, dips.count) }
+
+        /// Becomes `other` as far as times at or after `cursor`'s can tell, to be continued with other samples
+        /// than `other`'s; reuses its storage.
+        mutating func copy(_ other: BandEvents, from cursor: EventCursor) {
+            falling.copyTail(of: other.falling, from: cursor.positions.0)
+            rising.copyTail(of: other.rising, from: cursor.positions.1)
+            peaks.copyTail(of: other.peaks, from: cursor.positions.2)
+            dips.copyTail(of: other.dips, from: cursor.positions.3)
+            previous = other.previous
+            previousDifference = other.previousDifference
+            index = other.index
         }
 
         /// Intervals held in memory, all kinds together.
