@@ -24,7 +24,7 @@ apt_install = missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves bench-live soak fuzz sanitize clean
+.PHONY: demo test build release deps test-deps conformance bench bench-deps bench-micro bench-convert bench-curves bench-live bench-live-f0 soak fuzz sanitize clean
 
 demo: deps release
 	@mkdir -p $(DEMO_DIR)
@@ -83,6 +83,14 @@ bench-live: deps test-deps bench-deps release
 	$(PYTHON) bench/latency.py --koe $(RELEASE_KOE) --options "--live --pitch 1.25 --formant 1.1" --p95-bar 50 || status=1; \
 	$(PYTHON) bench/live.py --koe $(RELEASE_KOE) || status=1; \
 	exit $$status
+
+# Issue 12's F0 bar: StreamingDio's live mode at look-aheads 0 to 80 ms against whole-signal DIO, frame by frame
+# (V/UV agreement, F0 error on jointly voiced frames), on the shared corpus and the samples at 16 and 48 kHz, with
+# today's non-live 80 ms as the anchor (package bench/LiveF0, resampling with sox). About a minute.
+LIVE_F0_SPEECH := $(wildcard ../shared/corpus/*.wav) $(wildcard samples/*.wav)
+bench-live-f0: deps test-deps
+	cd bench/LiveF0 && $(SWIFT) build $(RELEASE_FLAGS)
+	bench/LiveF0/.build/release/live-f0 $(sort $(LIVE_F0_SPEECH))
 
 # An hour of 48 kHz speech through one VoiceChanger in 480-frame blocks, a settings change every second: no
 # non-finite sample, resident memory flat after the first minute (SOAK_MINUTES to shorten). About 4 minutes.

@@ -1,0 +1,172 @@
+// StreamingDio's live mode against whole-signal DIO (`Dio`, which equals pyworld.dio), frame by frame.
+// Usage: live-f0 [--rates 16000,48000] [--look-aheads 0,10,20,30,40,50,80] [--chunk 4096] [--non-live MS]
+//                [--detail] [--dump] WAV...
+// Each file is resampled by sox to each rate (mono, float64). Per rate, over all files' frames together:
+// V/UV agreement (% of frames both voiced or both unvoiced), the F0 error on jointly voiced frames (median,
+// p95, % of frames beyond 5 %), and where the V/UV differs (voiced only in whole-signal DIO, or only live).
+// The last row of each rate is the anchor: today's non-live StreamingDio at 80 ms (--non-live adds a row at
+// another look-ahead, from its least, 50 ms). --detail counts the differing frames by their distance from the
+// start or end of whole-signal DIO's voiced run or gap; --dump prints every frame's F0, whole and streamed.
+
+import Foundation
+import KoeWorld
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The file at `rate`, mono, as sox resamples it.
+func read(_ path: String, rate: Int) throws -> [Double] {
+    let sox = Process()
+    sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    sox.arguments = ["sox", path, "-t", "raw", "-e", "floating-point", "-b", "64", "-c", "1", "-r", "\(rate)", "-"]
+    let pipe = Pipe()
+    sox.standardOutput = pipe
+    try sox.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    sox.waitUntilExit()
+    guard sox.terminationStatus == 0 else {
+        throw BenchError(description: "sox could not read \(path)")
+    }
+    return data.withUnsafeBytes { Array($0.bindMemory(to: Double.self)) }
+}
+
+func stream(_ signal: [Double], rate: Int, options: StreamingDio.Options, chunk: Int) -> [Double] {
+    let dio = StreamingDio(sampleRate: rate, options: options)
+    var f0: [Double] = []
+    var start = 0
+    while start < signal.count {
+        let end = min(signal.count, start + chunk)
+        f0 += dio.push(Array(signal[start..<end]))
+        start = end
+    }
+    return f0 + dio.finish()
+}
+
+struct Tally {
+    var frames = 0
+    var agree = 0
+    var onlyWhole = 0
+    var onlyLive = 0
+    var errors: [Double] = []
+    var seconds = 0.0
+    /// Differing frames by whole-signal DIO's V/UV there and their distance in frames (10 for 10 or more) from
+    /// the nearer end of its voiced run or gap, for --detail.
+    var mismatches: [String: Int] = [:]
+
+    mutating func locate(live: [Double], whole: [Double]) {
+        for frame in whole.indices where (live[frame] > 0) != (whole[frame] > 0) {
+            // Distance to the start and end of whole DIO's voiced run (or gap) holding the frame.
+            var start = frame
+            while start > 0 && (whole[start - 1] > 0) == (whole[frame] > 0) { start -= 1 }
+            var end = frame
+            while end < whole.count - 1 && (whole[end + 1] > 0) == (whole[frame] > 0) { end += 1 }
+            let kind = whole[frame] > 0 ? "whole voiced" : "whole unvoiced"
+            let fromStart = frame - start
+            let fromEnd = end - frame
+            let place = fromStart <= fromEnd ? "start+\(min(fromStart, 10))" : "end-\(min(fromEnd, 10))"
+            mismatches["\(kind) \(place)", default: 0] += 1
+        }
+    }
+
+    mutating func add(live: [Double], whole: [Double]) {
+        for (a, b) in zip(live, whole) {
+            frames += 1
+            switch (a > 0, b > 0) {
+            case (true, true):
+                agree += 1
+                errors.append(abs(a - b) / b * 100)
+            case (false, false):
+                agree += 1
+            case (false, true):
+                onlyWhole += 1
+            case (true, false):
+                onlyLive += 1
+            }
+        }
+    }
+
+    func percentile(_ p: Double) -> Double {
+        guard !errors.isEmpty else { return .nan }
+        let sorted = errors.sorted()
+        return sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))]
+    }
+
+    func row(_ label: String, latency: String) -> String {
+        func pct(_ n: Int, of total: Int) -> String { String(format: "%.2f", 100 * Double(n) / Double(max(total, 1))) }
+        let gross = errors.filter { $0 > 5 }.count
+        return [label, latency, "\(frames)", pct(agree, of: frames), pct(onlyWhole, of: frames), pct(onlyLive, of: frames),
+                String(format: "%.3f", percentile(50)), String(format: "%.2f", percentile(95)), pct(gross, of: errors.count),
+                String(format: "%.3f", seconds)].joined(separator: " | ")
+    }
+}
+
+var rates = [16000, 48000]
+var lookAheads: [Double] = [0, 10, 20, 30, 40, 50, 80]
+var chunk = 4096
+var files: [String] = []
+var detail = false
+var dump = false
+var nonLive: Double?
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--rates": rates = arguments.popFirst()!.split(separator: ",").map { Int($0)! }
+    case "--look-aheads": lookAheads = arguments.popFirst()!.split(separator: ",").map { Double($0)! }
+    case "--chunk": chunk = Int(arguments.popFirst()!)!
+    case "--detail": detail = true
+    case "--dump": dump = true
+    case "--non-live": nonLive = Double(arguments.popFirst()!)!
+    default: files.append(argument)
+    }
+}
+guard !files.isEmpty else {
+    FileHandle.standardError.write(
+        "usage: live-f0 [--rates R,...] [--look-aheads MS,...] [--chunk N] [--non-live MS] [--detail] [--dump] WAV...\n"
+            .data(using: .utf8)!)
+    exit(2)
+}
+
+print("files: " + files.map { URL(fileURLWithPath: $0).lastPathComponent }.joined(separator: " "))
+print("mode | latency ms | frames | V/UV agree % | voiced only whole % | voiced only live % | median err % | p95 err % | >5 % err frames % | s per s audio")
+print("---|---|---|---|---|---|---|---|---|---")
+for rate in rates {
+    let signals = try files.map { try read($0, rate: rate) }
+    let audioSeconds = Double(signals.reduce(0) { $0 + $1.count }) / Double(rate)
+    let whole = try signals.map { try Dio(sampleRate: rate).estimate($0).f0 }
+    var runs: [(String, StreamingDio.Options)] = lookAheads.map { lookAhead in
+        var options = StreamingDio.Options()
+        options.live = true
+        options.lookAhead = lookAhead
+        return ("\(rate / 1000) kHz live \(Int(lookAhead)) ms", options)
+    }
+    if let nonLive {
+        var options = StreamingDio.Options()
+        options.lookAhead = nonLive
+        runs.append(("\(rate / 1000) kHz non-live \(Int(nonLive)) ms", options))
+    }
+    runs.append(("\(rate / 1000) kHz non-live 80 ms (anchor)", StreamingDio.Options()))
+    for (label, options) in runs {
+        var tally = Tally()
+        let clock = ContinuousClock()
+        let start = clock.now
+        for (signal, reference) in zip(signals, whole) {
+            let live = stream(signal, rate: rate, options: options, chunk: chunk)
+            tally.add(live: live, whole: reference)
+            if detail { tally.locate(live: live, whole: reference) }
+            if dump {
+                for frame in reference.indices {
+                    print(String(format: "%5d %.17g %.17g%@", frame, reference[frame], live[frame],
+                                 (live[frame] > 0) != (reference[frame] > 0) ? " <<" : ""))
+                }
+            }
+        }
+        let elapsed = start.duration(to: clock.now)
+        tally.seconds = (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18) / audioSeconds
+        let latency = Double(StreamingDio(sampleRate: rate, options: options).latency) * 1000 / Double(rate)
+        print(tally.row(label, latency: String(format: "%.1f", latency)))
+        if detail {
+            print(tally.mismatches.sorted { $0.value > $1.value }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
+        }
+    }
+}
