@@ -161,6 +161,18 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // Live mode (issue 12): 5 ms blocks, each settling one frame from final and provisional band signals.
+    var liveOptions = StreamingDio.Options()
+    liveOptions.live = true
+    let liveDio = StreamingDio(sampleRate: rate, options: liveOptions)
+    let liveBlocks = speech.blocks(of: liveDio.blockLength)
+    let liveCursor = Cursor(count: liveBlocks.count)
+    Benchmark("StreamingDio-live-block") { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(liveDio.push(liveBlocks[liveCursor.next()]).count)
+        }
+    }
+
     // The whole streaming analysis of one DIO block: DIO, then StoneMask, CheapTrick and D4C of the frames the
     // block settles (about four at 5 ms frames and 20 ms blocks), as `koe convert` runs it in a pipe; and of
     // one 4096-sample chunk, as it reads files, which settles several blocks in one push.
