@@ -53,10 +53,11 @@ public final class StreamingAnalyzer {
         /// the work, not the latency. At most `longestContext` long.
         public var lookBehindFrames: Int?
         /// Live: the lowest latency WORLD's windows allow, for a voice heard as it is spoken (default off). DIO
-        /// settles each frame causally in 5 ms blocks as soon as the samples its windows read have arrived (its
-        /// look-ahead then defaults to that reach), the windows reach only as far as the F0 floor needs (D4C's
-        /// included, whose own floor is lower), and a voiced F0 refined below the floor is raised to it so they
-        /// never need more. Harvest has no live form. A vocoder pairs it with a causal `StreamingSynthesizer`.
+        /// settles each frame in 5 ms blocks from band signals not yet final (`StreamingDio`'s live mode), once
+        /// the samples the frame's windows read have arrived (30 ms, or that reach if longer: 31.7 ms at the 71 Hz
+        /// floor), the windows reach only as far as the F0 floor needs (D4C's included, whose own floor is
+        /// lower), and a voiced F0 refined below the floor is raised to it so they never need more. Harvest has no
+        /// live form. A vocoder pairs it with a causal `StreamingSynthesizer`.
         public var live = false
         /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
         /// side, or a lone block's CheapTrick and D4C frames. The frames are the same for any number.
@@ -220,8 +221,6 @@ public final class StreamingAnalyzer {
     /// The longest a look-ahead, look-behind or Harvest block may be, in milliseconds: far longer than any voiced
     /// run WORLD's contour repair reaches back over, and short enough that the samples held for it stay small.
     public static let longestContext = 10_000.0
-    /// Milliseconds of input DIO filters together in live analysis; frames settle a block at a time.
-    static let liveBlock = 5.0
 
     /// Throws if the rate is not supported or an option is out of range.
     public convenience init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
@@ -540,22 +539,24 @@ private final class DioSource {
         self.recycler = recycler
         var dioOptions = StreamingDio.Options()
         dioOptions.dio = options.dio
-        if options.live {
-            dioOptions.blockLength = Int((Double(sampleRate) * StreamingAnalyzer.liveBlock / 1000).rounded())
-        }
+        dioOptions.live = options.live
         stoneMaskReach = StoneMask.reach(sampleRate: sampleRate, lowestF0: options.f0Floor)
         // Settling a frame must wait for every sample its StoneMask and spectral windows read.
         let reach = Double(max(spectralReach, stoneMaskReach) + 1) * 1000 / Double(sampleRate)
-        dioOptions.lookAhead = max(options.lookAhead ?? (options.live ? 0 : dioOptions.lookAhead), reach)
+        dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
         latency = dio.latency
     }
 
-    /// Feeds DIO one block at a time, so each group holds exactly the frames one block settled.
+    /// Feeds DIO one block at a time, and the opening apart from what follows it, so each group holds exactly
+    /// the frames one block (or the opening) settled, however the samples arrive.
     func push(_ samples: [Double], into groups: inout [F0Group]) {
         var offset = 0
         while offset < samples.count {
-            let toBoundary = dio.blockLength - fed % dio.blockLength
+            var toBoundary = dio.blockLength - fed % dio.blockLength
+            if fed < dio.openingLength {
+                toBoundary = min(toBoundary, dio.openingLength - fed)
+            }
             let end = min(samples.count, offset + toBoundary)
             blockSamples.removeAll(keepingCapacity: true)
             blockSamples.append(contentsOf: samples[offset..<end])

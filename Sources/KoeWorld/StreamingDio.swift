@@ -80,8 +80,9 @@ package final class StreamingDio {
     private var windowScores: [Double] = []
     private var final: [Double] = []
     private var isFinished = false
-    /// Input samples whose mean is subtracted from every sample, held until they have all arrived.
-    private let openingLength: Int
+    /// Input samples whose mean is subtracted from every sample, held until they have all arrived; the push
+    /// that completes them settles every frame they reveal.
+    package let openingLength: Int
     private var opening: [Double] = []
     /// The opening's mean, once known.
     private var offset: Double?

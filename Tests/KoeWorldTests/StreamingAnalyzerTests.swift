@@ -26,15 +26,31 @@ import TestSupport
         return blocks + (try analyzer.finish())
     }
 
-    @Test(arguments: [1, 17, 4096])
-    func chunkingDoesNotChangeTheFrames(chunk: Int) throws {
+    @Test(arguments: [1, 17, 4096], [false, true])
+    func chunkingDoesNotChangeTheFrames(chunk: Int, live: Bool) throws {
         let input = signal()
-        let whole = try analyze(input, chunk: input.count)
-        let chunked = try analyze(input, chunk: chunk)
+        var options = StreamingAnalyzer.Options()
+        options.live = live
+        let whole = try analyze(input, chunk: input.count, options: options)
+        let chunked = try analyze(input, chunk: chunk, options: options)
         #expect(chunked.map(\.firstFrame) == whole.map(\.firstFrame))
-        #expect(chunked.map(\.f0) == whole.map(\.f0))
-        #expect(chunked.map(\.spectrogram) == whole.map(\.spectrogram))
-        #expect(chunked.map(\.aperiodicity) == whole.map(\.aperiodicity))
+        let (chunkedFrames, wholeFrames) = (frames(chunked), frames(whole))
+        #expect(chunkedFrames.count == wholeFrames.count)
+        if let (ours, theirs) = zip(chunkedFrames, wholeFrames).first(where: { $0 != $1 }) {
+            let count = zip(ours, theirs).filter { $0 != $1 }.count
+            Issue.record("frame \(ours[0]): F0 \(ours[1]) against \(theirs[1]); \(count) values differ")
+        }
+    }
+
+    /// Each frame's F0, envelope and aperiodicity, whichever block it came in.
+    private func frames(_ blocks: [StreamingAnalyzer.Block]) -> [[Double]] {
+        blocks.flatMap { block in
+            (0..<block.f0.count).map { row in
+                [Double(block.firstFrame + row), block.f0[row]]
+                    + block.spectrogram.storage[(row * block.spectrogram.columns)..<((row + 1) * block.spectrogram.columns)]
+                    + block.aperiodicity.storage[(row * block.aperiodicity.columns)..<((row + 1) * block.aperiodicity.columns)]
+            }
+        }
     }
 
     @Test(arguments: [17, 4096])
@@ -185,6 +201,22 @@ import TestSupport
     @Test func returnsEachFrameWithinItsLatency() throws {
         let input = signal()
         let analyzer = try StreamingAnalyzer(sampleRate: sampleRate)
+        try expectFramesWithinLatency(of: analyzer, input)
+        // DIO's 80 ms look-ahead and one 20 ms block.
+        #expect(analyzer.latency <= sampleRate / 10 + 1)
+    }
+
+    /// Live: no more than D4C's reach at the 71 Hz floor (2.25 periods, 31.7 ms, and a few samples of rounding)
+    /// and one 5 ms block.
+    @Test func liveReturnsEachFrameWithinItsShorterLatency() throws {
+        var options = StreamingAnalyzer.Options()
+        options.live = true
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        try expectFramesWithinLatency(of: analyzer, signal())
+        #expect(analyzer.latency <= Int(Double(sampleRate) * 0.0375))
+    }
+
+    private func expectFramesWithinLatency(of analyzer: StreamingAnalyzer, _ input: [Double]) throws {
         let samplesPerFrame = 5.0 * Double(sampleRate) / 1000
         var returned = 0
         var start = 0
@@ -195,8 +227,6 @@ import TestSupport
             #expect(returned >= due, "after \(end) samples")
             start = end
         }
-        // DIO's 80 ms look-ahead and one 20 ms block.
-        #expect(analyzer.latency <= sampleRate / 10 + 1)
     }
 
     @Test func keepsOnlyOneSegmentOfSamples() throws {
