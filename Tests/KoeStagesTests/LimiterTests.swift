@@ -90,3 +90,192 @@ import Testing
         #expect(throws: StageError.self) { try Limiter(sampleRate: 16000, ceiling: .nan) }
     }
 }
+
+/// The limiter against a straightforward per-sample reference of the same algorithm: every sample, bit for bit,
+/// through loud bursts, quiet stretches, silence, samples at the ceiling, the limiter switched on and off
+/// between blocks, and blocks of 1, 17 and 4096 samples in random order.
+@Suite struct LimiterReferenceTests {
+    @Test(arguments: [(16000, 0.005), (48000, 0.005), (16000, 0.0), (8000, 0.02)])
+    func matchesThePerSampleReference(sampleRate: Int, lookAhead: Double) throws {
+        var options = Limiter.Options()
+        options.lookAhead = lookAhead
+        options.release = 0.002  // short, so the gain often returns to 1 between bursts
+        for seed in 1...6 as ClosedRange<UInt64> {
+            var random = SplitMix(seed: seed)
+            let ceiling = [1, 0.8, 32767.0 / 32768][Int(seed) % 3]
+            let signal = Self.signal(count: 60000, ceiling: ceiling, random: &random)
+            let limiter = try Limiter(sampleRate: sampleRate, ceiling: ceiling, options: options)
+            let reference = ReferenceLimiter(sampleRate: sampleRate, ceiling: ceiling, options: options)
+            var output: [Double] = []
+            var expected: [Double] = []
+            var start = 0
+            while start < signal.count {
+                if random.next() % 8 == 0 {
+                    limiter.isEnabled.toggle()
+                    reference.isEnabled = limiter.isEnabled
+                }
+                let size = [1, 17, 4096][Int(random.next() % 3)]
+                let block = Array(signal[start..<min(signal.count, start + size)])
+                start += block.count
+                let isFinal = start == signal.count && seed % 2 == 0
+                limiter.process(block, isFinal: isFinal, into: &output)
+                reference.process(block, isFinal: isFinal, into: &expected)
+            }
+            if seed % 2 == 1 {
+                limiter.process([], isFinal: true, into: &output)
+                reference.process([], isFinal: true, into: &expected)
+            }
+            #expect(output.count == signal.count && expected.count == signal.count)
+            let firstDifference = zip(output, expected).enumerated().first { $0.element.0.bitPattern != $0.element.1.bitPattern }?.offset
+            #expect(firstDifference == nil, "seed \(seed)")
+        }
+    }
+
+    @Test func aStreamShorterThanTheLookAheadMatchesTheReference() throws {
+        for count in [0, 1, 79, 80, 81] {
+            let signal = Signals.whiteNoise(count: count, amplitude: 3, seed: UInt64(count + 1))
+            let limiter = try Limiter(sampleRate: 16000, ceiling: 1)
+            let reference = ReferenceLimiter(sampleRate: 16000, ceiling: 1, options: Limiter.Options())
+            var output: [Double] = []
+            var expected: [Double] = []
+            limiter.process(signal, isFinal: true, into: &output)
+            reference.process(signal, isFinal: true, into: &expected)
+            #expect(output.map(\.bitPattern) == expected.map(\.bitPattern))
+        }
+    }
+
+    /// Stretches of silence, quiet noise, a sine touching the ceiling, loud noise and lone spikes.
+    private static func signal(count: Int, ceiling: Double, random: inout SplitMix) -> [Double] {
+        var signal: [Double] = []
+        while signal.count < count {
+            let length = 1 + Int(random.next() % 3000)
+            switch random.next() % 5 {
+            case 0:
+                signal += repeatElement(0, count: length)
+            case 1:
+                signal += (0..<length).map { _ in ceiling * 0.5 * random.unit() }
+            case 2:
+                signal += (0..<length).map { ceiling * sin(Double($0) * 0.05) }
+            case 3:
+                signal += (0..<length).map { _ in ceiling * 4 * random.unit() }
+            default:
+                signal += (0..<length).map { _ in random.next() % 500 == 0 ? ceiling * (1 + 3 * abs(random.unit())) : 0.1 * random.unit() }
+            }
+        }
+        return Array(signal.prefix(count))
+    }
+}
+
+/// A seeded generator, so each case is reproducible.
+private struct SplitMix: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    mutating func unit() -> Double {
+        Double(next() >> 11) / Double(1 << 52) - 1
+    }
+}
+
+/// The limiter's algorithm written plainly, one sample at a time, as the stage first had it: the reference the
+/// stage's faster loops must match bit for bit.
+private final class ReferenceLimiter {
+    var isEnabled = true
+    private let ceiling: Double
+    private let latency: Int
+    private let window: Int
+    private let releaseStep: Double
+    private var delay: [Double]
+    private var delayPosition = 0
+    private var needs: [Double]
+    private var needPositions: [Int]
+    private var front = 0
+    private var queued = 0
+    private var released = 1.0
+    private var shortfalls: [Double]
+    private var shortfallSum = 0.0
+    private var nonZeroShortfalls = 0
+    private var received = 0
+
+    init(sampleRate: Int, ceiling: Double, options: Limiter.Options) {
+        self.ceiling = ceiling
+        latency = Int((options.lookAhead * Double(sampleRate)).rounded())
+        window = latency + 1
+        releaseStep = 1 - exp(-1 / (options.release * Double(sampleRate)))
+        delay = [Double](repeating: 0, count: latency)
+        needs = [Double](repeating: 0, count: window)
+        needPositions = [Int](repeating: 0, count: window)
+        shortfalls = [Double](repeating: 0, count: window)
+    }
+
+    func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) {
+        for sample in input {
+            push(sample, into: &output)
+        }
+        if isFinal {
+            for _ in 0..<latency {
+                push(0, into: &output)
+            }
+        }
+    }
+
+    private func push(_ sample: Double, into output: inout [Double]) {
+        let gain = gain(after: sample)
+        var leaving = sample
+        if latency > 0 {
+            swap(&leaving, &delay[delayPosition])
+            delayPosition = delayPosition + 1 == latency ? 0 : delayPosition + 1
+        }
+        if received >= latency {
+            let limited = leaving * gain
+            output.append(isEnabled && abs(limited) > ceiling ? (limited < 0 ? -ceiling : ceiling) : limited)
+        }
+        received += 1
+    }
+
+    private func gain(after sample: Double) -> Double {
+        let magnitude = abs(sample)
+        let need = isEnabled && magnitude > ceiling ? ceiling / magnitude : 1
+        let held = smallestNeed(after: need)
+        if held < released {
+            released = held
+        } else {
+            released += (held - released) * releaseStep
+            if held == 1 && 1 - released < 1e-9 { released = 1 }
+        }
+        let slot = received % window
+        let shortfall = 1 - released
+        if shortfalls[slot] != 0 { nonZeroShortfalls -= 1 }
+        if shortfall != 0 { nonZeroShortfalls += 1 }
+        shortfallSum += shortfall - shortfalls[slot]
+        shortfalls[slot] = shortfall
+        if nonZeroShortfalls == 0 { shortfallSum = 0 }
+        return 1 - shortfallSum / Double(window)
+    }
+
+    private func smallestNeed(after need: Double) -> Double {
+        while queued > 0, needs[(front + queued - 1) % window] >= need {
+            queued -= 1
+        }
+        if queued > 0, needPositions[front] <= received - window {
+            front = (front + 1) % window
+            queued -= 1
+        }
+        let back = (front + queued) % window
+        needs[back] = need
+        needPositions[back] = received
+        queued += 1
+        return needs[front]
+    }
+}
