@@ -27,27 +27,9 @@ package final class Limiter: Stage {
     /// Off, every sample's need is 1: the gain returns to 1 and the signal passes, still delayed.
     package var isEnabled = true
 
-    /// The window's gains are averaged over `latency + 1` samples: the peak and the look-ahead before it.
-    private let window: Int
-    private let releaseStep: Double
-    /// The last `latency` input samples, oldest at `delayPosition`.
-    private var delay: [Double]
-    private var delayPosition = 0
-    /// The window's smallest need, kept by a queue of rising needs whose front is the smallest (Lemire's
-    /// sliding minimum): each sample enters and leaves it once.
-    private var queue: MinimumQueue
-    /// The released gain of the last sample.
-    private var released = 1.0
-    /// 1 - released gain, for each sample of the window, and their sum; the count of non-zero ones lets the sum
-    /// return to exactly 0, so the gain returns to exactly 1.
-    private var shortfalls: [Double]
-    private var shortfallSum = 0.0
-    private var nonZeroShortfalls = 0
-    private var received = 0
-
-    /// A released gain this close to 1 is 1: the release would otherwise approach it without ever landing. At the
-    /// default release it lands 2 s after a peak.
-    private static let landing = 1e-9
+    /// Moved into a local for each block: the loop over its samples then touches no class storage, each access
+    /// to which Swift checks for exclusivity at run time.
+    private var core: Core
 
     /// `ceiling` must be positive.
     package init(sampleRate: Int, ceiling: Double, options: Options = Options()) throws(StageError) {
@@ -57,43 +39,124 @@ package final class Limiter: Stage {
         }
         self.ceiling = ceiling
         latency = Int((options.lookAhead * Double(sampleRate)).rounded())
-        window = latency + 1
-        releaseStep = 1 - exp(-1 / (options.release * Double(sampleRate)))
-        delay = [Double](repeating: 0, count: latency)
-        queue = MinimumQueue(capacity: window)
-        shortfalls = [Double](repeating: 0, count: window)
+        core = Core(ceiling: ceiling, latency: latency, releaseStep: 1 - exp(-1 / (options.release * Double(sampleRate))))
+    }
+
+    deinit {
+        core.deallocate()
     }
 
     package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) {
-        for sample in input {
-            push(sample, into: &output)
+        var core = core
+        defer { self.core = core }
+        let limits = isEnabled
+        input.withUnsafeBufferPointer { input in
+            core.push(count: input.count, limits: limits, into: &output) { input[$0] }
         }
         if isFinal {
             // Silence after the end needs no gain; it carries the last `latency` samples out.
-            for _ in 0..<latency {
-                push(0, into: &output)
+            core.push(count: latency, limits: limits, into: &output) { _ in 0 }
+        }
+    }
+}
+
+/// The limiter's state and rings. A plain value over memory the `Limiter` owns, so copying it in and out of the
+/// stage for a block costs nothing.
+private struct Core {
+    let ceiling: Double
+    let latency: Int
+    /// The window's gains are averaged over `latency + 1` samples: the peak and the look-ahead before it.
+    let window: Int
+    let releaseStep: Double
+    /// The last `latency` input samples, oldest at `delayPosition`.
+    let delay: UnsafeMutablePointer<Double>
+    var delayPosition = 0
+    /// The window's smallest need, kept by a queue of rising needs whose front is the smallest (Lemire's
+    /// sliding minimum): each sample enters and leaves it once.
+    var queue: MinimumQueue
+    /// The released gain of the last sample.
+    var released = 1.0
+    /// 1 - released gain, for each sample of the window (the current one at `shortfallSlot`), and their sum; the
+    /// count of non-zero ones lets the sum return to exactly 0, so the gain returns to exactly 1.
+    let shortfalls: UnsafeMutablePointer<Double>
+    var shortfallSlot = 0
+    var shortfallSum = 0.0
+    var nonZeroShortfalls = 0
+    var received = 0
+
+    /// A released gain this close to 1 is 1: the release would otherwise approach it without ever landing. At the
+    /// default release it lands 2 s after a peak.
+    static let landing = 1e-9
+
+    init(ceiling: Double, latency: Int, releaseStep: Double) {
+        self.ceiling = ceiling
+        self.latency = latency
+        window = latency + 1
+        self.releaseStep = releaseStep
+        delay = .allocate(capacity: latency)
+        delay.initialize(repeating: 0, count: latency)
+        queue = MinimumQueue(capacity: window)
+        shortfalls = .allocate(capacity: window)
+        shortfalls.initialize(repeating: 0, count: window)
+    }
+
+    func deallocate() {
+        delay.deallocate()
+        shortfalls.deallocate()
+        queue.deallocate()
+    }
+
+    /// True while the gain is exactly 1 and stays so for every sample within the ceiling: the window's only need
+    /// is 1, nothing is being released and no shortfall is left in the window.
+    var isQuiet: Bool {
+        queue.holdsOnlyOne && released == 1 && nonZeroShortfalls == 0
+    }
+
+    /// Pushes `count` samples, the `index`-th being `sample(index)`, and appends the limited samples leaving.
+    mutating func push(count: Int, limits: Bool, into output: inout [Double], sample: (Int) -> Double) {
+        // The stream's first `latency` samples only fill the look-ahead.
+        let filling = min(count, max(0, latency - received))
+        for index in 0..<filling {
+            _ = push(sample(index), limits: limits)
+        }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: count - filling))
+        output.withUnsafeMutableBufferPointer { output in
+            var written = start
+            var index = filling
+            while index < count {
+                if isQuiet {
+                    // Gain exactly 1 (leaving * 1 is leaving): only the delay moves, until a sample needs less.
+                    while index < count {
+                        let next = sample(index)
+                        guard !limits || abs(next) <= ceiling else { break }
+                        output[written] = clamped(delayed(next), limits: limits)
+                        shortfallSlot = shortfallSlot + 1 == window ? 0 : shortfallSlot + 1
+                        received += 1
+                        index += 1
+                        written += 1
+                    }
+                    // The queue's need of 1 is now the last sample's, as pushing each would have left it.
+                    queue.restampFront(at: received - 1)
+                    if index == count { break }
+                }
+                output[written] = push(sample(index), limits: limits)
+                index += 1
+                written += 1
             }
         }
     }
 
-    private func push(_ sample: Double, into output: inout [Double]) {
-        let gain = gain(after: sample)
-        var leaving = sample
-        if latency > 0 {
-            swap(&leaving, &delay[delayPosition])
-            delayPosition = delayPosition + 1 == latency ? 0 : delayPosition + 1
-        }
-        if received >= latency {
-            let limited = leaving * gain
-            output.append(isEnabled && abs(limited) > ceiling ? (limited < 0 ? -ceiling : ceiling) : limited)
-        }
-        received += 1
+    /// Pushes `sample` and returns the limited sample leaving, `latency` samples before it.
+    private mutating func push(_ sample: Double, limits: Bool) -> Double {
+        let gain = gain(after: sample, limits: limits)
+        return clamped(delayed(sample) * gain, limits: limits)
     }
 
     /// The gain for the sample leaving now, `latency` samples before `sample`.
-    private func gain(after sample: Double) -> Double {
+    private mutating func gain(after sample: Double, limits: Bool) -> Double {
         let magnitude = abs(sample)
-        let need = isEnabled && magnitude > ceiling ? ceiling / magnitude : 1
+        let need = limits && magnitude > ceiling ? ceiling / magnitude : 1
         let held = queue.push(need, at: received)
         if held < released {
             released = held
@@ -101,44 +164,83 @@ package final class Limiter: Stage {
             released += (held - released) * releaseStep
             if held == 1 && 1 - released < Self.landing { released = 1 }
         }
-        let slot = received % window
         let shortfall = 1 - released
-        if shortfalls[slot] != 0 { nonZeroShortfalls -= 1 }
+        let leavingShortfall = shortfalls[shortfallSlot]
+        if leavingShortfall != 0 { nonZeroShortfalls -= 1 }
         if shortfall != 0 { nonZeroShortfalls += 1 }
-        shortfallSum += shortfall - shortfalls[slot]
-        shortfalls[slot] = shortfall
+        shortfallSum += shortfall - leavingShortfall
+        shortfalls[shortfallSlot] = shortfall
         if nonZeroShortfalls == 0 { shortfallSum = 0 }
+        shortfallSlot = shortfallSlot + 1 == window ? 0 : shortfallSlot + 1
+        received += 1
         return 1 - shortfallSum / Double(window)
+    }
+
+    /// Puts `sample` into the delay and returns the one leaving it.
+    private mutating func delayed(_ sample: Double) -> Double {
+        guard latency > 0 else { return sample }
+        let leaving = delay[delayPosition]
+        delay[delayPosition] = sample
+        delayPosition = delayPosition + 1 == latency ? 0 : delayPosition + 1
+        return leaving
+    }
+
+    /// The last guard against rounding.
+    private func clamped(_ sample: Double, limits: Bool) -> Double {
+        limits && abs(sample) > ceiling ? (sample < 0 ? -ceiling : ceiling) : sample
     }
 }
 
 /// The smallest value among the last `capacity` pushed, in a ring of fixed size: values that can no longer be
 /// the smallest (an older value at least as large as a newer one) are dropped as they arrive.
 private struct MinimumQueue {
-    private var values: [Double]
-    private var positions: [Int]
+    private let capacity: Int
+    private let values: UnsafeMutablePointer<Double>
+    private let positions: UnsafeMutablePointer<Int>
     private var front = 0
     private var count = 0
 
     init(capacity: Int) {
-        values = [Double](repeating: 0, count: capacity)
-        positions = [Int](repeating: 0, count: capacity)
+        self.capacity = capacity
+        values = .allocate(capacity: capacity)
+        values.initialize(repeating: 0, count: capacity)
+        positions = .allocate(capacity: capacity)
+        positions.initialize(repeating: 0, count: capacity)
+    }
+
+    func deallocate() {
+        values.deallocate()
+        positions.deallocate()
+    }
+
+    /// True when the queue holds one value, 1.
+    var holdsOnlyOne: Bool {
+        count == 1 && values[front] == 1
     }
 
     /// Adds `value`, the `position`-th pushed, and returns the smallest of the last `capacity`.
     mutating func push(_ value: Double, at position: Int) -> Double {
-        let capacity = values.count
-        while count > 0, values[(front + count - 1) % capacity] >= value {
+        // front < capacity and count <= capacity: a ring index needs at most one wrap.
+        while count > 0, values[wrapped(front + count - 1)] >= value {
             count -= 1
         }
         if count > 0, positions[front] <= position - capacity {
-            front = (front + 1) % capacity
+            front = wrapped(front + 1)
             count -= 1
         }
-        let back = (front + count) % capacity
+        let back = wrapped(front + count)
         values[back] = value
         positions[back] = position
         count += 1
         return values[front]
+    }
+
+    /// Marks the front value as pushed `position`-th.
+    func restampFront(at position: Int) {
+        positions[front] = position
+    }
+
+    private func wrapped(_ index: Int) -> Int {
+        index >= capacity ? index - capacity : index
     }
 }
