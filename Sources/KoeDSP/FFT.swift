@@ -2,10 +2,14 @@ import CFFTW
 import Foundation
 
 /// One complex bin, laid out exactly as FFTW's `fftw_complex` (real, imaginary).
-package struct Complex: Equatable, Sendable {
-    package var real: Double
-    package var imag: Double
+///
+/// The type is public, its members package: the compiler inlines an `@inlinable` member into another module
+/// only when its type is public, and KoeWorld's inner loops build a `Complex` per bin.
+public struct Complex: Equatable, Sendable {
+    @usableFromInline package var real: Double
+    @usableFromInline package var imag: Double
 
+    @inlinable
     package init(_ real: Double, _ imag: Double) {
         self.real = real
         self.imag = imag
