@@ -96,8 +96,27 @@ extension RawPCMFormat {
     func decode(_ bytes: UnsafeRawBufferPointer, into samples: UnsafeMutableBufferPointer<Double>) {
         precondition(samples.count * bytesPerSample <= bytes.count, "too few bytes for the samples")
         let codec = SampleCodec(self)
+        // Widths with an integer type of their own load a sample in one access instead of byte by byte.
+        switch bytesPerSample {
+        case 2: decode(bytes, into: samples, codec: codec, as: UInt16.self)
+        case 4: decode(bytes, into: samples, codec: codec, as: UInt32.self)
+        case 8: decode(bytes, into: samples, codec: codec, as: UInt64.self)
+        default:
+            for index in samples.indices {
+                samples[index] = codec.value(of: codec.load(from: bytes, at: index * bytesPerSample))
+            }
+        }
+    }
+
+    private func decode<Code: FixedWidthInteger & UnsignedInteger>(
+        _ bytes: UnsafeRawBufferPointer, into samples: UnsafeMutableBufferPointer<Double>, codec: SampleCodec,
+        as _: Code.Type
+    ) {
+        let isBigEndian = codec.isBigEndian
         for index in samples.indices {
-            samples[index] = codec.value(of: codec.load(from: bytes, at: index * bytesPerSample))
+            let stored = bytes.loadUnaligned(fromByteOffset: index * MemoryLayout<Code>.size, as: Code.self)
+            let code = isBigEndian ? Code(bigEndian: stored) : Code(littleEndian: stored)
+            samples[index] = codec.value(of: UInt64(code))
         }
     }
 
@@ -106,9 +125,30 @@ extension RawPCMFormat {
     func encode(_ samples: UnsafeBufferPointer<Double>, into bytes: UnsafeMutableRawBufferPointer) -> Int {
         precondition(samples.count * bytesPerSample <= bytes.count, "too little room for the samples")
         let codec = SampleCodec(self)
+        switch bytesPerSample {
+        case 2: return encode(samples, into: bytes, codec: codec, as: UInt16.self)
+        case 4: return encode(samples, into: bytes, codec: codec, as: UInt32.self)
+        case 8: return encode(samples, into: bytes, codec: codec, as: UInt64.self)
+        default:
+            var clipped = 0
+            for (index, sample) in samples.enumerated() {
+                codec.store(codec.code(of: sample, clipped: &clipped), into: bytes, at: index * bytesPerSample)
+            }
+            return clipped
+        }
+    }
+
+    private func encode<Code: FixedWidthInteger & UnsignedInteger>(
+        _ samples: UnsafeBufferPointer<Double>, into bytes: UnsafeMutableRawBufferPointer, codec: SampleCodec,
+        as _: Code.Type
+    ) -> Int {
+        let isBigEndian = codec.isBigEndian
         var clipped = 0
-        for (index, sample) in samples.enumerated() {
-            codec.store(codec.code(of: sample, clipped: &clipped), into: bytes, at: index * bytesPerSample)
+        for index in samples.indices {
+            let code = Code(truncatingIfNeeded: codec.code(of: samples[index], clipped: &clipped))
+            bytes.storeBytes(
+                of: isBigEndian ? code.bigEndian : code.littleEndian,
+                toByteOffset: index * MemoryLayout<Code>.size, as: Code.self)
         }
         return clipped
     }
