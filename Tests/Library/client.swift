@@ -1,13 +1,13 @@
 // A program that uses koe as a Swift package dependency would: `import Koe` and nothing else of koe's.
 // Reads mono float32 samples on standard input, streams them through a VoiceChanger in fixed blocks, changes
 // the pitch at a given frame, and writes the output and then the tail (float32) on standard output.
-// Usage: koe-library-client RATE BLOCK SWITCH_FRAME PITCH FORMANT PITCH_AFTER
+// Usage: koe-library-client RATE BLOCK SWITCH_FRAME PITCH FORMANT PITCH_AFTER LIVE (1: VoiceChanger.Options.live)
 import Foundation
 import Koe
 
 let arguments = CommandLine.arguments.dropFirst().map { Double($0) ?? .nan }
-guard arguments.count == 6, arguments.allSatisfy(\.isFinite) else {
-    FileHandle.standardError.write(Data("usage: koe-library-client RATE BLOCK SWITCH_FRAME PITCH FORMANT PITCH_AFTER\n".utf8))
+guard arguments.count == 7, arguments.allSatisfy(\.isFinite) else {
+    FileHandle.standardError.write(Data("usage: koe-library-client RATE BLOCK SWITCH_FRAME PITCH FORMANT PITCH_AFTER LIVE\n".utf8))
     exit(2)
 }
 let (rate, block, switchFrame) = (Int(arguments[0]), Int(arguments[1]), Int(arguments[2]))
@@ -15,7 +15,9 @@ let bytes = FileHandle.standardInput.readDataToEndOfFile()
 let input = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 
 do {
-    let changer = try VoiceChanger(sampleRate: rate, channels: 1)
+    var options = VoiceChanger.Options()
+    options.live = arguments[6] == 1
+    let changer = try VoiceChanger(sampleRate: rate, channels: 1, options: options)
     changer.pitch = arguments[3]
     changer.formant = arguments[4]
     var output: [Float] = []

@@ -3,10 +3,13 @@
 
 Builds, in one scratch package, the README's "Use koe from Swift" snippets (so they cannot rot), soak.swift
 (run by bench/soak.py) and client.swift, which streams speech through a VoiceChanger in 480-frame blocks with pitch 1.2 / formant 1.1 and
-switches to pitch 0.8 halfway. Then checks:
+switches to pitch 0.8 halfway, once as it is made by default and once live (`VoiceChanger.Options.live`). Then
+checks, for each:
 - block in = block out (the client checks each block) and out ++ finish() = input + latency, the first
   `latency` samples silent;
-- before the switch, the output equals `koe convert --pitch 1.2 --formant 1.1` of the same file (SNR >= 30 dB);
+- before the switch, the output equals `koe convert --pitch 1.2 --formant 1.1` of the same file (SNR >= 30 dB),
+  `--live` added for the live changer;
+- live only: the latency is at most 50 ms (2,400 frames);
 - F0 ratios 1.2 then 0.8 within 2 % (praat, median over jointly voiced frames away from the switch);
 - no click at the switch: the largest first difference in 5 ms windows near the switch is no larger than the
   largest anywhere else in the output (a click is a jump no speech sample pair makes).
@@ -90,39 +93,8 @@ def f0_ratio(reference, changed, rate, start, end):
     return float(np.median(f0_out[both] / f0_in[both])), int(both.sum())
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--koe", default=os.path.join(ROOT, ".build/release/koe"))
-    parser.add_argument("--input", default=os.path.join(ROOT, "samples/en-f-48k.wav"))
-    args = parser.parse_args()
-
-    results = []
-
-    def check(name, ok, detail):
-        results.append(ok)
-        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}")
-
-    signal, rate = soundfile.read(args.input, dtype="float32")
-    assert rate == RATE and signal.ndim == 1, "the test speech is 48 kHz mono"
-    switch = (len(signal) // 2) // BLOCK * BLOCK
-
-    with tempfile.TemporaryDirectory() as folder:
-        products = build(os.path.join(folder, "package"), os.path.join(ROOT, ".build/library-client"))
-        check("README snippets compile", True, "readme-example built")
-        run = subprocess.run(
-            [os.path.join(products, "koe-library-client"), str(RATE), str(BLOCK), str(switch), str(PITCH), str(FORMANT),
-             str(PITCH_AFTER)], input=signal.tobytes(), capture_output=True)
-        if run.returncode != 0:
-            sys.exit(f"library_test: the client failed: {run.stderr.decode().strip()}")
-        latency = json.loads(run.stderr.decode().strip().splitlines()[-1])["latency"]
-        output = np.frombuffer(run.stdout, dtype=np.float32)
-
-        soundfile.write(os.path.join(folder, "float.wav"), signal, RATE, subtype="FLOAT")
-        float_reference = os.path.join(folder, "convert-float.wav")
-        subprocess.run([args.koe, "convert", os.path.join(folder, "float.wav"), float_reference, "--pitch", str(PITCH),
-                        "--formant", str(FORMANT)], check=True)
-        converted, _ = soundfile.read(float_reference, dtype="float64")
-
+def session_checks(check, signal, output, converted, latency, switch):
+    """The checks of one streamed session: its output, the `koe convert` of the same file, the changer's latency."""
     check("length", len(output) == len(signal) + latency,
           f"{len(output)} samples out for {len(signal)} in, latency {latency} ({latency / RATE * 1000:.1f} ms)")
     check("leading silence", not np.any(output[:latency]), f"the first {latency} samples are zero")
@@ -149,6 +121,45 @@ def main():
     near[max(0, lo):hi] = True
     check("no click at the switch", peaks[near].max() <= peaks[~near].max(),
           f"largest 5 ms jump near the switch {peaks[near].max():.4f}, elsewhere {peaks[~near].max():.4f}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--koe", default=os.path.join(ROOT, ".build/release/koe"))
+    parser.add_argument("--input", default=os.path.join(ROOT, "samples/en-f-48k.wav"))
+    args = parser.parse_args()
+
+    results = []
+
+    def check(name, ok, detail):
+        results.append(ok)
+        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}")
+
+    signal, rate = soundfile.read(args.input, dtype="float32")
+    assert rate == RATE and signal.ndim == 1, "the test speech is 48 kHz mono"
+    switch = (len(signal) // 2) // BLOCK * BLOCK
+
+    with tempfile.TemporaryDirectory() as folder:
+        products = build(os.path.join(folder, "package"), os.path.join(ROOT, ".build/library-client"))
+        check("README snippets compile", True, "readme-example built")
+        soundfile.write(os.path.join(folder, "float.wav"), signal, RATE, subtype="FLOAT")
+        for live in (False, True):
+            run = subprocess.run(
+                [os.path.join(products, "koe-library-client"), str(RATE), str(BLOCK), str(switch), str(PITCH),
+                 str(FORMANT), str(PITCH_AFTER), "1" if live else "0"], input=signal.tobytes(), capture_output=True)
+            if run.returncode != 0:
+                sys.exit(f"library_test: the client failed: {run.stderr.decode().strip()}")
+            latency = json.loads(run.stderr.decode().strip().splitlines()[-1])["latency"]
+            output = np.frombuffer(run.stdout, dtype=np.float32)
+            float_reference = os.path.join(folder, "convert-float.wav")
+            subprocess.run([args.koe, "convert", os.path.join(folder, "float.wav"), float_reference, "--pitch",
+                            str(PITCH), "--formant", str(FORMANT)] + (["--live"] if live else []), check=True)
+            converted, _ = soundfile.read(float_reference, dtype="float64")
+            session_checks(lambda name, ok, detail: check(("live " if live else "") + name, ok, detail),
+                           signal, output, converted, latency, switch)
+            if live:
+                check("live latency", latency <= RATE // 20,
+                      f"{latency} frames = {latency / RATE * 1000:.1f} ms (bar: 2400 frames, 50 ms)")
 
     failed = results.count(False)
     print(f"library: {len(results) - failed} passed, {failed} failed")

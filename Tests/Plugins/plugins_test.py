@@ -21,7 +21,7 @@ the input does, and without the silence a plugin's latency would hold back the e
              reported latency late where the host does not compensate) within 2 % of 1.2.
   latency    the plugin's `latency` port (read as a host reads it: instantiate, activate, one run(), the port)
              against the delay measured by cross-correlation with the same processing done without latency:
-             `koe convert` with the same settings for koe (run at pitch 1.2), the input itself for Rubber Band
+             `koe convert --live` with the same settings for koe (run at pitch 1.2), the input itself for Rubber Band
              (run at 0 semitones, where it passes the input through). Exact to within one host block, and the
              match must be real (correlation >= 0.99). In sox, whose -l removes the reported latency, the measured
              delay must be 0 there.
@@ -405,9 +405,9 @@ class Session:
         port = self.latency(contender, case.rate)
         if contender.is_koe:
             reference_path = self.output("koe-convert", case.label)
-            run([self.koe, "convert", case.path, reference_path, "--pitch", PITCH, "--quiet"])
+            run([self.koe, "convert", case.path, reference_path, "--live", "--pitch", PITCH, "--quiet"])
             reference, _ = soundfile.read(str(reference_path), dtype="float32")
-            signal, against = self.render(contender, case, "shift"), "koe convert --pitch 1.2"
+            signal, against = self.render(contender, case, "shift"), "koe convert --live --pitch 1.2"
         else:
             reference, signal, against = source, self.render(contender, case, "unity"), "the input (0 semitones)"
         measured, correlation = measures.lag(reference, signal, case.rate)
