@@ -296,6 +296,18 @@ extension Dio {
             }
         }
 
+        /// The loaded input's spectrum times `kernel`, back in `inverse.waveform`.
+        private func filterInput(with kernel: [Complex]) {
+            kernel.withUnsafeBufferPointer { kernel in
+                let spectrum = forward.spectrum
+                let product = inverse.spectrum
+                for bin in kernel.indices {
+                    product[bin] = spectrum[bin] * kernel[bin]
+                }
+            }
+            inverse.execute()
+        }
+
         /// Filters the block ending before `nextBlockEnd`. A band's output sample depends on input up to its
         /// reach past it, so the block yields each band's `blockLength` samples ending that reach before the
         /// block's last input sample (none before index 0 or after `through`).
@@ -307,14 +319,7 @@ extension Dio {
             loadInput(from: first)
             forward.execute()
             for band in kernels.indices {
-                kernels[band].withUnsafeBufferPointer { kernel in
-                    let spectrum = forward.spectrum
-                    let product = inverse.spectrum
-                    for bin in kernel.indices {
-                        product[bin] = spectrum[bin] * kernel[bin]
-                    }
-                }
-                inverse.execute()
+                filterInput(with: kernels[band])
                 let lastOutput = min(last - reaches[band], lastWanted)
                 let firstOutput = max(0, last - reaches[band] - blockLength + 1)
                 if firstOutput <= lastOutput {
@@ -322,14 +327,7 @@ extension Dio {
                     deliver(band, firstOutput, UnsafeMutableBufferPointer(rebasing: values))
                 }
                 if isProvisional, !provisionalKernels.isEmpty {
-                    provisionalKernels[band].withUnsafeBufferPointer { kernel in
-                        let spectrum = forward.spectrum
-                        let product = inverse.spectrum
-                        for bin in kernel.indices {
-                            product[bin] = spectrum[bin] * kernel[bin]
-                        }
-                    }
-                    inverse.execute()
+                    filterInput(with: provisionalKernels[band])
                     let firstProvisional = max(0, last - reaches[band])
                     let lastProvisional = last - provisionalReaches[band]
                     if firstProvisional <= lastProvisional {

@@ -12,13 +12,14 @@ import TestSupport
     let koe = CommandRunner()
 
     /// What each conversion is asked to do: the vocoder path, the EQ-only path (no vocoder at all),
-    /// and analysis with resynthesis of an unchanged voice.
+    /// analysis with resynthesis of an unchanged voice, and the vocoder path with `--live`.
     enum Mode: String, CaseIterable, CustomTestStringConvertible {
-        case pitch, equalizerOnly, vocoder
+        case pitch, equalizerOnly, vocoder, livePitch
 
         var arguments: [String] {
             switch self {
             case .pitch: return ["--pitch", "1.2"]
+            case .livePitch: return ["--live", "--pitch", "1.2"]
             case .equalizerOnly: return ["--eq", "peak:1000:6:1.4"]
             case .vocoder: return ["--vocoder"]
             }
