@@ -34,9 +34,12 @@ import TestSupport
         return (samples, statuses)
     }
 
+    /// The C ABI runs the live analysis: its output is a live VoiceChanger's.
     @Test func blocksOfAnySizeInPlaceGiveTheChangersOutput() throws {
         let input = Signals.speechLike(sampleRate: Int(sampleRate)).map(Float.init)
-        let reference = try VoiceChanger(sampleRate: Int(sampleRate), channels: 1)
+        var options = VoiceChanger.Options()
+        options.live = true
+        let reference = try VoiceChanger(sampleRate: Int(sampleRate), channels: 1, options: options)
         reference.pitch = 1.2
         reference.formant = 0.9
         reference.gainDB = -6
