@@ -43,9 +43,11 @@ package enum AnalysisLimits {
     }
 }
 
-private extension Double {
-    /// 1 rather than 1.0; 0.001 as it is.
-    var formatted: String { rounded() == self ? String(Int(self)) : String(self) }
+extension Double {
+    /// As a person writes it: 440, not 440.0; 0.001 as it is.
+    package var formatted: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self)
+    }
 }
 
 enum AnalysisCheck {

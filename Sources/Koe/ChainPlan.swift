@@ -29,9 +29,7 @@ final class ChainPlan {
             try AnalysisCheck.require(settings.analysis, sampleRate: sampleRate)
         }
         if let frames { try checkF0Track(inputFrames: frames, sampleRate: sampleRate, source: source) }
-        for band in bands(sampleRate: sampleRate) {
-            _ = try KoeError.wrapping { try band.filter(sampleRate: sampleRate) }
-        }
+        try ConversionSettings.requireBuildable(bands(sampleRate: sampleRate), sampleRate: sampleRate)
     }
 
     /// Fails when the F0 track has not one value for each analysis frame of an input `inputFrames` long: a

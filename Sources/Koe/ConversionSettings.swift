@@ -45,18 +45,36 @@ public struct ConversionSettings: Sendable, Equatable {
 
     /// Throws `KoeError.invalidArgument` for settings no conversion can run with, whatever the input.
     func validate() throws(KoeError) {
-        guard VoiceShift.threadCounts.contains(threads) else {
-            throw .invalidArgument("threads must be from 1 to \(VoiceShift.threadCounts.upperBound) (got \(threads))")
-        }
+        try Self.requireThreads(threads)
         guard (1...Self.chunkFrameLimit).contains(chunkFrames) else {
             throw .invalidArgument("a chunk must hold 1 to \(Self.chunkFrameLimit) frames (got \(chunkFrames))")
         }
+        try validateSound()
+        if let problem = AnalysisLimits.problem(with: analysis, sampleRate: nil) {
+            throw .invalidArgument(problem)
+        }
+    }
+
+    /// Throws `KoeError.invalidArgument` for a gain that is not finite or a voice out of range: what a live
+    /// changer taking these settings checks too.
+    func validateSound() throws(KoeError) {
         guard gainDB.isFinite else { throw .invalidArgument("gain \(gainDB) dB is not a finite number") }
         if let problem = voice.problem {
             throw .invalidArgument(problem)
         }
-        if let problem = AnalysisLimits.problem(with: analysis, sampleRate: nil) {
-            throw .invalidArgument(problem)
+    }
+
+    /// Throws `KoeError.invalidArgument` for a thread count outside `VoiceShift.threadCounts`.
+    static func requireThreads(_ threads: Int) throws(KoeError) {
+        guard VoiceShift.threadCounts.contains(threads) else {
+            throw .invalidArgument("threads must be from 1 to \(VoiceShift.threadCounts.upperBound) (got \(threads))")
+        }
+    }
+
+    /// Throws when a band cannot be built at `sampleRate` (at or above Nyquist, a non-positive Q, …).
+    static func requireBuildable(_ bands: [EqualizerBand], sampleRate: Int) throws(KoeError) {
+        for band in bands {
+            _ = try KoeError.wrapping { try band.filter(sampleRate: sampleRate) }
         }
     }
 }

@@ -194,14 +194,12 @@ public final class VoiceChanger {
     /// `channelCounts`, threads outside 1…1024, or analysis options WORLD cannot run with.
     public init(sampleRate: Int, channels: Int, options: Options = Options()) throws(KoeError) {
         guard SignalRequirements.sampleRates.contains(sampleRate) else {
-            throw .invalidArgument("sample rate \(sampleRate) Hz is not supported (8000 to 192000 Hz)")
+            throw .invalidArgument(WorldError.unsupportedSampleRate(sampleRate).description)
         }
         guard Self.channelCounts.contains(channels) else {
             throw .invalidArgument("a voice changer takes 1 to \(Self.channelCounts.upperBound) channels (got \(channels))")
         }
-        guard VoiceShift.threadCounts.contains(options.threads) else {
-            throw .invalidArgument("threads must be from 1 to \(VoiceShift.threadCounts.upperBound) (got \(options.threads))")
-        }
+        try ConversionSettings.requireThreads(options.threads)
         try AnalysisCheck.require(options.analysis, sampleRate: sampleRate)
         self.sampleRate = sampleRate
         self.channels = channels
@@ -235,18 +233,19 @@ public final class VoiceChanger {
     /// 1, an F0 track), or an explicit band this sample rate cannot hold. The analysis and threads are fixed at
     /// construction and not read here.
     public func apply(_ settings: ConversionSettings) throws(KoeError) {
-        if let problem = settings.voice.problem { throw .invalidArgument(problem) }
+        try settings.validateSound()
         guard settings.voice.tempo == 1 else {
             throw .invalidArgument("a live changer keeps time: its tempo is 1 (got \(settings.voice.tempo))")
         }
         guard settings.voice.f0Track == nil else {
             throw .invalidArgument("an F0 track is made for one whole input; a live changer cannot take one")
         }
-        guard settings.gainDB.isFinite else { throw .invalidArgument("gain \(settings.gainDB) dB is not a finite number") }
-        for band in settings.equalizer {
-            _ = try KoeError.wrapping { try band.filter(sampleRate: sampleRate) }
+        try ConversionSettings.requireBuildable(settings.equalizer, sampleRate: sampleRate)
+        change { voice in
+            voice = settings.voice
+            // A conversion takes any positive formant ratio; a live changer clamps it, as the `formant` setter does.
+            voice.formantRatio = Self.clamped(voice.formantRatio, to: Self.ratioRange) ?? voice.formantRatio
         }
-        change { $0 = settings.voice }
         equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput

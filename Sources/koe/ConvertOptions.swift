@@ -78,13 +78,6 @@ func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ flag: Strin
         "\(flag) must be between \(range.lowerBound.formatted)\(unit) and \(range.upperBound.formatted)\(unit) (got \(value.formatted))")
 }
 
-extension Double {
-    /// As a person writes it: 440, not 440.0.
-    var formatted: String {
-        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self)
-    }
-}
-
 struct EqualizerOptions: ParsableArguments {
     @Option(name: .customLong("eq"), help: ArgumentHelp(
         "An EQ band, repeatable; TYPE is peak, lowshelf, highshelf, lowpass or highpass (e.g. peak:1000:6:1.4).",
@@ -195,7 +188,7 @@ extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
 extension ConversionSettings {
     /// What the voice, equalizer and analysis options ask for: a preset's voice and bands first, the explicit
     /// options over them.
-    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions, liveByDefault: Bool = false) throws {
+    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
         self.init()
         if let preset = voice.preset {
             try apply(preset: preset)
@@ -203,7 +196,7 @@ extension ConversionSettings {
         self.voice = voice.settings(over: self.voice)
         self.equalizer = try equalizer.bands()
         gainDB = equalizer.gain ?? 0
-        self.analysis = analysis.streamingOptions(liveByDefault: liveByDefault)
+        self.analysis = analysis.streamingOptions()
     }
 
     /// The same for a conversion, with its tempo and --vocoder.

@@ -74,7 +74,7 @@ struct Live: ParsableCommand {
         var options = VoiceChanger.Options()
         options.analysis = analysis.streamingOptions(liveByDefault: true)
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
-        try changer.apply(ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis, liveByDefault: true))
+        try changer.apply(ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis))
         return changer
     }
 }

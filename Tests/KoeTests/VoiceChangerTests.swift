@@ -328,5 +328,10 @@ import TestSupport
         #expect(throws: KoeError.self) { try changer.apply(faster) }
         #expect(changer.equalizer == fitting + settings.equalizer, "a refused apply changes nothing")
         #expect(changer.pitch == 1.3)
+
+        var wide = settings
+        wide.voice.formantRatio = 40
+        try changer.apply(wide)
+        #expect(changer.formant == VoiceChanger.ratioRange.upperBound, "a conversion's formant is clamped as the setter clamps it")
     }
 }
