@@ -55,13 +55,13 @@ package enum BatchOutputs {
         if let existing = FileIdentity(path: output), existing.isSameFile(as: FileIdentity(path: item.input)) {
             return "\(item.input): input and output are the same file"
         }
-        return makeFolder(folder(of: output))
+        return makeFolder(AtomicOutput.folder(of: output))
     }
 
     /// Creates `folder` and its missing parents; nil when done, else why not.
     package static func makeFolder(_ folder: String) -> String? {
         if FileIdentity(path: folder)?.isFolder == true { return nil }
-        let parent = self.folder(of: folder)
+        let parent = AtomicOutput.folder(of: folder)
         if parent != folder, let problem = makeFolder(parent) { return problem }
         guard mkdir(folder, 0o777) == 0 || (errno == EEXIST && FileIdentity(path: folder)?.isFolder == true) else {
             return "\(folder): cannot create this folder (\(String(cString: strerror(errno))))"
@@ -69,23 +69,15 @@ package enum BatchOutputs {
         return nil
     }
 
-    package static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     /// Removes the temporary files a killed run left beside these outputs: `.koe-<random>.<name>`, as
     /// `AtomicOutput` names them. Only names of this batch's own outputs are touched, so a shard running at
     /// the same time in the same folder keeps its files.
     package static func removeStaleTemporaryFiles(besides outputs: [String]) {
-        let namesByFolder = Dictionary(grouping: outputs, by: folder(of:))
+        let namesByFolder = Dictionary(grouping: outputs, by: AtomicOutput.folder(of:))
             .mapValues { Set($0.map { $0.split(separator: "/").last.map(String.init) ?? $0 }) }
         for (folder, names) in namesByFolder {
-            for entry in (try? BatchInputs.entries(of: folder)) ?? [] where entry.hasPrefix(".koe-") {
-                let rest = entry.dropFirst(".koe-".count)
-                guard let dot = rest.firstIndex(of: "."),
-                      rest[..<dot].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }),
-                      names.contains(String(rest[rest.index(after: dot)...])) else { continue }
+            for entry in (try? BatchInputs.entries(of: folder)) ?? [] {
+                guard let name = AtomicOutput.destinationName(ofTemporaryFile: entry), names.contains(name) else { continue }
                 unlink(folder + "/" + entry)
             }
         }

@@ -73,9 +73,22 @@ public final class AtomicOutput {
 
     // MARK: Steps
 
-    static func folder(of path: String) -> String {
+    /// The folder a path names a file in: "." for a bare name, "/" for one at the root.
+    package static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    private static let temporaryPrefix = ".koe-"
+
+    /// The output name a folder's `entry` is the temporary file of (`.koe-<base 36>.<name>`), or nil when it
+    /// is none.
+    package static func destinationName(ofTemporaryFile entry: String) -> String? {
+        guard entry.hasPrefix(temporaryPrefix) else { return nil }
+        let rest = entry.dropFirst(temporaryPrefix.count)
+        guard let dot = rest.firstIndex(of: "."),
+              rest[..<dot].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        return String(rest[rest.index(after: dot)...])
     }
 
     private static func requireFolder(_ folder: String) throws {
@@ -99,7 +112,7 @@ public final class AtomicOutput {
     private static func createTemporaryFile(near destination: String, in folder: String) throws -> String {
         let name = destination.split(separator: "/").last.map(String.init) ?? destination
         while true {
-            let prefix = ".koe-" + String(UInt32.random(in: 0...UInt32.max), radix: 36) + "."
+            let prefix = temporaryPrefix + String(UInt32.random(in: 0...UInt32.max), radix: 36) + "."
             let candidate = (folder == "/" ? "/" : folder + "/") + prefix + name
             let error = PendingFiles.shared.create(candidate)
             if error == 0 { return candidate }
