@@ -12,14 +12,6 @@ public enum Matlab {
         x > 0 ? Int(x + 0.5) : Int(x - 0.5)
     }
 
-    /// Sample standard deviation (normalised by n − 1).
-    package static func standardDeviation(_ x: [Double]) -> Double {
-        guard x.count > 1 else { return 0 }
-        let mean = x.reduce(0, +) / Double(x.count)
-        let sum = x.reduce(0) { $0 + ($1 - mean) * ($1 - mean) }
-        return (sum / Double(x.count - 1)).squareRoot()
-    }
-
     /// Linear interpolation of (`x`, `y`) at `xi`; `x` must be increasing. Points outside `x`
     /// extrapolate from the nearest segment, as WORLD's `interp1` does.
     package static func interp1(x: [Double], y: [Double], at xi: [Double]) -> [Double] {
@@ -91,12 +83,6 @@ public enum Matlab {
             }
         }
         return result
-    }
-
-    /// Differences of neighbours: `x[i + 1] - x[i]`.
-    package static func diff(_ x: [Double]) -> [Double] {
-        guard x.count > 1 else { return [] }
-        return (0..<(x.count - 1)).map { x[$0 + 1] - x[$0] }
     }
 
     /// Samples of odd-symmetric padding `decimate` adds at each end so its zero-phase filter starts settled.

@@ -65,8 +65,8 @@ extension F0Contour {
     public init(estimating signal: [Double], sampleRate: Int, options: StreamingAnalyzer.Options) throws(WorldError) {
         if options.live {
             let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
-            let blocks = try analyzer.push(signal) + analyzer.finish()
-            self.init(f0: blocks.flatMap(\.f0), framePeriod: options.framePeriod)
+            let blocks = try analyzer.pushPending(signal) + analyzer.finishPending()
+            self.init(f0: blocks.flatMap { $0.f0() }, framePeriod: options.framePeriod)
             return
         }
         switch options.f0Method {

@@ -116,6 +116,13 @@ public final class StreamingAnalyzer {
         fileprivate let spectralRange: Range<Int>
         fileprivate let tools: AnalysisTools
 
+        /// The block's final F0 alone, as `analyzed()` finds it, without the spectral analysis.
+        package func f0() -> [Double] {
+            var f0: [Double] = []
+            tools.finalF0(group, samples: samples, into: &f0)
+            return f0
+        }
+
         /// The block `push` would have returned; safe to run for several blocks at once, on any threads.
         /// `threads` share the block's CheapTrick and D4C frames. The block's arrays are recycled ones when
         /// there are any; the copies this pending block holds travel with the block, back to the recycler.
@@ -244,8 +251,7 @@ public final class StreamingAnalyzer {
         tools = AnalysisTools(
             frames: frames, lowestVoicedF0: options.live ? options.f0Floor : 0,
             cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize, shared: shared),
-            refiners: WorkspacePool(shared: shared) { StoneMask.Refiner(sampleRate: sampleRate) },
-            harvest: try Harvest(sampleRate: sampleRate, options: options.harvest), recycler: recycler)
+            refiners: WorkspacePool(shared: shared) { StoneMask.Refiner(sampleRate: sampleRate) }, recycler: recycler)
         switch options.f0Method {
         case .dio:
             let source = DioSource(
@@ -253,7 +259,9 @@ public final class StreamingAnalyzer {
             latency = source.latency
             f0Source = .dio(source)
         case .harvest:
-            let source = HarvestSource(options: options, frames: frames, spectralReach: spectralReach)
+            let source = HarvestSource(
+                harvest: try Harvest(sampleRate: sampleRate, options: options.harvest), options: options, frames: frames,
+                spectralReach: spectralReach)
             latency = source.latency
             f0Source = .harvest(source)
         }
@@ -405,7 +413,6 @@ private struct AnalysisTools: Sendable {
     let d4c: D4C
     /// One StoneMask refiner for each thread refining at once.
     let refiners: WorkspacePool<StoneMask.Refiner>
-    let harvest: Harvest
     let recycler: StreamingAnalyzer.Recycler
 
     /// The group's final F0, appended to `f0`: DIO's refined by StoneMask frame by frame, or Harvest's over the
@@ -421,7 +428,7 @@ private struct AnalysisTools: Sendable {
                     }
                 }
             }
-        case .harvest(let offset):
+        case .harvest(let offset, let harvest):
             let contour = harvest.estimate(unchecked: samples.slice(group.samplesRead))
             for frame in 0..<group.frameCount {
                 f0.append(contour.f0[min(offset + frame, contour.frameCount - 1)])
@@ -479,8 +486,8 @@ private struct F0Group: Sendable {
     enum Estimate: Sendable {
         /// DIO's F0, for StoneMask to refine from the samples around each frame.
         case refine([Double])
-        /// Harvest over all of `samplesRead`; the group's first frame is the contour's frame `offset`.
-        case harvest(offset: Int)
+        /// `harvest` over all of `samplesRead`; the group's first frame is the contour's frame `offset`.
+        case harvest(offset: Int, Harvest)
     }
 
     var firstFrame: Int
@@ -600,7 +607,11 @@ private final class HarvestSource {
     private let lookBehindFrames: Int
     private var nextFrame = 0
 
-    init(options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
+    /// Its band filters are made once, for every group.
+    private let harvest: Harvest
+
+    init(harvest: Harvest, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
+        self.harvest = harvest
         self.frames = frames
         let period = options.framePeriod
         blockFrames = max(1, options.blockFrames ?? Int(1500 / period))
@@ -654,6 +665,6 @@ private final class HarvestSource {
         nextFrame = block.upperBound
         return F0Group(
             firstFrame: block.lowerBound, frameCount: block.count, samplesRead: start..<end,
-            estimate: .harvest(offset: block.lowerBound - firstSegmentFrame))
+            estimate: .harvest(offset: block.lowerBound - firstSegmentFrame, harvest))
     }
 }

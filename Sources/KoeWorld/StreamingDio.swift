@@ -105,12 +105,8 @@ package final class StreamingDio {
         repair = Dio.ContourRepair(bands: ladder.bandCount, options: options.dio)
         let requested = options.lookAhead.isFinite ? min(max(options.lookAhead, 0), 1e7) : 0
         let asked = Int((requested * rate / 1000).rounded(.up))
-        if options.live {
-            lookAheadSamples = asked
-        } else {
-            let shortest = bandReaches[0] + Int((Double(repair.halfRange + 1) * samplesPerFrame).rounded(.up)) + 1
-            lookAheadSamples = max(shortest, Int((options.lookAhead * rate / 1000).rounded(.up)))
-        }
+        let shortest = bandReaches[0] + Int((Double(repair.halfRange + 1) * samplesPerFrame).rounded(.up)) + 1
+        lookAheadSamples = options.live ? asked : max(shortest, asked)
         latency = lookAheadSamples + blockLength + 1
         openingLength = lookAheadSamples + blockLength
     }
@@ -179,23 +175,18 @@ package final class StreamingDio {
         for index in centred.indices {
             centred[index] -= offset
         }
-        guard options.live else {
-            filters.append(centred) { band, _, values in
-                events[band].append(contentsOf: UnsafeBufferPointer(values))
-            } afterBlock: { inputThrough in
-                while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
-                    settleNextFrame(inputThrough: inputThrough)
-                }
-            }
-            return
-        }
+        // The bank makes provisional band signals only in live mode.
         filters.append(centred) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         } provisional: { band, first, values in
             continueProvisionally(band: band, first: first, values: values)
         } afterBlock: { inputThrough in
             while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
-                settleNextLiveFrame(inputThrough: inputThrough)
+                if options.live {
+                    settleNextLiveFrame(inputThrough: inputThrough)
+                } else {
+                    settleNextFrame(inputThrough: inputThrough)
+                }
             }
         }
     }

@@ -154,6 +154,7 @@ final class PulseRenderer {
         envelope = .allocate(capacity: bins)
         aperiodicRatio = .allocate(capacity: bins)
         periodic = .allocate(capacity: fftSize)
+        periodic.initialize(repeating: 0)
         aperiodic = .allocate(capacity: fftSize)
         delayCosines = .allocate(capacity: bins)
         responseBuffer = .allocate(capacity: fftSize)
@@ -300,14 +301,13 @@ final class PulseRenderer {
     }
 
     /// The periodic part from the pulse on: the response's first half, its DC cancelled by the causal remover.
-    /// The wrapped-around second half is dropped, as WORLD drops it.
+    /// The wrapped-around second half is dropped, as WORLD drops it: `periodic`'s stays zero.
     private func removeDCFromCausalPeriodic() {
         let (periodic, waveform, dcRemover) = (periodic, inverse.waveform, dcRemover)
         let half = fftSize / 2
         var dc = 0.0
         for i in 0..<half { dc += waveform[i] }
         for i in 0..<half { periodic[i] = waveform[i] - dc * dcRemover[i] }
-        for i in half..<fftSize { periodic[i] = 0 }
     }
 
     // MARK: Aperiodic part
