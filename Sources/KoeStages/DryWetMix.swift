@@ -47,6 +47,12 @@ package final class DryWetMix: InPlaceStage {
     }
 
     package func apply(_ samples: UnsafeMutableBufferPointer<Double>) {
+        // Wet with nothing to come: the vocoder's samples stand, only the positions move.
+        if pending == nil, rampLeft == 0, wet == 1 {
+            dryStart += samples.count
+            mixed += samples.count
+            return
+        }
         for index in samples.indices {
             if let change = pending, mixed >= change.at {
                 pending = nil
