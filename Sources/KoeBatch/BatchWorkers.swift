@@ -179,7 +179,7 @@ package final class BatchWorkerPool {
     }
 
     private static func failure(_ message: String) -> Error {
-        KoeError.io("koe batch: " + message)
+        KoeError.io(message)
     }
 }
 
@@ -307,7 +307,7 @@ package enum BatchWorker {
         _ convert: (BatchOrder) throws -> ConversionStatistics, describe: (any Error) -> String
     ) throws {
         guard fcntl(BatchWorkerPool.lifelineDescriptor, F_GETFD) >= 0 else {
-            throw KoeError.misuse("--worker is for the processes koe batch starts itself")
+            throw KoeError.misuse("a batch worker runs only in a process its batch started, which hands it a lifeline")
         }
         let lifeline = watchLifeline()
         let decoder = JSONDecoder()

@@ -54,7 +54,7 @@ package final class PortAudioLibrary {
         guard let name else {
             let index = input ? Pa_GetDefaultInputDevice() : Pa_GetDefaultOutputDevice()
             guard index != koe_paNoDevice, let device = usable.first(where: { $0.index == index }) else {
-                throw KoeError.invalidArgument("no default \(direction) device (see koe live --list-devices)")
+                throw KoeError.invalidArgument("no default \(direction) device")
             }
             return device
         }
@@ -62,7 +62,7 @@ package final class PortAudioLibrary {
         if let device = usable.first(where: { $0.name == name }) ?? usable.first(where: { $0.name.hasPrefix(name) }) {
             return device
         }
-        throw KoeError.invalidArgument("no \(direction) device named '\(name)' (see koe live --list-devices)")
+        throw KoeError.invalidArgument("no \(direction) device named '\(name)'")
     }
 
     package static func check(_ status: PaError, _ what: String) throws {

@@ -61,9 +61,13 @@ struct Batch: ParsableCommand {
         if isWorker {
             // Made once for the worker's life: the curve and F0 files are read once, not for every input.
             let settings = Result { try conversionSettings() }
-            return try BatchWorker.serve(
-                { order in try convertFile(order.input, to: order.output, settings: settings.get()) },
-                describe: { Report.oneLine(Self.message(for: $0)) })
+            do {
+                return try BatchWorker.serve(
+                    { order in try convertFile(order.input, to: order.output, settings: settings.get()) },
+                    describe: { Report.oneLine(Self.message(for: $0)) })
+            } catch KoeError.misuse {
+                throw KoeError.misuse("--worker is for the processes koe batch starts itself")
+            }
         }
         try curves.checkFiles()
         let folder = BatchInputs.trimmingTrailingSlashes(batch.outputFolder)

@@ -39,8 +39,9 @@ struct Live: ParsableCommand {
             }
             return
         }
-        let inputDevice = try library.device(input, input: true)
-        let outputDevice = try library.device(output, input: false)
+        let (inputDevice, outputDevice) = try withDeviceHint {
+            (try library.device(input, input: true), try library.device(output, input: false))
+        }
         let sampleRate = outputDevice.defaultSampleRate
         let engine = LiveEngine(changer: try makeChanger(sampleRate: Int(sampleRate)))
         let stream = try LiveStream(
@@ -67,6 +68,15 @@ struct Live: ParsableCommand {
         status.finish()
         if LiveSignals.received != 0 { throw ExitCode(128 + LiveSignals.received) }
         if !quit { throw KoeError.io("the audio stream stopped: the device went away") }
+    }
+
+    /// A device that cannot be found is reported with where to look.
+    private func withDeviceHint<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch KoeError.invalidArgument(let message) {
+            throw KoeError.invalidArgument(message + " (see koe live --list-devices)")
+        }
     }
 
     /// The preset's voice and EQ, the explicit options over them, and the analysis asked for.
