@@ -102,6 +102,11 @@ package final class BatchWorkerPool {
             guard readable.contains(worker.answers) else { continue }
             for (item, answer) in worker.readAnswers() { try finished(item, answer) }
             if !worker.isAlive, let (item, answer) = worker.reap() { try finished(item, answer) }
+            if let signalNumber = worker.stopSignal {
+                throw KoeError.io(
+                    "a worker was stopped by signal \(signalNumber) (\(String(cString: strsignal(signalNumber)))), so the batch stops; "
+                        + "its input is not recorded and a rerun converts it")
+            }
         }
         workers.removeAll { !$0.isAlive && $0.hasBeenReaped }
     }
@@ -192,6 +197,9 @@ private final class Worker {
     /// The order being converted and when it was given.
     private(set) var current: (item: BatchItem, since: UInt64)?
     private(set) var hasBeenReaped = false
+    /// The signal that stopped the worker while it converted, when it is one that stops a run (SIGTERM, SIGINT,
+    /// SIGHUP): whoever sent it stopped the batch, and the input is left for a rerun, not recorded as failed.
+    private(set) var stopSignal: Int32?
     private var pendingAnswer: [UInt8] = []
     /// The end of what the worker wrote on its standard error, enough to name a crash.
     private var diagnosticTail: [UInt8] = []
@@ -271,6 +279,11 @@ private final class Worker {
         current = nil
         // A worker that crashed or was killed outright could not remove its temporary file.
         if let output = item.output { BatchOutputs.removeStaleTemporaryFiles(besides: [output]) }
+        let signalNumber = status & 0x7f
+        if [SIGTERM, SIGINT, SIGHUP].contains(signalNumber) {
+            stopSignal = signalNumber
+            return nil
+        }
         return (item, BatchAnswer(error: deathNotice(status), processingSeconds: Self.seconds(since: since)))
     }
 
