@@ -31,9 +31,10 @@ import KoeWorld
 ///
 /// **Threads.** Not thread-safe: call every method, settings included, from one thread at a time (the audio
 /// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone,
-/// takes no lock of koe's, and in the unsafe-pointer form allocates nothing per block in steady state (a long
-/// stream still allocates now and then); a call that completes an analysis block (every 20 ms of input with
-/// DIO, 5 ms when live) does that block's work. With more threads each channel's vocoder analyses on
+/// takes no lock of koe's, and in the unsafe-pointer form allocates nothing once warm, whatever the signal: the
+/// first blocks fill the buffers, which have room for what the stages hold back and for a block of up to
+/// 1,024 frames (longer ones are converted in pieces of that size). A call that completes an analysis block
+/// (every 20 ms of input with DIO, 5 ms when live) does that block's work. With more threads each channel's vocoder analyses on
 /// threads of its own and `process` waits for them as needed; the output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
@@ -264,8 +265,8 @@ public final class VoiceChanger {
     }
 
     /// Converts the next `frames` frames of planar audio from `input` into `output`, one pointer per channel
-    /// each way; `output` may be `input` (in place). Allocates nothing per block in steady state (see the type's
-    /// notes on threads). Bad audio (a sample that is not finite) throws before anything changes: nothing is
+    /// each way; `output` may be `input` (in place). Allocates nothing once warm (see the type's notes on
+    /// threads). Bad audio (a sample that is not finite) throws before anything changes: nothing is
     /// written and the block is not part of the stream.
     public func process(
         _ input: UnsafePointer<UnsafePointer<Float>>, into output: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int
@@ -275,12 +276,10 @@ public final class VoiceChanger {
         for channel in 0..<channels {
             try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
         }
-        for channel in 0..<channels {
-            chains[channel].load(UnsafeBufferPointer(start: input[channel], count: frames))
-        }
-        try run(frames: frames)
-        for channel in 0..<channels {
-            chains[channel].unload(frames, into: UnsafeMutableBufferPointer(start: output[channel], count: frames))
+        try run(frames: frames) { channel, piece in
+            chains[channel].load(UnsafeBufferPointer(rebasing: UnsafeBufferPointer(start: input[channel], count: frames)[piece]))
+        } unload: { channel, piece in
+            chains[channel].unload(piece.count, into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
         }
     }
 
@@ -339,34 +338,52 @@ public final class VoiceChanger {
         for (channel, samples) in input.enumerated() {
             try samples.withUnsafeBufferPointer { buffer throws(KoeError) in try Self.requireFinite(buffer, channel: channel) }
         }
-        for (channel, samples) in input.enumerated() {
-            samples.withUnsafeBufferPointer { chains[channel].load($0) }
-        }
-        try run(frames: frames)
-        return chains.map { chain in
-            var output = [Sample](repeating: 0, count: frames)
-            output.withUnsafeMutableBufferPointer { chain.unload(frames, into: $0) }
-            return output
-        }
-    }
-
-    /// Runs the loaded input of every channel through its chain, until each has `frames` frames ready.
-    private func run(frames: Int) throws(KoeError) {
-        hasStarted = true
-        if let deferred = deferredVoice, received >= deferred.from {
-            deferredVoice = nil
-            for chain in chains { chain.voiceShift.update(deferred.voice) }
-        }
-        received += frames
-        try KoeError.wrapping {
-            for chain in chains {
-                try chain.run()
-                if chain.ready.count < frames { try chain.collect() }
-                guard chain.ready.count >= frames else {
-                    throw KoeError.misuse("the vocoder fell behind its latency bound: \(chain.ready.count) of \(frames) frames ready")
-                }
+        var output = [[Sample]](repeating: [Sample](repeating: 0, count: frames), count: channels)
+        try run(frames: frames) { channel, piece in
+            input[channel].withUnsafeBufferPointer { chains[channel].load(UnsafeBufferPointer(rebasing: $0[piece])) }
+        } unload: { channel, piece in
+            output[channel].withUnsafeMutableBufferPointer {
+                chains[channel].unload(piece.count, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
             }
         }
+        return output
+    }
+
+    /// Frames of a block converted at a time: the stages' buffers then have room for a piece, and a host's block
+    /// of any size, once seen, allocates nothing more.
+    static let pieceFrames = 1024
+
+    /// Converts `frames` frames a piece at a time: `load` gives each channel's input of a piece (a range of the
+    /// block's frames) to its chain, which runs until it has as many frames ready, and `unload` takes them.
+    private func run(
+        frames: Int, load: (_ channel: Int, _ piece: Range<Int>) -> Void, unload: (_ channel: Int, _ piece: Range<Int>) -> Void
+    ) throws(KoeError) {
+        hasStarted = true
+        var start = 0
+        repeat {
+            let piece = start..<min(frames, start + Self.pieceFrames)
+            if let deferred = deferredVoice, received >= deferred.from {
+                deferredVoice = nil
+                for chain in chains { chain.voiceShift.update(deferred.voice) }
+            }
+            received += piece.count
+            for channel in 0..<channels {
+                load(channel, piece)
+            }
+            try KoeError.wrapping {
+                for chain in chains {
+                    try chain.run()
+                    if chain.ready.count < piece.count { try chain.collect() }
+                    guard chain.ready.count >= piece.count else {
+                        throw KoeError.misuse("the vocoder fell behind its latency bound: \(chain.ready.count) of \(piece.count) frames ready")
+                    }
+                }
+            }
+            for channel in 0..<channels {
+                unload(channel, piece)
+            }
+            start = piece.upperBound
+        } while start < frames
     }
 
     private func requireStreaming() throws(KoeError) {
@@ -438,6 +455,10 @@ private final class ChannelChain {
         limiter.isEnabled = limitsOutput
         chain = Chain(stages: [voiceShift, mix, equalizer, gain, limiter])
         ready = [Double](repeating: 0, count: chain.latency)
+        // Room for a piece on top of what the stages hold back, so no block allocates once built.
+        ready.reserveCapacity(chain.latency + VoiceChanger.pieceFrames)
+        input.reserveCapacity(VoiceChanger.pieceFrames)
+        mix.reserveCapacity(heldSamples: voiceShift.latency + VoiceChanger.pieceFrames)
     }
 
     var latency: Int { chain.latency }

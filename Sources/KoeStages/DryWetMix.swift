@@ -37,6 +37,13 @@ package final class DryWetMix: InPlaceStage {
         pending = (at: fed, wet: wet)
     }
 
+    /// Makes room for the dry samples of `heldSamples` fed and not yet mixed, the block being fed included:
+    /// feeding then allocates nothing while no more are held. The samples already mixed that `dry` still holds
+    /// are fewer than those, so it needs twice the room.
+    package func reserveCapacity(heldSamples: Int) {
+        dry.reserveCapacity(2 * heldSamples)
+    }
+
     package func feedDry(_ samples: UnsafeBufferPointer<Double>) {
         if dryStart > 0, dryStart >= dry.count / 2 {
             dry.removeSubrange(0..<dryStart)

@@ -566,10 +566,21 @@ extension Dio {
             hasEdge = other.hasEdge
         }
 
-        /// Forgets the intervals before `cursor`'s segment, which no time at or after the cursor's can use.
+        /// Intervals `dropIntervals` leaves in memory at most besides those a cursor can still use.
+        static let dropBatch = 256
+
+        /// Makes room for `intervals` held at once: adding intervals then allocates nothing while no more are held.
+        mutating func reserveCapacity(_ intervals: Int) {
+            locations.reserveCapacity(intervals)
+            frequencies.reserveCapacity(intervals)
+            revealedAt.reserveCapacity(intervals)
+        }
+
+        /// Forgets the intervals before `cursor`'s segment, which no time at or after the cursor's can use, once
+        /// there are `dropBatch` of them.
         mutating func dropIntervals(before cursor: Int) {
             let removable = min(cursor - 1, count - 2) - dropped
-            guard removable >= 256, removable * 2 >= locations.count else { return }
+            guard removable >= Self.dropBatch else { return }
             locations.removeFirst(removable)
             frequencies.removeFirst(removable)
             revealedAt.removeFirst(removable)
@@ -684,6 +695,14 @@ extension Dio {
 
         /// Intervals held in memory, all kinds together.
         var heldIntervalCount: Int { falling.heldCount + rising.heldCount + peaks.heldCount + dips.heldCount }
+
+        /// Makes room for `intervals` held at once of each kind.
+        mutating func reserveCapacity(_ intervals: Int) {
+            falling.reserveCapacity(intervals)
+            rising.reserveCapacity(intervals)
+            peaks.reserveCapacity(intervals)
+            dips.reserveCapacity(intervals)
+        }
 
         mutating func dropIntervals(before cursor: EventCursor) {
             falling.dropIntervals(before: cursor.positions.0)

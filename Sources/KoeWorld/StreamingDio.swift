@@ -109,6 +109,18 @@ package final class StreamingDio {
         lookAheadSamples = options.live ? asked : max(shortest, asked)
         latency = lookAheadSamples + blockLength + 1
         openingLength = lookAheadSamples + blockLength
+        // A band holds the intervals from the settling frame's on, which the filtered samples past it reveal: at
+        // most its look-ahead, a block, a frame and, provisionally, the lowest band's reach. An event of a kind
+        // needs two samples, so making room for half as many intervals, plus those not yet dropped, means no
+        // signal makes the events allocate once built.
+        let heldSamples = lookAheadSamples + 2 * blockLength + Int(samplesPerFrame.rounded(.up)) + bandReaches[0]
+        let heldIntervals = heldSamples / 2 + Dio.EventSeries.dropBatch + 2
+        for band in events.indices {
+            events[band].reserveCapacity(heldIntervals)
+        }
+        for band in provisionalEvents.indices {
+            provisionalEvents[band].reserveCapacity(heldIntervals)
+        }
     }
 
     /// Frames handed out so far.

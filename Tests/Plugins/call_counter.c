@@ -1,6 +1,6 @@
 /* Preloaded into a plugin host (LD_PRELOAD): counts the heap and lock calls made from one shared object, the
- * plugin, and writes the counts to a file when the host exits. The test runs a host on a short and on a long
- * input: equal counts mean run() neither allocates nor locks once warm, however many times the host calls it.
+ * plugin, and writes the counts to a file when the host exits. The test runs a host on a short input and on a
+ * longer one: equal counts mean run() neither allocates nor locks once warm, however often the host calls it.
  *
  *   COUNT_OBJECT  the end of the plugin's path (koe.so, koe-ladspa.so)
  *   COUNT_OUTPUT  where the counts go: "heap N\nlock N\n"
