@@ -23,11 +23,18 @@ takes koe's output, so what it plays and what it records are counted in the same
              measures.envelope): within one period (512 frames) of the latency koe reports (its VoiceChanger's
              plus the devices' latency as PortAudio gives it; koe live runs the --live analysis), and within
              issue 13's 150 ms.
+  anchor     the delay measured exactly: koe live at pitch 1, whose output is its input delayed (a shifted
+             voice's envelopes differ from the input's, which biases the correlation by a few ms), beside
+             Tests/Plugins/portaudio_copy.c, a PortAudio client opened as koe live opens its stream that copies
+             its input to its output: the devices' round trip alone. koe live's delay less its VoiceChanger's
+             bound (`koe convert --live --json`) is at most that round trip, and at most one period (the
+             issue's bar: the live bound plus one period), +-1 ms.
 
 One PASS or FAIL line per check; the last line reads `live: N passed, M failed`; exits 1 when a check fails.
 """
 
 import argparse
+import json
 import os
 import pty
 import re
@@ -58,6 +65,9 @@ SESSION_SECONDS = 10.0     # at least this much speech played
 GAP_SECONDS = 0.5          # silence before and between the clips
 TAIL_SECONDS = 1.0         # recorded after the speech ends, to hear it out of koe's latency
 ISSUE_DELAY_BAR = 0.150    # s
+ANCHOR_SECONDS = 4.0       # of the speech played through the copy program
+DELAY_RESOLUTION = 0.001   # s, of the envelopes' cross-correlation on speech
+COPY_SOURCE = Path(__file__).resolve().parent / "portaudio_copy.c"
 WAIT_SECONDS = 20
 
 
@@ -131,8 +141,9 @@ def connect_client(server):
             time.sleep(0.2)
 
 
-def koe_ports(client):
-    """koe's input and output ports: PortAudio connects them to the system device's."""
+def client_ports(client):
+    """The input and output ports of the PortAudio client running (koe or the copy program): PortAudio connects
+    them to the system device's."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
         inputs = client.get_all_connections("system:capture_1")
@@ -140,12 +151,12 @@ def koe_ports(client):
         if inputs and outputs:
             return inputs[0], outputs[0]
         time.sleep(0.1)
-    raise Failure(f"koe's ports never appeared on the server in {WAIT_SECONDS} s")
+    raise Failure(f"the client's ports never appeared on the server in {WAIT_SECONDS} s")
 
 
-def play_and_record(client, stimulus, koe_input, koe_output):
-    """Plays `stimulus` into koe and records as long plus TAIL_SECONDS; returns the recording and the xruns the
-    server reported meanwhile."""
+def play_and_record(client, stimulus, their_input, their_output):
+    """Plays `stimulus` into a client's input and records its output as long plus TAIL_SECONDS; returns the
+    recording and the xruns the server reported meanwhile."""
     total = len(stimulus) + int(TAIL_SECONDS * RATE)
     recording = np.zeros(total, dtype=np.float32)
     position = [0]
@@ -175,13 +186,26 @@ def play_and_record(client, stimulus, koe_input, koe_output):
 
     # Both connections are made before the first frame is played: position 0 is the first cycle after them.
     client.activate()
-    client.connect(out_port, koe_input)
-    client.connect(koe_output, in_port)
+    client.connect(out_port, their_input)
+    client.connect(their_output, in_port)
     position[0] = 0
     xruns[0] = 0
     check(done.wait(total / RATE + WAIT_SECONDS), "the server stopped calling the test's client")
     client.deactivate()
+    client.outports.clear()
+    client.inports.clear()
     return recording, xruns[0]
+
+
+def changer_bound(koe, root):
+    """The live VoiceChanger's fixed delay in seconds, whatever its voice: `koe convert --live --json` reports it
+    (on stderr, stdout being for audio) for a voice that runs the vocoder."""
+    tone = root / "bound-tone.wav"
+    soundfile.write(str(tone), 0.1 * np.sin(2 * np.pi * 200 * np.arange(RATE) / RATE), RATE)
+    result = subprocess.run([str(koe), "convert", str(tone), str(root / "bound-out.wav"), "--live", "--json",
+                             "--pitch", str(PITCH)], capture_output=True, text=True, timeout=WAIT_SECONDS)
+    check(result.returncode == 0, f"koe convert --live --json failed: {result.stderr.strip()}")
+    return json.loads(result.stderr)["latency_bound_ms"] / 1000
 
 
 def terminal_session(koe, environment):
@@ -275,14 +299,13 @@ def main():
 
         koe = processes.start("koe", [arguments.koe, "live", "--input", "system", "--output", "system",
                                       "--pitch", PITCH], environment)
-        koe_input, koe_output = koe_ports(client)
+        koe_input, koe_output = client_ports(client)
         recording, server_xruns = play_and_record(client, stimulus, koe_input, koe_output)
         koe.send_signal(signal.SIGINT)
         try:
             status = koe.wait(WAIT_SECONDS)
         except subprocess.TimeoutExpired:
             status = None
-        client.close()
         log = processes.log("koe")
         summary = re.search(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), latency ([\d.]+) ms", log)
         report("session", status == 130 and summary is not None,
@@ -303,6 +326,29 @@ def main():
                f"measured {1000 * delay / RATE:.1f} ms end to end, koe reports {1000 * reported:.1f} ms, its "
                f"VoiceChanger's live bound and the devices' latency (bar: within one period, "
                f"{1000 * PERIOD / RATE:.1f} ms, and at most {1000 * ISSUE_DELAY_BAR:.0f} ms)")
+
+        excerpt = stimulus[:int(ANCHOR_SECONDS * RATE)]
+
+        def round_trip(name, argv):
+            process = processes.start(name, argv, environment)
+            their_input, their_output = client_ports(client)
+            recorded, _ = play_and_record(client, excerpt, their_input, their_output)
+            process.send_signal(signal.SIGINT)
+            process.wait(WAIT_SECONDS)
+            return measures.envelope_delay(excerpt, recorded, RATE, RATE) / RATE
+
+        copy_program = root / "portaudio_copy"
+        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(copy_program), str(COPY_SOURCE),
+                        "-lportaudio"], check=True, capture_output=True)
+        devices = round_trip("copy", [copy_program, "system"])
+        unshifted = round_trip("koe-unshifted", [arguments.koe, "live", "--input", "system", "--output", "system"])
+        client.close()
+        bound = changer_bound(arguments.koe, root)
+        beyond = unshifted - bound
+        report("anchor", beyond <= min(devices, PERIOD / RATE) + DELAY_RESOLUTION,
+               f"koe live at pitch 1: {1000 * unshifted:.1f} ms = its VoiceChanger's bound {1000 * bound:.1f} ms + "
+               f"{1000 * beyond:.1f} ms; the copy program's round trip {1000 * devices:.1f} ms, one period "
+               f"{1000 * PERIOD / RATE:.1f} ms (bar: the bound + at most both, +-{1000 * DELAY_RESOLUTION:.0f} ms)")
     except Failure as failure:
         report("setup", False, str(failure))
     except KeyboardInterrupt as interruption:
