@@ -607,6 +607,13 @@ extension Dio {
             }
         }
 
+        /// Appends each sample less `offset`.
+        mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double) {
+            for sample in samples {
+                append(sample - offset)
+            }
+        }
+
         @inline(__always)
         mutating func append(_ sample: Double) {
             if index >= 1 {

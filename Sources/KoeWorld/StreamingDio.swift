@@ -202,9 +202,9 @@ package final class StreamingDio {
         guard skip >= 0, skip <= values.count else { return }
         let slow = skip >= 1 ? values[skip - 1] - events[band].lastSample : 0
         provisionalEvents[band].copy(events[band], from: cursors[band])
-        for index in skip..<values.count {
-            provisionalEvents[band].append(values[index] - slow)
-        }
+        // One mutating call for the whole span: appending sample by sample through the array costs an
+        // exclusivity and uniqueness check each.
+        provisionalEvents[band].append(contentsOf: UnsafeBufferPointer(rebasing: values[skip...]), less: slow)
     }
 
     /// Live mode: settles the next frame from the final and provisional events, over a window of the frames
