@@ -537,9 +537,10 @@ extension Dio {
 
         /// The frequencies of the first `available` intervals linearly interpolated at `time` as WORLD's
         /// `interp1` does: from the first interval after `time` and the one before it, extrapolating from the
-        /// first or last two. Like WORLD, nil (no candidate) unless there are three intervals.
+        /// first or last two. Like WORLD, nil (no candidate) unless there are three intervals. With
+        /// `holdingLast`, a time past the last interval takes its frequency instead of the extrapolation.
         /// `cursor` is where the search starts; it moves to where the next, later time's search can start.
-        func value(at time: Double, available: Int, cursor: inout Int) -> Double? {
+        func value(at time: Double, available: Int, holdingLast: Bool, cursor: inout Int) -> Double? {
             guard available > 2 else { return nil }
             var segment = max(cursor, 1)
             while segment < available - 1 && locations[segment - dropped] <= time {
@@ -547,7 +548,8 @@ extension Dio {
             }
             cursor = segment
             let previous = segment - 1 - dropped
-            let s = (time - locations[previous]) / (locations[previous + 1] - locations[previous])
+            let position = (time - locations[previous]) / (locations[previous + 1] - locations[previous])
+            let s = holdingLast ? min(position, 1) : position
             return frequencies[previous] + s * (frequencies[previous + 1] - frequencies[previous])
         }
 
@@ -616,6 +618,13 @@ extension Dio {
             }
         }
 
+        /// Appends each sample less `offset`.
+        mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double) {
+            for sample in samples {
+                append(sample - offset)
+            }
+        }
+
         @inline(__always)
         mutating func append(_ sample: Double) {
             if index >= 1 {
@@ -659,15 +668,16 @@ extension Dio {
                 peaks.count(revealedBy: horizon), dips.count(revealedBy: horizon)))
         }
 
-        /// The four event frequencies at `time` from the intervals in `snapshot`, or nil if a kind has too few.
+        /// The four event frequencies at `time` from the intervals in `snapshot`, or nil if a kind has too few;
+        /// past a kind's last interval, its frequency there with `holdingLast` (see `EventSeries.value`).
         func eventFrequencies(
-            at time: Double, in snapshot: EventSnapshot, cursor: inout EventCursor
+            at time: Double, in snapshot: EventSnapshot, holdingLast: Bool = false, cursor: inout EventCursor
         ) -> (Double, Double, Double, Double)? {
             let available = snapshot.available
-            guard let a = falling.value(at: time, available: available.0, cursor: &cursor.positions.0),
-                  let b = rising.value(at: time, available: available.1, cursor: &cursor.positions.1),
-                  let c = peaks.value(at: time, available: available.2, cursor: &cursor.positions.2),
-                  let d = dips.value(at: time, available: available.3, cursor: &cursor.positions.3)
+            guard let a = falling.value(at: time, available: available.0, holdingLast: holdingLast, cursor: &cursor.positions.0),
+                  let b = rising.value(at: time, available: available.1, holdingLast: holdingLast, cursor: &cursor.positions.1),
+                  let c = peaks.value(at: time, available: available.2, holdingLast: holdingLast, cursor: &cursor.positions.2),
+                  let d = dips.value(at: time, available: available.3, holdingLast: holdingLast, cursor: &cursor.positions.3)
             else { return nil }
             return (a, b, c, d)
         }
