@@ -18,6 +18,8 @@ package final class NoiseStream {
         let granule = NoiseStream.refillGranule
         let capacity = (maximumTake + granule - 1) / granule * granule + 4 * granule
         buffer = .allocate(capacity: capacity)
+        // The jump table is built once per process: here, rather than by the first fill, on an audio thread.
+        _ = XorshiftJumps.shared
     }
 
     deinit {

@@ -7,7 +7,8 @@ import Foundation
 /// workspace it used last when that one is free, so its buffers are still in that core's cache.
 ///
 /// A pool that is not shared serves one thread at a time and takes no lock, so that a single-threaded caller (an
-/// audio callback) never waits on one.
+/// audio callback) never waits on one; it makes its one workspace when it is made, so that caller never builds
+/// one (an FFT plan, say) either.
 package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     /// Nil when the pool is not shared.
     private let lock: NSLock?
@@ -21,6 +22,10 @@ package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     package init(shared: Bool = true, make: @escaping @Sendable () -> Workspace) {
         lock = shared ? NSLock() : nil
         self.make = make
+        if !shared {
+            idle.append(make())
+            lastUsers.append(pthread_self())
+        }
     }
 
     package func withWorkspace<Result>(_ body: (Workspace) throws -> Result) rethrows -> Result {

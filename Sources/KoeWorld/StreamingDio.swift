@@ -111,6 +111,7 @@ package final class StreamingDio {
         lookAheadSamples = options.live ? asked : max(shortest, asked)
         latency = lookAheadSamples + blockLength + 1
         openingLength = lookAheadSamples + blockLength
+        opening.reserveCapacity(openingLength)
         // A band holds the intervals from the settling frame's on, which the filtered samples past it reveal: at
         // most its look-ahead, a block, a frame and, provisionally, the lowest band's reach. An event of a kind
         // needs two samples, so making room for half as many intervals, plus those not yet dropped, means no

@@ -1,16 +1,23 @@
-/* Preloaded into a plugin host (LD_PRELOAD): counts the heap and lock calls made from one shared object, the
- * plugin, and writes the counts to a file when the host exits. The test runs a host on a short input and on a
- * longer one: equal counts mean run() neither allocates nor locks once warm, however often the host calls it.
+/* Preloaded into a plugin host (LD_PRELOAD): counts the heap and lock calls made while the plugin's run() is on
+ * the stack, from any library, and writes the counts to a file when the host exits.
  *
  *   COUNT_OBJECT  the end of the plugin's path (koe.so, koe-ladspa.so)
- *   COUNT_OUTPUT  where the counts go: "heap N\nlock N\n"
+ *   COUNT_OUTPUT  where the counts go, one "name value" a line:
+ *                 runs, frames      run() calls and the frames they were given
+ *                 first_frames      the frames the first run() call was given
+ *                 heap, lock        heap and lock calls made within run()
+ *                 last_frame        frames given to run() up to the end of the last call that made one (0: none)
+ *                 outside           heap calls made from the plugin's own code outside run() (instantiate, ...)
  *
- * A call is the plugin's when its return address lies in the plugin's mapped segments; the segments are looked
- * up after every dlopen, which is how hosts load plugins. Allocation goes to glibc's own entry points, so this
- * file never calls the functions it replaces. */
+ * Hosts find a plugin's descriptor with dlsym ("ladspa_descriptor", "lv2_descriptor"); this file answers such a
+ * lookup in the plugin with a function that hands out copies of its descriptors whose run() is wrapped. The
+ * plugin's segments are looked up after every dlopen, which is how hosts load plugins. Allocation goes to
+ * glibc's own entry points, so this file never calls the functions it replaces. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <ladspa.h>
 #include <link.h>
+#include <lv2/core/lv2.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -25,11 +32,13 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 extern void __libc_free(void *);
 
-enum { MAX_SEGMENTS = 16 };
+enum { MAX_SEGMENTS = 16, MAX_DESCRIPTORS = 8 };
 
 static struct { uintptr_t start, end; } segments[MAX_SEGMENTS];
 static atomic_int segment_count;
-static atomic_long heap_calls, lock_calls;
+static atomic_long runs, frames, first_frames, heap_calls, lock_calls, last_frame, outside_calls;
+static __thread int in_run;
+static __thread long calls_in_this_run;
 
 static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
@@ -48,16 +57,89 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *data) {
     return 1;
 }
 
-static int from_object(void *return_address) {
-    uintptr_t address = (uintptr_t)return_address;
+static int from_object(const void *address) {
+    uintptr_t value = (uintptr_t)address;
     int count = atomic_load(&segment_count);
     for (int i = 0; i < count; ++i) {
-        if (address >= segments[i].start && address < segments[i].end) return 1;
+        if (value >= segments[i].start && value < segments[i].end) return 1;
     }
     return 0;
 }
 
-#define COUNT(counter) do { if (from_object(__builtin_return_address(0))) atomic_fetch_add(&counter, 1); } while (0)
+static void count_heap(void *return_address) {
+    if (in_run) {
+        atomic_fetch_add(&heap_calls, 1);
+        ++calls_in_this_run;
+    } else if (from_object(return_address)) {
+        atomic_fetch_add(&outside_calls, 1);
+    }
+}
+
+static void count_lock(void) {
+    if (in_run) {
+        atomic_fetch_add(&lock_calls, 1);
+        ++calls_in_this_run;
+    }
+}
+
+/* run() wrapped: the call is counted, and every heap or lock call under it. */
+static void begin_run(unsigned long count) {
+    ++in_run;
+    calls_in_this_run = 0;
+    if (atomic_fetch_add(&runs, 1) == 0) atomic_store(&first_frames, (long)count);
+    atomic_fetch_add(&frames, (long)count);
+}
+
+static void end_run(void) {
+    if (calls_in_this_run > 0) atomic_store(&last_frame, atomic_load(&frames));
+    --in_run;
+}
+
+static const LADSPA_Descriptor *(*plugin_ladspa_descriptor)(unsigned long);
+static LADSPA_Descriptor ladspa_copies[MAX_DESCRIPTORS];
+static void (*ladspa_runs[MAX_DESCRIPTORS])(LADSPA_Handle, unsigned long);
+
+#define LADSPA_RUN(index)                                                              \
+    static void ladspa_run_##index(LADSPA_Handle handle, unsigned long count) {        \
+        begin_run(count);                                                              \
+        ladspa_runs[index](handle, count);                                             \
+        end_run();                                                                     \
+    }
+LADSPA_RUN(0) LADSPA_RUN(1) LADSPA_RUN(2) LADSPA_RUN(3) LADSPA_RUN(4) LADSPA_RUN(5) LADSPA_RUN(6) LADSPA_RUN(7)
+static void (*const ladspa_wrappers[MAX_DESCRIPTORS])(LADSPA_Handle, unsigned long) = {
+    ladspa_run_0, ladspa_run_1, ladspa_run_2, ladspa_run_3, ladspa_run_4, ladspa_run_5, ladspa_run_6, ladspa_run_7};
+
+static const LADSPA_Descriptor *wrapped_ladspa_descriptor(unsigned long index) {
+    const LADSPA_Descriptor *descriptor = plugin_ladspa_descriptor(index);
+    if (!descriptor || index >= MAX_DESCRIPTORS || !descriptor->run) return descriptor;
+    ladspa_copies[index] = *descriptor;
+    ladspa_runs[index] = descriptor->run;
+    ladspa_copies[index].run = ladspa_wrappers[index];
+    return &ladspa_copies[index];
+}
+
+static const LV2_Descriptor *(*plugin_lv2_descriptor)(uint32_t);
+static LV2_Descriptor lv2_copies[MAX_DESCRIPTORS];
+static void (*lv2_runs[MAX_DESCRIPTORS])(LV2_Handle, uint32_t);
+
+#define LV2_RUN(index)                                                                 \
+    static void lv2_run_##index(LV2_Handle handle, uint32_t count) {                   \
+        begin_run(count);                                                              \
+        lv2_runs[index](handle, count);                                                \
+        end_run();                                                                     \
+    }
+LV2_RUN(0) LV2_RUN(1) LV2_RUN(2) LV2_RUN(3) LV2_RUN(4) LV2_RUN(5) LV2_RUN(6) LV2_RUN(7)
+static void (*const lv2_wrappers[MAX_DESCRIPTORS])(LV2_Handle, uint32_t) = {
+    lv2_run_0, lv2_run_1, lv2_run_2, lv2_run_3, lv2_run_4, lv2_run_5, lv2_run_6, lv2_run_7};
+
+static const LV2_Descriptor *wrapped_lv2_descriptor(uint32_t index) {
+    const LV2_Descriptor *descriptor = plugin_lv2_descriptor(index);
+    if (!descriptor || index >= MAX_DESCRIPTORS) return descriptor;
+    lv2_copies[index] = *descriptor;
+    lv2_runs[index] = descriptor->run;
+    lv2_copies[index].run = lv2_wrappers[index];
+    return &lv2_copies[index];
+}
 
 void *dlopen(const char *file, int mode) {
     static void *(*next)(const char *, int);
@@ -68,36 +150,54 @@ void *dlopen(const char *file, int mode) {
     return handle;
 }
 
-void *malloc(size_t size) { COUNT(heap_calls); return __libc_malloc(size); }
-void *calloc(size_t count, size_t size) { COUNT(heap_calls); return __libc_calloc(count, size); }
-void *realloc(void *pointer, size_t size) { COUNT(heap_calls); return __libc_realloc(pointer, size); }
-void free(void *pointer) { if (pointer) COUNT(heap_calls); __libc_free(pointer); }
+void *dlsym(void *handle, const char *name) {
+    static void *(*next)(void *, const char *);
+    if (!next) next = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!next) next = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    void *symbol = next(handle, name);
+    if (!symbol || !from_object(symbol)) return symbol;
+    if (strcmp(name, "ladspa_descriptor") == 0) {
+        plugin_ladspa_descriptor = (const LADSPA_Descriptor *(*)(unsigned long))symbol;
+        return (void *)wrapped_ladspa_descriptor;
+    }
+    if (strcmp(name, "lv2_descriptor") == 0) {
+        plugin_lv2_descriptor = (const LV2_Descriptor *(*)(uint32_t))symbol;
+        return (void *)wrapped_lv2_descriptor;
+    }
+    return symbol;
+}
+
+#define COUNT_HEAP() count_heap(__builtin_return_address(0))
+
+void *malloc(size_t size) { COUNT_HEAP(); return __libc_malloc(size); }
+void *calloc(size_t count, size_t size) { COUNT_HEAP(); return __libc_calloc(count, size); }
+void *realloc(void *pointer, size_t size) { COUNT_HEAP(); return __libc_realloc(pointer, size); }
+void free(void *pointer) { if (pointer) COUNT_HEAP(); __libc_free(pointer); }
 
 int posix_memalign(void **pointer, size_t alignment, size_t size) {
-    COUNT(heap_calls);
+    COUNT_HEAP();
     *pointer = __libc_memalign(alignment, size);
     return *pointer ? 0 : 12; /* ENOMEM */
 }
 
-void *aligned_alloc(size_t alignment, size_t size) { COUNT(heap_calls); return __libc_memalign(alignment, size); }
-void *memalign(size_t alignment, size_t size) { COUNT(heap_calls); return __libc_memalign(alignment, size); }
+void *aligned_alloc(size_t alignment, size_t size) { COUNT_HEAP(); return __libc_memalign(alignment, size); }
+void *memalign(size_t alignment, size_t size) { COUNT_HEAP(); return __libc_memalign(alignment, size); }
 
-/* C++ operator new and delete (the Swift runtime's C++ parts call libstdc++'s, which then call malloc from
- * libstdc++, not from the plugin), and FFTW's allocator, which calls posix_memalign from libfftw3. */
-void *_Znwm(size_t size) { COUNT(heap_calls); return __libc_malloc(size); }
-void *_Znam(size_t size) { COUNT(heap_calls); return __libc_malloc(size); }
-void _ZdlPv(void *pointer) { COUNT(heap_calls); __libc_free(pointer); }
-void _ZdlPvm(void *pointer, size_t size) { (void)size; COUNT(heap_calls); __libc_free(pointer); }
-void _ZdaPv(void *pointer) { COUNT(heap_calls); __libc_free(pointer); }
-void *fftw_malloc(size_t size) { COUNT(heap_calls); return __libc_memalign(64, size); }
-void fftw_free(void *pointer) { COUNT(heap_calls); __libc_free(pointer); }
+/* C++ operator new and delete, and FFTW's allocator: within run() they count whoever calls them. */
+void *_Znwm(size_t size) { COUNT_HEAP(); return __libc_malloc(size); }
+void *_Znam(size_t size) { COUNT_HEAP(); return __libc_malloc(size); }
+void _ZdlPv(void *pointer) { COUNT_HEAP(); __libc_free(pointer); }
+void _ZdlPvm(void *pointer, size_t size) { (void)size; COUNT_HEAP(); __libc_free(pointer); }
+void _ZdaPv(void *pointer) { COUNT_HEAP(); __libc_free(pointer); }
+void *fftw_malloc(size_t size) { COUNT_HEAP(); return __libc_memalign(64, size); }
+void fftw_free(void *pointer) { COUNT_HEAP(); __libc_free(pointer); }
 
 /* Each lock entry point forwards to the next definition, found once. */
 #define FORWARD_LOCK(name, parameters, arguments)                                     \
     int name parameters {                                                             \
         static int (*next) parameters;                                                \
         if (!next) next = (int (*) parameters)dlsym(RTLD_NEXT, #name);                \
-        COUNT(lock_calls);                                                            \
+        count_lock();                                                                 \
         return next arguments;                                                        \
     }
 
@@ -117,6 +217,8 @@ __attribute__((destructor)) static void write_counts(void) {
     if (!path) return;
     FILE *file = fopen(path, "w");
     if (!file) return;
-    fprintf(file, "heap %ld\nlock %ld\n", atomic_load(&heap_calls), atomic_load(&lock_calls));
+    fprintf(file, "runs %ld\nframes %ld\nfirst_frames %ld\nheap %ld\nlock %ld\nlast_frame %ld\noutside %ld\n",
+            atomic_load(&runs), atomic_load(&frames), atomic_load(&first_frames), atomic_load(&heap_calls),
+            atomic_load(&lock_calls), atomic_load(&last_frame), atomic_load(&outside_calls));
     fclose(file);
 }
