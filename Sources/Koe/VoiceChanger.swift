@@ -32,7 +32,7 @@ import KoeWorld
 /// **Threads.** Not thread-safe: call every method, settings included, from one thread at a time (the audio
 /// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone,
 /// takes no lock of koe's, and in the unsafe-pointer form allocates nothing once warm, whatever the signal: in
-/// the first blocks some buffers grow and Swift's runtime sets up the types they use (a few hundred heap calls,
+/// the first blocks some buffers grow and Swift's runtime sets up a few types (one to two hundred heap calls,
 /// some taking its locks), then the buffers have room for what the stages hold back and for a block of up to
 /// 1,024 frames (longer ones are converted in pieces of that size). A call that completes an analysis block
 /// (every 20 ms of input with DIO, 5 ms when live) does that block's work. With more threads each channel's vocoder analyses on
