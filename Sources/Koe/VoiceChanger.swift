@@ -3,6 +3,7 @@ import KoeIO
 import KoePipeline
 import KoeStages
 import KoeWorld
+import Synchronization
 
 /// A live voice changer: planar blocks in, as many frames out, delayed by exactly `latency` frames.
 ///
@@ -30,13 +31,13 @@ import KoeWorld
 /// non-finite ones ignored, so a host's odd control value never stops the audio.
 ///
 /// **Threads.** Not thread-safe: call every method, settings included, from one thread at a time (the audio
-/// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone,
-/// takes no lock of koe's, and in the unsafe-pointer form allocates nothing once warm, whatever the signal: in
-/// the first blocks some buffers grow and Swift's runtime sets up a few types (one to two hundred heap calls,
-/// some taking its locks), then the buffers have room for what the stages hold back and for a block of up to
-/// 1,024 frames (longer ones are converted in pieces of that size). A call that completes an analysis block
-/// (every 20 ms of input with DIO, 5 ms when live) does that block's work. With more threads each channel's vocoder analyses on
-/// threads of its own and `process` waits for them as needed; the output is the same.
+/// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone and
+/// takes no lock. In the unsafe-pointer form it allocates nothing once warm, whatever the signal: in the first
+/// blocks some buffers grow (one to two hundred heap calls), then they have room for what the stages hold back
+/// and for a block of up to 1,024 frames (longer ones are converted in pieces of that size). A call that
+/// completes an analysis block (every 20 ms of input with DIO, 5 ms when live) does that block's work. With more
+/// threads each channel's vocoder analyses on threads of its own and `process` waits for them as needed; the
+/// output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
     public struct Options: Sendable, Equatable {
@@ -211,6 +212,31 @@ public final class VoiceChanger {
             try (0..<channels).map { _ in try ChannelChain(sampleRate: sampleRate, voice: VoiceSettings(), options: options) }
         }
         latency = chains[0].latency
+        try KoeError.wrapping { try Self.warmUp(sampleRate: sampleRate, options: options) }
+    }
+
+    /// The sample rates and options `warmUp` has run with in this process.
+    private static let warmedUp = Mutex<Set<String>>([])
+
+    /// Swift's runtime sets up some of the types a chain uses the first time they are used, under its locks:
+    /// once per process and set-up, a scratch chain runs a vowel so that happens here, not in `process`.
+    private static func warmUp(sampleRate: Int, options: Options) throws {
+        let key = "\(sampleRate) \(options)"
+        guard warmedUp.withLock({ $0.insert(key).inserted }) else { return }
+        var voice = VoiceSettings()
+        voice.pitchRatio = 1.2
+        let chain = try ChannelChain(sampleRate: sampleRate, voice: voice, options: options)
+        let vowel = (0..<(sampleRate / 2)).map { 0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate)) }
+        var output = [Float](repeating: 0, count: pieceFrames)
+        var start = 0
+        while start < vowel.count {
+            let piece = vowel[start..<min(vowel.count, start + pieceFrames)]
+            piece.withUnsafeBufferPointer { chain.load($0) }
+            try chain.run()
+            if chain.ready.count < piece.count { try chain.collect() }
+            output.withUnsafeMutableBufferPointer { chain.unload(min(piece.count, chain.ready.count), into: $0) }
+            start += piece.count
+        }
     }
 
     /// Takes on a named voice (see `Preset.all`): its pitch, pitch range, formant, whisper and EQ bands (those
