@@ -32,12 +32,13 @@ import Synchronization
 ///
 /// **Threads.** Not thread-safe: call every method, settings included, from one thread at a time (the audio
 /// thread, typically). With `Options.threads == 1` (the default) `process` runs on the caller's thread alone and
-/// takes no lock. In the unsafe-pointer form it allocates nothing once warm, whatever the signal: in the first
-/// blocks some buffers grow (one to two hundred heap calls), then they have room for what the stages hold back
-/// and for a block of up to 1,024 frames (longer ones are converted in pieces of that size). A call that
-/// completes an analysis block (every 20 ms of input with DIO, 5 ms when live) does that block's work. With more
-/// threads each channel's vocoder analyses on threads of its own and `process` waits for them as needed; the
-/// output is the same.
+/// takes no lock. In the unsafe-pointer form it allocates nothing, from the first block on, whatever the signal:
+/// the buffers are made at construction with room for what the stages hold back and for a block of up to 1,024
+/// frames (longer ones are converted in pieces of that size), and the first changer made in a process for a
+/// sample rate and options runs a scratch chain, so that Swift's runtime sets up the types a chain uses then. A
+/// call that completes an analysis block (every 20 ms of input with DIO, 5 ms when live) does that block's work.
+/// With more threads each channel's vocoder analyses on threads of its own and `process` waits for them as
+/// needed; the output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
     public struct Options: Sendable, Equatable {
@@ -486,6 +487,8 @@ private final class ChannelChain {
         ready.reserveCapacity(chain.latency + VoiceChanger.pieceFrames)
         input.reserveCapacity(VoiceChanger.pieceFrames)
         mix.reserveCapacity(heldSamples: voiceShift.latency + VoiceChanger.pieceFrames)
+        voiceShift.reserve(forBlocksOf: VoiceChanger.pieceFrames)
+        chain.reserve(forChunksOf: VoiceChanger.pieceFrames)
     }
 
     var latency: Int { chain.latency }

@@ -97,6 +97,13 @@ package final class Chain {
     /// Input samples that must arrive before the output for a sample is available.
     package var latency: Int { stages.reduce(0) { $0 + $1.latency } }
 
+    /// Makes room between the stages for chunks of up to `samples` samples: a stage hands on at most those and
+    /// what it held back.
+    package func reserve(forChunksOf samples: Int) {
+        ping.reserveCapacity(latency + 2 * samples)
+        pong.reserveCapacity(latency + 2 * samples)
+    }
+
     /// Output length over input length (1 / tempo).
     package var lengthRatio: Double { stages.reduce(1.0) { $0 * $1.lengthRatio } }
 

@@ -1,7 +1,7 @@
 /* The mono voice both plugin wrappers share: control values as hosts send them, clamped to the ports'
  * ranges, and the audio through one koe changer. koe_voice_open and koe_voice_reset allocate (a host calls them
  * from instantiate and activate, outside its audio thread); koe_voice_run adds nothing of its own to what koe.h
- * says of koe_process(), which allocates in its first blocks. */
+ * says of koe_process(). */
 #ifndef KOE_VOICE_H
 #define KOE_VOICE_H
 

@@ -59,6 +59,16 @@ package final class VoiceShift: BackgroundStage {
         }
     }
 
+    /// Makes room for calls of up to `samples` samples on the caller's thread: such a call then allocates nothing
+    /// once the stream has begun.
+    package func reserve(forBlocksOf samples: Int) {
+        guard case .onCaller(let resynthesis) = work else { return }
+        analyzer.reserve(forPushesOf: samples)
+        resynthesis.reserve(forOutputsOf: samples + analyzer.latency)
+        analysedBlocks.reserveCapacity(analyzer.mostBlocks(perPushOf: samples) ?? 0)
+        pending.reserveCapacity(latency + 2 * samples)
+    }
+
     /// Median F0 of the voiced input frames synthesised so far, in Hz; nil before any.
     package var medianInputF0: Double? { work.medians.input }
 
@@ -151,6 +161,11 @@ final class Resynthesis {
     private var outputMedian = MedianTracker()
 
     /// `isCausal`: synthesize for live use (`StreamingSynthesizer.isCausal`).
+    /// Makes room for synthesising `samples` samples between drains.
+    func reserve(forOutputsOf samples: Int) {
+        synthesizer.reserve(forOutputsOf: samples)
+    }
+
     init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int, isCausal: Bool) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod

@@ -54,6 +54,11 @@ public struct D4C: Sendable {
         return aperiodicity
     }
 
+    /// Makes room for calls of up to `frames` frames on one thread: such a call then allocates nothing.
+    package func reserve(frames: Int) {
+        scoreBuffers.withWorkspace { $0.values.reserveCapacity(frames) }
+    }
+
     /// `estimate`, written into `aperiodicity` (reshaped to one row a frame), which keeps its storage from
     /// call to call: with the same or fewer frames, a call allocates nothing once D4C's buffers have grown.
     /// `signal` must not be empty.

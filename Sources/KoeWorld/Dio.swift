@@ -260,6 +260,12 @@ extension Dio {
             }
         }
 
+        /// Makes room for appends of up to `samples` samples: the input a block reads, the latest append, and as
+        /// much again, as the input is dropped once half of it can go.
+        mutating func reserve(forAppendsOf samples: Int) {
+            history.reserveCapacity(2 * (fftSize + blockLength + samples))
+        }
+
         /// Appends input and filters every block it completes. `deliver(band, first, samples)` receives each
         /// band's filtered samples in order, from index 0, `first` being the index of the first; `afterBlock(last)`
         /// runs once a block is done, with the index of its last input sample.
@@ -844,6 +850,13 @@ extension Dio {
 
         private func slot(_ frame: Int) -> Int {
             frame - settledCount + history
+        }
+
+        /// Makes room for windows of up to `frames` frames.
+        mutating func reserve(windowFrames frames: Int) {
+            resizeWindow(to: frames)
+            onsets.reserveCapacity(history + frames)
+            contour.reserveCapacity(history + frames)
         }
 
         private mutating func resizeWindow(to frames: Int) {

@@ -196,6 +196,26 @@ public final class StreamingAnalyzer {
             locked { matrices.popLast() } ?? Matrix()
         }
 
+        /// Holds `blocks` blocks' arrays up front, with room for `frames` frames of `bins` bins and for `samples`
+        /// samples: blocks no larger then take arrays that never grow.
+        func stock(blocks: Int, frames: Int, samples sampleCount: Int, bins: Int) {
+            locked {
+                for _ in 0..<blocks {
+                    for _ in 0..<3 {
+                        frameValues.append([])
+                        frameValues[frameValues.count - 1].reserveCapacity(frames)
+                    }
+                    samples.append([])
+                    samples[samples.count - 1].reserveCapacity(sampleCount)
+                    for _ in 0..<2 {
+                        var matrix = Matrix()
+                        matrix.storage.reserveCapacity(frames * bins)
+                        matrices.append(matrix)
+                    }
+                }
+            }
+        }
+
         private func locked<Result>(_ body: () -> Result) -> Result {
             lock?.lock()
             defer { lock?.unlock() }
@@ -295,6 +315,27 @@ public final class StreamingAnalyzer {
     private static func spectralReach(sampleRate: Int, fftSize: Int, lowestF0: Double) -> Int {
         let d4cReach = Int((Double(sampleRate) * 2.25 / max(lowestF0, D4C.f0Floor)).rounded(.up))
         return max(d4cReach, fftSize / 2) + 2
+    }
+
+    /// Makes room for pushes of up to `samples` samples, DIO's blocks included: such a push then allocates
+    /// nothing once the stream has begun. (Harvest's blocks, made for files, are not provided for.)
+    package func reserve(forPushesOf samples: Int) {
+        guard case .dio(let source) = f0Source else { return }
+        let bound = source.groups(forPushesOf: samples)
+        let framesSpan = Int(((Double(bound.frames) + 1) * tools.frames.samplesPerFrame).rounded(.up))
+        let copied = framesSpan + 2 * (max(spectralReach, source.stoneMaskReach) + 1)
+        tools.recycler.stock(blocks: bound.groups + 1, frames: bound.frames, samples: copied, bins: fftSize / 2 + 1)
+        tools.d4c.reserve(frames: bound.frames)
+        groups.reserveCapacity(bound.groups)
+        pendingBlocks.reserveCapacity(bound.groups)
+        // Held from the first sample a frame still to come reads; dropped once half can go.
+        retained.reserveCapacity(2 * (latency + copied + samples))
+    }
+
+    /// The most blocks a push of `samples` samples completes with DIO (nil with Harvest).
+    package func mostBlocks(perPushOf samples: Int) -> Int? {
+        guard case .dio(let source) = f0Source else { return nil }
+        return source.groups(forPushesOf: samples).groups
     }
 
     /// Samples held for frames still to come; bounded by their windows' reach and the latest chunk.
@@ -530,7 +571,7 @@ private final class DioSource {
     let latency: Int
     private let frames: FrameGrid
     private let dio: StreamingDio
-    private let stoneMaskReach: Int
+    let stoneMaskReach: Int
     /// Lends the arrays that hold each group's DIO F0.
     private let recycler: StreamingAnalyzer.Recycler
     /// The samples of the DIO block being fed, kept from call to call.
@@ -553,6 +594,9 @@ private final class DioSource {
         dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
         latency = dio.latency
+        // DIO is fed a block, or the opening, at a time.
+        dio.reserve(forPushesOf: max(dio.blockLength, dio.openingLength))
+        blockSamples.reserveCapacity(max(dio.blockLength, dio.openingLength))
     }
 
     /// Feeds DIO one block at a time, and the opening apart from what follows it, so each group holds exactly
@@ -595,6 +639,13 @@ private final class DioSource {
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
+
+    /// The most groups a push of `samples` samples completes, one per DIO block and one for the opening, and
+    /// the most frames in one: those a block, or the opening, settles.
+    func groups(forPushesOf samples: Int) -> (groups: Int, frames: Int) {
+        let settling = max(dio.blockLength, dio.openingLength)
+        return (samples / dio.blockLength + 2, Int((Double(settling) / frames.samplesPerFrame).rounded(.up)) + 2)
+    }
 }
 
 /// Harvest on overlapping segments: each block of frames from a segment with context on both sides. Block

@@ -126,6 +126,19 @@ package final class StreamingDio {
         }
     }
 
+    /// Makes room for pushes of up to `samples` samples: such a push then allocates nothing once the stream has
+    /// begun (the opening, held until it is complete, has its room from the start).
+    package func reserve(forPushesOf samples: Int) {
+        // The frames a block's settling looks at: from the one settling to the input's end.
+        let windowFrames = Int((Double(lookAheadSamples + 2 * blockLength + samples) / samplesPerFrame).rounded(.up)) + 2
+        windowCandidates.reserveCapacity(windowFrames * events.count)
+        windowScores.reserveCapacity(windowFrames * events.count)
+        final.reserveCapacity(windowFrames)
+        repair.reserve(windowFrames: windowFrames)
+        centred.reserveCapacity(max(samples, openingLength))
+        filters.reserve(forAppendsOf: max(samples, openingLength))
+    }
+
     /// Frames handed out so far.
     package var finalFrameCount: Int { repair.settledCount }
 
@@ -175,11 +188,10 @@ package final class StreamingDio {
     /// Takes the opening's mean as the offset and filters the opening. When the stream ended within it, the
     /// mean is whole-signal DIO's own: over the signal and the zero after it.
     private func filterOpening(isWholeSignal: Bool) {
-        let held = opening
-        opening = []
-        let count = held.count + (isWholeSignal ? 1 : 0)
-        offset = count == 0 ? 0 : held.reduce(0, +) / Double(count)
-        filter(held)
+        let count = opening.count + (isWholeSignal ? 1 : 0)
+        offset = count == 0 ? 0 : opening.reduce(0, +) / Double(count)
+        filter(opening)
+        opening.removeAll(keepingCapacity: true)
     }
 
     /// Filters the samples less the offset, settling the frames whose look-ahead they complete.

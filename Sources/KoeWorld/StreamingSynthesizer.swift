@@ -100,6 +100,12 @@ public final class StreamingSynthesizer {
         return (bins - 1) * 2
     }
 
+    /// Makes room for `samples` output samples between drains, on top of a pulse's reach: appending that many
+    /// samples' frames before draining then allocates nothing.
+    package func reserve(forOutputsOf samples: Int) {
+        overlapAdd.reserve(capacity: 2 * fftSize + samples)
+    }
+
     /// Appends the next frame: its F0 in Hz (0 or below the lowest F0 the FFT size renders: unvoiced), a power
     /// envelope row and an aperiodicity row of `fftSize / 2 + 1` bins. Throws if a row has another length, a
     /// value is not finite, or the stream has finished; the frame is then not appended.
@@ -482,6 +488,13 @@ private struct OverlapAddWindow {
     }
 
     var capacity: Int { samples.count }
+
+    /// Grows to hold `capacity` samples, as `makeRoom` would when that many are pending.
+    mutating func reserve(capacity: Int) {
+        if capacity > samples.count {
+            samples.append(contentsOf: repeatElement(0.0, count: capacity - samples.count))
+        }
+    }
 
     /// Adds `response` with its first element at output index `offset`; indices before 0 fall off.
     mutating func add(_ response: UnsafeBufferPointer<Double>, at offset: Int) {

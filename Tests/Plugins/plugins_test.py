@@ -38,7 +38,8 @@ For every contender:
              counts the heap and lock calls made under it, from any library, on a long input (the input,
              full-scale noise, a tone just under Nyquist, silence, the input again): none past the warm-up (the
              first second, or the first run() if it is given more). For koe, also `realtime from the start`:
-             none at all (OPEN while issue 13 is).
+             none at all, the first blocks included (issue 13's bar; Rubber Band's LADSPA plugin makes one heap
+             call in its first run() under sox).
   contract   lv2info and analyseplugin see the URI, label, port symbols, ranges, order and the latency port
              (lv2:reportsLatency); the LV2 presets carry `koe presets`' pitch and formant ratios.
 
@@ -68,12 +69,6 @@ import measures  # noqa: E402
 REPOSITORY = Path(__file__).resolve().parents[2]
 CORPUS = REPOSITORY.parent / "shared" / "corpus"
 COUNTER_SOURCE = Path(__file__).resolve().parent / "call_counter.c"
-
-# Issue 13's bar that koe does not meet yet: run() makes no heap or lock call at all. koe's makes no lock call, and
-# one to two hundred heap calls in its first blocks, while buffers grow to their working size, then none. Rubber Band's LADSPA plugin, the
-# anchor, makes one in its first run() under sox. Reported, not hidden: the check runs and prints its figures as
-# OPEN until it passes.
-KOE_REALTIME_OPEN = "issue 13 open: run() allocates in its first blocks"
 
 SOX_BUFFER = 32768
 PITCH = 1.2
@@ -342,16 +337,14 @@ class Session:
         self.hosts = hosts
         self.koe = koe
         self.outcomes = []
-        self.open_bars = []
         self.ports = {}
         self.renders = {}
         self.world_figures = {}
         self.figures = []
         self.counted = {}
 
-    def attempt(self, name, body, open_bar=None):
-        """Runs one check. A check of a bar its issue still has open (`open_bar` says which and why) prints
-        OPEN when it fails, with its figures, and does not fail the run; once it passes it prints PASS."""
+    def attempt(self, name, body):
+        """Runs one check and prints PASS or FAIL with its figures."""
         started = time.monotonic()
         try:
             summary, passed = body(), True
@@ -359,13 +352,8 @@ class Session:
             summary, passed = str(failure), False
         except (subprocess.SubprocessError, OSError, ValueError, StopIteration) as error:
             summary, passed = f"{type(error).__name__}: {error}", False
-        verdict = "PASS" if passed else "OPEN" if open_bar else "FAIL"
-        note = f" [{open_bar}]" if open_bar and not passed else ""
-        print(f"{verdict} {name:42} {time.monotonic() - started:5.1f} s  {summary}{note}", flush=True)
-        if passed or not open_bar:
-            self.outcomes.append(passed)
-        else:
-            self.open_bars.append(name)
+        print(f"{'PASS' if passed else 'FAIL'} {name:42} {time.monotonic() - started:5.1f} s  {summary}", flush=True)
+        self.outcomes.append(passed)
 
     def output(self, *parts):
         return self.root / "outputs" / ("-".join(str(part) for part in parts) + ".wav")
@@ -536,6 +524,7 @@ def contract_lv2(hosts, koe):
     check(by_symbol["gain_db"][1:] == (0.0, -24.0, 24.0), f"gain_db: {by_symbol['gain_db'][1:]}")
     check({"OutputPort", "ControlPort", "reportsLatency"} <= by_symbol["latency"][0], "latency: not a reportsLatency output")
     check(re.search(r"Has latency:\s+yes, reported by port 5", info), "lv2info does not see the latency port")
+    check("lv2core#hardRTCapable" in info, "not declared hard real-time capable")
     presets = re.findall(r'rdfs:label "(\w+)[^"]*" ;\s*lv2:port \[ lv2:symbol "pitch" ; pset:value ([\d.]+) \] , '
                          r'\[ lv2:symbol "formant" ; pset:value ([\d.]+) \]',
                          (REPOSITORY / "Sources/KoePlugins/lv2/presets.ttl").read_text())
@@ -544,7 +533,7 @@ def contract_lv2(hosts, koe):
     for name, pitch, formant in presets:
         check(f"--pitch {pitch} --formant {formant}" in listed.get(name, ""),
               f"preset {name} ({pitch}, {formant}) is not koe's: {listed.get(name)}")
-    return f"ports in, out, pitch, formant, gain_db, latency (reportsLatency); presets {', '.join(p[0] for p in presets)} agree"
+    return f"ports in, out, pitch, formant, gain_db, latency (reportsLatency); hardRTCapable; presets {', '.join(p[0] for p in presets)} agree"
 
 
 def contract_ladspa(plugins):
@@ -553,7 +542,8 @@ def contract_ladspa(plugins):
     ports = re.findall(r'"([^"]+)" (input|output), (control|audio)', text)
     check([name for name, *_ in ports] == ["pitch", "formant", "gain_db", "latency", "Input", "Output"], f"ports {ports}")
     check(ports[3][1:] == ("output", "control"), "latency is not a control output")
-    return "label koe_voice; ports pitch, formant, gain_db, latency (control output), Input, Output"
+    check("Environment: Normal or Hard Real-Time" in text, "not declared hard real-time capable")
+    return "label koe_voice; ports pitch, formant, gain_db, latency (control output), Input, Output; hard real-time"
 
 
 def main():
@@ -597,7 +587,7 @@ def main():
         session.attempt(f"{contender.name} realtime", lambda: session.warm_realtime(contender, short_case, counter))
         if contender.is_koe:
             session.attempt(f"{contender.name} realtime from the start",
-                            lambda: session.cold_realtime(contender, short_case, counter), open_bar=KOE_REALTIME_OPEN)
+                            lambda: session.cold_realtime(contender, short_case, counter))
 
     failed = session.outcomes.count(False)
     if failed or arguments.keep:
@@ -605,8 +595,7 @@ def main():
     else:
         shutil.rmtree(root, ignore_errors=True)
     print(f"plugins: done in {time.monotonic() - started:.0f} s")
-    opened = f", {len(session.open_bars)} open ({', '.join(session.open_bars)})" if session.open_bars else ""
-    print(f"plugins: {len(session.outcomes) - failed} passed, {failed} failed{opened}")
+    print(f"plugins: {len(session.outcomes) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

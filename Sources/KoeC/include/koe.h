@@ -7,9 +7,10 @@
  * Thread-safety: a changer is used from one thread at a time; the setters take effect from the next
  * koe_process() and may be called between any two of them.
  * Real-time safety: koe_process() and the setters but koe_set_preset() add no allocation, lock or wait of their
- * own to VoiceChanger's (one thread, pointer form), which takes no lock and allocates in its first blocks only,
- * then nothing, whatever the signal; a call that completes an analysis block does that block's work. Tests/Plugins counts the heap and lock calls a host's run() makes. koe_create(),
- * koe_set_preset(), koe_reset() and koe_destroy() allocate or free and belong outside an audio callback.
+ * own to VoiceChanger's (one thread, pointer form), which neither allocates nor takes a lock, from the first
+ * block on, whatever the signal and the block size; a call that completes an analysis block does that block's
+ * work. Tests/Plugins counts the heap and lock calls made under a host's run(). koe_create(), koe_set_preset(),
+ * koe_reset() and koe_destroy() allocate or free and belong outside an audio callback.
  * No function throws, exits or traps on bad arguments: each returns a status (or NULL with *status set).
  */
 #ifndef KOE_H

@@ -85,7 +85,7 @@ static const LADSPA_Descriptor descriptor = {
     /* Not an ID reserved from ladspa.org: hosts here find the plugin by file and label, as the header advises. */
     .UniqueID = 0x4b6f65,
     .Label = "koe_voice",
-    .Properties = 0, /* not hard real-time yet: run() allocates in its first blocks */
+    .Properties = LADSPA_PROPERTY_HARD_RT_CAPABLE, /* run() neither allocates nor locks (Tests/Plugins) */
     .Name = "koe voice changer (pitch, formant)",
     .Maker = "koe",
     .Copyright = "GPL-3.0-or-later",
