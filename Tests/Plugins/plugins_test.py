@@ -39,7 +39,8 @@ For every contender:
              full-scale noise, a tone just under Nyquist, silence, the input again): none past the warm-up (the
              first second, or the first run() if it is given more). For koe, also `realtime from the start`:
              none at all, the first blocks included (issue 13's bar; Rubber Band's LADSPA plugin makes one heap
-             call in its first run() under sox).
+             call in its first run() under sox). And `koe-lv2 realtime, controls moving`: this script as the
+             host, moving pitch, formant and gain out of and back to identity while it plays: none either.
   contract   lv2info and analyseplugin see the URI, label, port symbols, ranges, order and the latency port
              (lv2:reportsLatency); the LV2 presets carry `koe presets`' pitch and formant ratios.
 
@@ -448,23 +449,23 @@ class Session:
             references.clear()
         return f"{checked} runs ({', '.join(BAD_VALUES)} on pitch, formant, gain_db): each the clamped value's output"
 
-    def count_calls(self, contender, case, counter):
-        """The host on a long input under the call counter: what run() allocates and locks, and until when."""
-        # The input, then what makes DIO's bands busiest and quietest (full-scale white noise, a tone just under
-        # Nyquist, digital silence), then the input again: no signal may make run() allocate once warm.
-        long_input = self.root / "inputs" / f"{case.path.stem}-long.wav"
-        if not long_input.exists():
+    def long_input(self, case):
+        """The input, then what makes DIO's bands busiest and quietest (full-scale white noise, a tone just under
+        Nyquist, digital silence), then the input again: no signal may make run() allocate."""
+        path = self.root / "inputs" / f"{case.path.stem}-long.wav"
+        if not path.exists():
             rate = soundfile.info(str(case.path)).samplerate
             generator = np.random.default_rng(13)
             seconds = np.arange(2 * rate) / rate
-            long_samples = np.concatenate([
-                soundfile.read(str(case.path), dtype="float64")[0],
-                generator.uniform(-1, 1, 2 * rate),
-                0.5 * np.sin(2 * np.pi * (0.49 * rate) * seconds),
-                np.zeros(rate),
-                soundfile.read(str(case.path), dtype="float64")[0],
-            ])
-            soundfile.write(str(long_input), long_samples, rate, subtype="PCM_16")
+            samples = soundfile.read(str(case.path), dtype="float64")[0]
+            soundfile.write(str(path), np.concatenate([
+                samples, generator.uniform(-1, 1, 2 * rate), 0.5 * np.sin(2 * np.pi * (0.49 * rate) * seconds),
+                np.zeros(rate), samples]), rate, subtype="PCM_16")
+        return path
+
+    def count_calls(self, contender, case, counter):
+        """The host on the long input under the call counter: what run() allocates and locks, and until when."""
+        long_input = self.long_input(case)
         report = self.root / f"counts-{contender.name}"
         self.hosts.apply(contender, long_input, self.output(contender.name, "counted"), contender.shift_controls(),
                          preload={"LD_PRELOAD": str(counter), "COUNT_OBJECT": contender.shared_object,
@@ -495,11 +496,58 @@ class Session:
         check(counts["heap"] == 0 and counts["lock"] == 0, summary)
         return summary
 
+    def moving_realtime(self, case, counter, plugins):
+        """koe's LV2 plugin run by this script as a host that moves pitch, formant and gain while it plays
+        (`play_moving_controls`): no heap or lock call within run()."""
+        long_input = self.long_input(case)
+        report = self.root / "counts-moving"
+        run([sys.executable, Path(__file__).resolve(), "--plugins", plugins, "--play-moving-controls", long_input],
+            env=dict(os.environ, LD_PRELOAD=str(counter), COUNT_OBJECT="koe.so", COUNT_OUTPUT=str(report)))
+        counts = {name: int(value) for name, value in (line.split() for line in report.read_text().splitlines())}
+        summary = (f"{counts['runs']} run() calls of {MOVING_BLOCK} frames, {len(MOVING_CONTROLS)} control changes: "
+                   f"{counts['heap']} heap and {counts['lock']} lock calls within run()")
+        check(counts["runs"] > 0 and counts["heap"] == 0 and counts["lock"] == 0, summary)
+        return summary
+
     def realtime_counts(self, contender, case, counter):
         """The counts of one counted host run per contender, made once."""
         if contender.name not in self.counted:
             self.counted[contender.name] = self.count_calls(contender, case, counter)
         return self.counted[contender.name]
+
+
+# What `play_moving_controls` sets, and when: (seconds, pitch, formant, gain_db), out of and back to identity.
+MOVING_CONTROLS = [(0, 1.2, 1.0, 0), (1.0, 1.5, 1.3, -6), (1.5, 0.8, 0.9, 3), (2.0, 1.0, 1.0, 0), (2.5, 2.0, 1.2, -3),
+                   (3.0, 1.0, 1.0, 0)]
+MOVING_BLOCK = 256
+
+
+def play_moving_controls(plugins, source):
+    """A host of koe's LV2 plugin, in this process: the input through it in blocks of MOVING_BLOCK frames, the
+    controls moving as MOVING_CONTROLS says."""
+    bundle = plugins.resolve() / "koe.lv2"
+    library = ctypes.CDLL(str(bundle / "koe.so"))
+    library.lv2_descriptor.restype = ctypes.POINTER(LV2Descriptor)
+    library.lv2_descriptor.argtypes = [ctypes.c_uint32]
+    descriptor = library.lv2_descriptor(0)
+    samples, rate = soundfile.read(str(source), dtype="float32")
+    no_features = (ctypes.c_void_p * 1)(None)
+    instance = descriptor.contents.instantiate(descriptor, float(rate), f"{bundle}/".encode(),
+                                               ctypes.cast(no_features, ctypes.c_void_p))
+    check(instance, "koe.lv2 would not instantiate")
+    ports = [np.zeros(MOVING_BLOCK, np.float32), np.zeros(MOVING_BLOCK, np.float32)]
+    controls = [np.zeros(1, np.float32) for _ in range(4)]  # pitch, formant, gain_db, latency
+    for index, buffer in enumerate(ports + controls):
+        descriptor.contents.connect_port(instance, index, buffer.ctypes.data)
+    descriptor.contents.activate(instance)
+    changes = {int(seconds * rate) // MOVING_BLOCK: values for seconds, *values in MOVING_CONTROLS}
+    for block in range(len(samples) // MOVING_BLOCK):
+        if block in changes:
+            for buffer, value in zip(controls, changes[block]):
+                buffer[0] = value
+        ports[0][:] = samples[block * MOVING_BLOCK:(block + 1) * MOVING_BLOCK]
+        descriptor.contents.run(instance, MOVING_BLOCK)
+    descriptor.contents.cleanup(instance)
 
 
 def world_alone(source, rate):
@@ -551,7 +599,12 @@ def main():
     parser.add_argument("--plugins", type=Path, default=REPOSITORY / ".build/plugins")
     parser.add_argument("--koe", type=Path, default=REPOSITORY / ".build/release/koe")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--play-moving-controls", type=Path, metavar="WAV",
+                        help="only host koe.lv2 on WAV, moving its controls (the moving-controls check runs this)")
     arguments = parser.parse_args()
+    if arguments.play_moving_controls:
+        play_moving_controls(arguments.plugins, arguments.play_moving_controls)
+        return 0
 
     missing = [tool for tool in ("lv2apply", "lv2info", "sox", "analyseplugin", "cc") if shutil.which(tool) is None]
     missing += [str(path) for path in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so",
@@ -588,6 +641,8 @@ def main():
         if contender.is_koe:
             session.attempt(f"{contender.name} realtime from the start",
                             lambda: session.cold_realtime(contender, short_case, counter))
+    session.attempt("koe-lv2 realtime, controls moving",
+                    lambda: session.moving_realtime(short_case, counter, arguments.plugins))
 
     failed = session.outcomes.count(False)
     if failed or arguments.keep:
