@@ -1,6 +1,7 @@
 """Helpers the bench scripts share: installing their tools, finding koe and the speech corpus, making long
 speech inputs, describing raw PCM to koe, and timing a process."""
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -51,6 +52,21 @@ def require_koe(path):
     """Exits with a hint when the koe binary is missing."""
     if not path.is_file():
         sys.exit(f"{path} not found: build it with `swift build -c release --product koe`")
+
+
+def corpus_parser(description):
+    """A bench script's arguments over the corpus, --koe and --corpus; add its own, then `parse_with_koe`."""
+    parser = argparse.ArgumentParser(description=description)
+    add_koe_argument(parser)
+    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    return parser
+
+
+def parse_with_koe(parser):
+    """The parsed arguments, exiting with a hint when the koe binary is missing."""
+    arguments = parser.parse_args()
+    require_koe(arguments.koe)
+    return arguments
 
 
 def raw_options(rate, encoding="signed", bits=16, channels=1):

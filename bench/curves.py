@@ -34,7 +34,6 @@ Usage: python3 bench/curves.py [--koe .build/release/koe] [--corpus DIR]
 Prints one line per file and bar, then PASS/FAIL per bar; exit status 1 if a bar fails.
 """
 
-import argparse
 import json
 import math
 import subprocess
@@ -42,7 +41,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import REPO, add_koe_argument, default_corpus, ensure_debian_packages, ensure_python_packages, require_koe
+from common import REPO, corpus_parser, ensure_debian_packages, ensure_python_packages, parse_with_koe
 
 PYTHON_PACKAGES = [("numpy", "numpy"), ("soundfile", "soundfile"), ("parselmouth", "praat-parselmouth")]
 DEBIAN_PACKAGES = [("sox", "sox")]
@@ -268,12 +267,8 @@ def headroom_bar(binary, files, scratch, bars):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="issue 14's bars: curves, F0 files, snap, vibrato, limiter")
-    add_koe_argument(parser)
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    arguments = parser.parse_args()
+    arguments = parse_with_koe(corpus_parser("issue 14's bars: curves, F0 files, snap, vibrato, limiter"))
     binary = arguments.koe.resolve()
-    require_koe(binary)
     bars = Bars()
     with tempfile.TemporaryDirectory(prefix="koe-curves-") as folder:
         scratch = Path(folder)

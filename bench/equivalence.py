@@ -16,15 +16,14 @@ Usage: python3 bench/equivalence.py [--koe .build/release/koe] [--corpus DIR]
 Exit status 1 if any run breaks the bar.
 """
 
-import argparse
 import math
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from common import (REPO, add_koe_argument, default_corpus, ensure_debian_packages, ensure_python_packages,
-                    raw_options, require_koe)
+from common import (REPO, corpus_parser, ensure_debian_packages, ensure_python_packages, parse_with_koe,
+                    raw_options)
 
 SNR_BAR_DB = 30.0
 CONVERSIONS = {
@@ -160,11 +159,7 @@ def compare_with_pyworld(koe, inputs, folder):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_koe_argument(parser)
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    arguments = parser.parse_args()
-    require_koe(arguments.koe)
+    arguments = parse_with_koe(corpus_parser(__doc__.split("\n\n")[0]))
     with tempfile.TemporaryDirectory(prefix="koe-equivalence-") as scratch:
         folder = Path(scratch)
         inputs = prepare_inputs(arguments.corpus, folder)

@@ -22,14 +22,13 @@ Usage: python3 bench/live.py [--koe .build/release/koe] [--corpus DIR]
 Exit status 1 if a bar fails.
 """
 
-import argparse
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import REPO, add_koe_argument, default_corpus, require_koe
+from common import REPO, corpus_parser, parse_with_koe
 from quality import Results, Speech, Workspace, f0_at, median_ratio, pyworld_resynthesis, wideband_pesq
 
 import numpy  # noqa: E402  (quality installs it)
@@ -133,11 +132,7 @@ def same_samples(workspace, speech):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_koe_argument(parser)
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    arguments = parser.parse_args()
-    require_koe(arguments.koe)
+    arguments = parse_with_koe(corpus_parser(__doc__.split("\n\n")[0]))
     results, pesqs, fast_inputs = Results(), [], []
     with tempfile.TemporaryDirectory(prefix="koe-live-") as scratch:
         folder = Path(scratch)

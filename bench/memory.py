@@ -11,7 +11,6 @@ Usage: python3 bench/memory.py [--koe .build/release/koe] [--options "--pitch 1.
 Exit status 1 if a bar fails.
 """
 
-import argparse
 import os
 import shlex
 import subprocess
@@ -21,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from common import REPO, add_koe_argument, default_corpus, ensure_debian_packages, raw_options, require_koe
+from common import REPO, corpus_parser, ensure_debian_packages, parse_with_koe, raw_options
 
 RATE = 48000
 BAR_BYTES = 100e6
@@ -94,14 +93,11 @@ def megabytes(value):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_koe_argument(parser)
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
+    parser = corpus_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--options", default="--pitch 1.2 --formant 1.1", help="conversion options")
     parser.add_argument("--minutes", type=float, nargs=2, default=[2, 10], metavar=("SHORT", "LONG"),
                         help="the two input lengths compared")
-    arguments = parser.parse_args()
-    require_koe(arguments.koe)
+    arguments = parse_with_koe(parser)
     ensure_debian_packages([("sox", "sox")])
     options = shlex.split(arguments.options)
 

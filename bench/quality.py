@@ -39,14 +39,13 @@ Usage: python3 bench/quality.py [--koe .build/release/koe] [--corpus DIR]
 Prints a table per file, then PASS/FAIL per bar with its figures; exit status 1 if a bar fails.
 """
 
-import argparse
 import math
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from common import REPO, add_koe_argument, default_corpus, ensure_debian_packages, ensure_python_packages, require_koe
+from common import REPO, corpus_parser, ensure_debian_packages, ensure_python_packages, parse_with_koe
 
 PITCH_RATIOS = [0.7, 1.25, 1.6]
 FORMANT_RATIO = 1.2
@@ -409,11 +408,7 @@ def measure_vocoder(workspace, speech, results):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_koe_argument(parser)
-    parser.add_argument("--corpus", type=Path, default=default_corpus())
-    arguments = parser.parse_args()
-    require_koe(arguments.koe)
+    arguments = parse_with_koe(corpus_parser(__doc__.split("\n\n")[0]))
     results, envelopes = Results(), {}
     with tempfile.TemporaryDirectory(prefix="koe-quality-") as scratch:
         folder = Path(scratch)
