@@ -293,8 +293,8 @@ public final class VoiceChanger {
     }
 
     /// Converts the next `frames` frames of planar audio from `input` into `output`, one pointer per channel
-    /// each way; `output` may be `input` (in place). Allocates nothing once warm (see the type's notes on
-    /// threads). Bad audio (a sample that is not finite) throws before anything changes: nothing is
+    /// each way; `output` may be `input` (in place). Allocates nothing, from the first block on (see the type's
+    /// notes on threads). Bad audio (a sample that is not finite) throws before anything changes: nothing is
     /// written and the block is not part of the stream.
     public func process(
         _ input: UnsafePointer<UnsafePointer<Float>>, into output: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int

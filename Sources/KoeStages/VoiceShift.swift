@@ -161,11 +161,6 @@ final class Resynthesis {
     private var outputMedian = MedianTracker()
 
     /// `isCausal`: synthesize for live use (`StreamingSynthesizer.isCausal`).
-    /// Makes room for synthesising `samples` samples between drains.
-    func reserve(forOutputsOf samples: Int) {
-        synthesizer.reserve(forOutputsOf: samples)
-    }
-
     init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int, isCausal: Bool) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
@@ -173,6 +168,11 @@ final class Resynthesis {
         modifier = FrameModifier(voice: voice, bins: fftSize / 2 + 1, framePeriod: framePeriod, glideFrames: glideFrames)
         timeline = TempoTimeline(tempo: voice.tempo, bins: fftSize / 2 + 1)
         scratch = ParameterFrame(bins: fftSize / 2 + 1)
+    }
+
+    /// Makes room for synthesising `samples` samples between drains.
+    func reserve(forOutputsOf samples: Int) {
+        synthesizer.reserve(forOutputsOf: samples)
     }
 
     var latency: Int { synthesizer.latency }

@@ -21,7 +21,8 @@ import KoeDSP
 /// leaving the analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any
 /// thread may run; `push` does both, the blocks side by side on `threads` threads. Blocks handed back to the
 /// `recycler` once used lend their arrays to later blocks, those their analysis worked in (sample copy included)
-/// with them, so that with DIO the analysis allocates nothing per block in steady state.
+/// with them, so that with DIO the analysis allocates nothing per block in steady state, and nothing from the
+/// first push on once `reserve(forPushesOf:)` has made room.
 public final class StreamingAnalyzer {
     public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest

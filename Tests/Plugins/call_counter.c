@@ -11,8 +11,8 @@
  *
  * Hosts find a plugin's descriptor with dlsym ("ladspa_descriptor", "lv2_descriptor"); this file answers such a
  * lookup in the plugin with a function that hands out copies of its descriptors whose run() is wrapped. The
- * plugin's segments are looked up after every dlopen, which is how hosts load plugins. Allocation goes to
- * glibc's own entry points, so this file never calls the functions it replaces. */
+ * plugin's segments are looked up after each dlopen until it is found, which is how hosts load plugins.
+ * Allocation goes to glibc's own entry points, so this file never calls the functions it replaces. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <ladspa.h>
