@@ -220,23 +220,21 @@ public final class VoiceChanger {
     private static let warmedUp = Mutex<Set<String>>([])
 
     /// Swift's runtime sets up some of the types a chain uses the first time they are used, under its locks:
-    /// once per process and set-up, a scratch chain runs a vowel so that happens here, not in `process`.
+    /// once per process and set-up, a scratch chain runs a vowel so that happens here, not in `process`. Only a
+    /// changer on one thread promises `process` takes no lock, so only such a changer warms up.
     private static func warmUp(sampleRate: Int, options: Options) throws {
         let key = "\(sampleRate) \(options)"
-        guard warmedUp.withLock({ $0.insert(key).inserted }) else { return }
+        guard options.threads == 1, warmedUp.withLock({ $0.insert(key).inserted }) else { return }
         var voice = VoiceSettings()
         voice.pitchRatio = 1.2
         let chain = try ChannelChain(sampleRate: sampleRate, voice: voice, options: options)
-        let vowel = (0..<(sampleRate / 2)).map { 0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate)) }
+        let vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
         var output = [Float](repeating: 0, count: pieceFrames)
-        var start = 0
-        while start < vowel.count {
+        for start in stride(from: 0, to: vowel.count, by: pieceFrames) {
             let piece = vowel[start..<min(vowel.count, start + pieceFrames)]
             piece.withUnsafeBufferPointer { chain.load($0) }
-            try chain.run()
-            if chain.ready.count < piece.count { try chain.collect() }
-            output.withUnsafeMutableBufferPointer { chain.unload(min(piece.count, chain.ready.count), into: $0) }
-            start += piece.count
+            try chain.run(readying: piece.count)
+            output.withUnsafeMutableBufferPointer { chain.unload(piece.count, into: $0) }
         }
     }
 
@@ -305,7 +303,7 @@ public final class VoiceChanger {
             try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
         }
         try run(frames: frames) { channel, piece in
-            chains[channel].load(UnsafeBufferPointer(rebasing: UnsafeBufferPointer(start: input[channel], count: frames)[piece]))
+            chains[channel].load(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count))
         } unload: { channel, piece in
             chains[channel].unload(piece.count, into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
         }
@@ -366,7 +364,7 @@ public final class VoiceChanger {
         for (channel, samples) in input.enumerated() {
             try samples.withUnsafeBufferPointer { buffer throws(KoeError) in try Self.requireFinite(buffer, channel: channel) }
         }
-        var output = [[Sample]](repeating: [Sample](repeating: 0, count: frames), count: channels)
+        var output = (0..<channels).map { _ in [Sample](repeating: 0, count: frames) }
         try run(frames: frames) { channel, piece in
             input[channel].withUnsafeBufferPointer { chains[channel].load(UnsafeBufferPointer(rebasing: $0[piece])) }
         } unload: { channel, piece in
@@ -399,13 +397,7 @@ public final class VoiceChanger {
                 load(channel, piece)
             }
             try KoeError.wrapping {
-                for chain in chains {
-                    try chain.run()
-                    if chain.ready.count < piece.count { try chain.collect() }
-                    guard chain.ready.count >= piece.count else {
-                        throw KoeError.misuse("the vocoder fell behind its latency bound: \(chain.ready.count) of \(piece.count) frames ready")
-                    }
-                }
+                for chain in chains { try chain.run(readying: piece.count) }
             }
             for channel in 0..<channels {
                 unload(channel, piece)
@@ -482,9 +474,10 @@ private final class ChannelChain {
         limiter = try Limiter(sampleRate: sampleRate, ceiling: 1)
         limiter.isEnabled = limitsOutput
         chain = Chain(stages: [voiceShift, mix, equalizer, gain, limiter])
-        ready = [Double](repeating: 0, count: chain.latency)
         // Room for a piece on top of what the stages hold back, so no block allocates once built.
+        ready = []
         ready.reserveCapacity(chain.latency + VoiceChanger.pieceFrames)
+        ready.append(contentsOf: repeatElement(0, count: chain.latency))
         input.reserveCapacity(VoiceChanger.pieceFrames)
         mix.reserveCapacity(heldSamples: voiceShift.latency + VoiceChanger.pieceFrames)
         voiceShift.reserve(forBlocksOf: VoiceChanger.pieceFrames)
@@ -501,12 +494,13 @@ private final class ChannelChain {
         input.withUnsafeBufferPointer { mix.feedDry($0) }
     }
 
-    func run() throws {
+    /// Runs the loaded input through the chain until `frames` frames are ready.
+    func run(readying frames: Int) throws {
         try chain.process(input, isFinal: false, into: &ready)
-    }
-
-    func collect() throws {
-        try chain.collect(into: &ready)
+        if ready.count < frames { try chain.collect(into: &ready) }
+        guard ready.count >= frames else {
+            throw KoeError.misuse("the vocoder fell behind its latency bound: \(ready.count) of \(frames) frames ready")
+        }
     }
 
     /// Ends the stream: the chain drains into `ready`. A stream too short to analyse comes out silent.

@@ -23,10 +23,8 @@ package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
         lock = shared ? NSLock() : nil
         self.make = make
         if !shared {
-            // Taken and given back once, so that Swift's runtime also sets up what taking needs now.
             idle.append(make())
             lastUsers.append(pthread_self())
-            giveBack(take(for: pthread_self()), from: pthread_self())
         }
     }
 
@@ -41,17 +39,7 @@ package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
         lock?.lock()
         var workspace: Workspace?
         if !idle.isEmpty {
-            // The latest the user gave back, else the latest of all; a plain loop, as the generic algorithms'
-            // conformances would be set up by the runtime on the first call, which may be on an audio thread.
-            var index = idle.count - 1
-            var candidate = index
-            while candidate >= 0 {
-                if pthread_equal(lastUsers[candidate], user) != 0 {
-                    index = candidate
-                    break
-                }
-                candidate -= 1
-            }
+            let index = idle.indices.reversed().first { pthread_equal(lastUsers[$0], user) != 0 } ?? idle.count - 1
             workspace = idle.remove(at: index)
             lastUsers.remove(at: index)
         }
