@@ -618,14 +618,8 @@ extension Dio {
             self.rate = rate
         }
 
-        mutating func append(contentsOf samples: UnsafeBufferPointer<Double>) {
-            for sample in samples {
-                append(sample)
-            }
-        }
-
         /// Appends each sample less `offset`.
-        mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double) {
+        mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double = 0) {
             for sample in samples {
                 append(sample - offset)
             }

@@ -595,9 +595,9 @@ private final class DioSource {
         dioOptions.lookAhead = max(options.lookAhead ?? dioOptions.lookAhead, reach)
         dio = StreamingDio(sampleRate: sampleRate, options: dioOptions)
         latency = dio.latency
-        // DIO is fed a block, or the opening, at a time.
-        dio.reserve(forPushesOf: max(dio.blockLength, dio.openingLength))
-        blockSamples.reserveCapacity(max(dio.blockLength, dio.openingLength))
+        // DIO is fed at most a block at a time (`push` cuts at block boundaries and at the opening's end).
+        dio.reserve(forPushesOf: dio.blockLength)
+        blockSamples.reserveCapacity(dio.blockLength)
     }
 
     /// Feeds DIO one block at a time, and the opening apart from what follows it, so each group holds exactly

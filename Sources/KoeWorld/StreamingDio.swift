@@ -152,14 +152,14 @@ package final class StreamingDio {
         assert(!isFinished, "no samples can follow finish")
         final.removeAll(keepingCapacity: true)
         guard offset == nil else {
-            filter(samples)
+            filter(samples[...])
             return final
         }
         let toOpening = min(samples.count, openingLength - opening.count)
         opening.append(contentsOf: samples[..<toOpening])
         if opening.count == openingLength {
             filterOpening(isWholeSignal: false)
-            filter(Array(samples[toOpening...]))
+            filter(samples[toOpening...])
         }
         return final
     }
@@ -174,7 +174,7 @@ package final class StreamingDio {
             filterOpening(isWholeSignal: true)
         }
         // Whole-signal DIO analyses one sample past the end, a zero less the mean, and nothing beyond.
-        filter([0])
+        filter([0][...])
         filters.flush(through: length) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         }
@@ -190,12 +190,12 @@ package final class StreamingDio {
     private func filterOpening(isWholeSignal: Bool) {
         let count = opening.count + (isWholeSignal ? 1 : 0)
         offset = count == 0 ? 0 : opening.reduce(0, +) / Double(count)
-        filter(opening)
+        filter(opening[...])
         opening.removeAll(keepingCapacity: true)
     }
 
     /// Filters the samples less the offset, settling the frames whose look-ahead they complete.
-    private func filter(_ samples: [Double]) {
+    private func filter(_ samples: ArraySlice<Double>) {
         let offset = offset ?? 0
         centred.removeAll(keepingCapacity: true)
         centred.append(contentsOf: samples)
