@@ -28,6 +28,16 @@ struct Live: ParsableCommand {
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
 
+    /// The analysis options checked as koe live runs them, live by default.
+    func validate() throws {
+        let name: (AnalysisLimits.Setting) -> String = {
+            $0 == .live ? "koe live's --live (the default; --no-live turns it off)" : AnalysisOptions.flag($0)
+        }
+        if let problem = AnalysisLimits.problem(with: analysis.streamingOptions(liveByDefault: true), sampleRate: nil, name: name) {
+            throw ValidationError(problem)
+        }
+    }
+
     func run() throws {
         LiveSignals.install()
         let library = try PortAudioLibrary()
