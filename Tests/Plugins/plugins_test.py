@@ -470,9 +470,7 @@ class Session:
         self.hosts.apply(contender, long_input, self.output(contender.name, "counted"), contender.shift_controls(),
                          preload={"LD_PRELOAD": str(counter), "COUNT_OBJECT": contender.shared_object,
                                   "COUNT_OUTPUT": str(report)})
-        check(report.exists(), "the call counter wrote nothing: was it preloaded?")
-        counts = {name: int(value) for name, value in (line.split() for line in report.read_text().splitlines())}
-        check(counts["runs"] > 0, f"the counter saw no run() of {contender.shared_object}: was it loaded by dlsym?")
+        counts = read_counts(report, contender.shared_object)
         rate = soundfile.info(str(long_input)).samplerate
         return counts, rate
 
@@ -503,10 +501,10 @@ class Session:
         report = self.root / "counts-moving"
         run([sys.executable, Path(__file__).resolve(), "--plugins", plugins, "--play-moving-controls", long_input],
             env=dict(os.environ, LD_PRELOAD=str(counter), COUNT_OBJECT="koe.so", COUNT_OUTPUT=str(report)))
-        counts = {name: int(value) for name, value in (line.split() for line in report.read_text().splitlines())}
+        counts = read_counts(report, "koe.so")
         summary = (f"{counts['runs']} run() calls of {MOVING_BLOCK} frames, {len(MOVING_CONTROLS)} control changes: "
                    f"{counts['heap']} heap and {counts['lock']} lock calls within run()")
-        check(counts["runs"] > 0 and counts["heap"] == 0 and counts["lock"] == 0, summary)
+        check(counts["heap"] == 0 and counts["lock"] == 0, summary)
         return summary
 
     def realtime_counts(self, contender, case, counter):
@@ -514,6 +512,14 @@ class Session:
         if contender.name not in self.counted:
             self.counted[contender.name] = self.count_calls(contender, case, counter)
         return self.counted[contender.name]
+
+
+def read_counts(report, shared_object):
+    """What call_counter.c wrote, by name; fails when it saw no run() of the plugin."""
+    check(report.exists(), "the call counter wrote nothing: was it preloaded?")
+    counts = {name: int(value) for name, value in (line.split() for line in report.read_text().splitlines())}
+    check(counts["runs"] > 0, f"the counter saw no run() of {shared_object}: was it loaded by dlsym?")
+    return counts
 
 
 # What `play_moving_controls` sets, and when: (seconds, pitch, formant, gain_db), out of and back to identity.
