@@ -543,10 +543,15 @@ extension Dio {
 
         /// The frequencies of the first `available` intervals linearly interpolated at `time` as WORLD's
         /// `interp1` does: from the first interval after `time` and the one before it, extrapolating from the
-        /// first or last two. Like WORLD, nil (no candidate) unless there are three intervals. With
-        /// `holdingLast`, a time past the last interval takes its frequency instead of the extrapolation.
+        /// first or last two. Like WORLD, nil (no candidate) unless there are three intervals.
+        ///
+        /// `openUntil` (live mode): the signal is known up to there, in samples, and every interval seen is
+        /// available; then a time past the last interval takes its frequency instead of the extrapolation, unless
+        /// the interval still open, from the last edge to `openUntil`, is already longer: then that interval's
+        /// frequency, an upper bound, is what later times take, as whole-signal DIO's long interval across a gap
+        /// gives them a frequency below any band's.
         /// `cursor` is where the search starts; it moves to where the next, later time's search can start.
-        func value(at time: Double, available: Int, holdingLast: Bool, cursor: inout Int) -> Double? {
+        func value(at time: Double, available: Int, openUntil: Double?, rate: Double, cursor: inout Int) -> Double? {
             guard available > 2 else { return nil }
             var segment = max(cursor, 1)
             while segment < available - 1 && locations[segment - dropped] <= time {
@@ -555,8 +560,17 @@ extension Dio {
             cursor = segment
             let previous = segment - 1 - dropped
             let position = (time - locations[previous]) / (locations[previous + 1] - locations[previous])
-            let s = holdingLast ? min(position, 1) : position
-            return frequencies[previous] + s * (frequencies[previous + 1] - frequencies[previous])
+            guard let openUntil, position > 1 else {
+                return frequencies[previous] + position * (frequencies[previous + 1] - frequencies[previous])
+            }
+            let last = previous + 1
+            let open = openUntil - lastEdge
+            guard open * frequencies[last] > rate else { return frequencies[last] }
+            let openLocation = (lastEdge + openUntil) / 2.0 / rate
+            let openFrequency = rate / open
+            guard time < openLocation else { return openFrequency }
+            let openPosition = (time - locations[last]) / (openLocation - locations[last])
+            return frequencies[last] + openPosition * (openFrequency - frequencies[last])
         }
 
         /// Becomes `other` from interval `position - 1` on (absolute indices stay `other`'s): what a time at or
@@ -618,43 +632,47 @@ extension Dio {
             self.rate = rate
         }
 
-        /// Appends each sample less `offset`.
+        /// Appends each sample less `offset`. The latest samples are held in locals, not in the events, through
+        /// the loop: most samples end no interval.
         mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double = 0) {
-            for sample in samples {
-                append(sample - offset)
-            }
-        }
-
-        @inline(__always)
-        mutating func append(_ sample: Double) {
-            if index >= 1 {
-                let a = previous
-                let b = sample
-                if 0.0 < a && b <= 0.0 {
-                    falling.addEdge(Double(index) - a / (b - a), revealedAt: index, rate: rate)
-                }
-                let negatedA = -a
-                let negatedB = -b
-                if 0.0 < negatedA && negatedB <= 0.0 {
-                    rising.addEdge(Double(index) - negatedA / (negatedB - negatedA), revealedAt: index, rate: rate)
-                }
-                let difference = negatedA - negatedB
-                if index >= 2 {
-                    let c = previousDifference
-                    let d = difference
-                    if 0.0 < c && d <= 0.0 {
-                        peaks.addEdge(Double(index - 1) - c / (d - c), revealedAt: index, rate: rate)
+            var previous = self.previous
+            var previousDifference = self.previousDifference
+            var index = self.index
+            for value in samples {
+                let sample = value - offset
+                if index >= 1 {
+                    let a = previous
+                    let b = sample
+                    if 0.0 < a && b <= 0.0 {
+                        falling.addEdge(Double(index) - a / (b - a), revealedAt: index, rate: rate)
                     }
-                    let negatedC = -c
-                    let negatedD = -d
-                    if 0.0 < negatedC && negatedD <= 0.0 {
-                        dips.addEdge(Double(index - 1) - negatedC / (negatedD - negatedC), revealedAt: index, rate: rate)
+                    let negatedA = -a
+                    let negatedB = -b
+                    if 0.0 < negatedA && negatedB <= 0.0 {
+                        rising.addEdge(Double(index) - negatedA / (negatedB - negatedA), revealedAt: index, rate: rate)
                     }
+                    let difference = negatedA - negatedB
+                    if index >= 2 {
+                        let c = previousDifference
+                        let d = difference
+                        if 0.0 < c && d <= 0.0 {
+                            peaks.addEdge(Double(index - 1) - c / (d - c), revealedAt: index, rate: rate)
+                        }
+                        let negatedC = -c
+                        let negatedD = -d
+                        if 0.0 < negatedC && negatedD <= 0.0 {
+                            dips.addEdge(
+                                Double(index - 1) - negatedC / (negatedD - negatedC), revealedAt: index, rate: rate)
+                        }
+                    }
+                    previousDifference = difference
                 }
-                previousDifference = difference
+                previous = sample
+                index += 1
             }
-            previous = sample
-            index += 1
+            self.previous = previous
+            self.previousDifference = previousDifference
+            self.index = index
         }
 
         /// The events seen so far, or those revealed by filtered sample `horizon`: a band as whole-signal DIO
@@ -669,15 +687,19 @@ extension Dio {
         }
 
         /// The four event frequencies at `time` from the intervals in `snapshot`, or nil if a kind has too few;
-        /// past a kind's last interval, its frequency there with `holdingLast` (see `EventSeries.value`).
+        /// with `holdingLast` (live mode), past a kind's last interval, its frequency or the open interval's (see
+        /// `EventSeries.value`).
         func eventFrequencies(
             at time: Double, in snapshot: EventSnapshot, holdingLast: Bool = false, cursor: inout EventCursor
         ) -> (Double, Double, Double, Double)? {
             let available = snapshot.available
-            guard let a = falling.value(at: time, available: available.0, holdingLast: holdingLast, cursor: &cursor.positions.0),
-                  let b = rising.value(at: time, available: available.1, holdingLast: holdingLast, cursor: &cursor.positions.1),
-                  let c = peaks.value(at: time, available: available.2, holdingLast: holdingLast, cursor: &cursor.positions.2),
-                  let d = dips.value(at: time, available: available.3, holdingLast: holdingLast, cursor: &cursor.positions.3)
+            // The next zero crossing lies past the last sample, the next extremum past the one before.
+            let crossingsUntil = holdingLast ? Double(index - 1) : nil
+            let extremaUntil = holdingLast ? Double(index - 2) : nil
+            guard let a = falling.value(at: time, available: available.0, openUntil: crossingsUntil, rate: rate, cursor: &cursor.positions.0),
+                  let b = rising.value(at: time, available: available.1, openUntil: crossingsUntil, rate: rate, cursor: &cursor.positions.1),
+                  let c = peaks.value(at: time, available: available.2, openUntil: extremaUntil, rate: rate, cursor: &cursor.positions.2),
+                  let d = dips.value(at: time, available: available.3, openUntil: extremaUntil, rate: rate, cursor: &cursor.positions.3)
             else { return nil }
             return (a, b, c, d)
         }

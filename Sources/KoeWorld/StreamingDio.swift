@@ -30,7 +30,9 @@ import KoeDSP
 /// them as above; nothing provisional is kept, so each block's provisional samples start again from the final
 /// ones. Frames past a band's last event interval take that interval's frequency: WORLD's linear extrapolation
 /// from the last two, fine at a signal's end, turns the noise of provisional intervals into jumps that unvoice
-/// frames. Agreement with whole-signal DIO then grows with the look-ahead (`make bench-live-f0` measures it on
+/// frames. Unless the interval still open, from the last event to the input's end, is longer already: a band
+/// without events (digital silence) would otherwise hold its last frequency, where whole-signal DIO sees one
+/// long interval, a frequency no band accepts. Agreement with whole-signal DIO then grows with the look-ahead (`make bench-live-f0` measures it on
 /// speech): about 95 % of frames voiced alike at 30 ms, 97 % from 40 ms; what is left is mostly the first
 /// frames of voiced runs, which whole-signal DIO reaches by extending runs backwards from their kept start.
 package final class StreamingDio {
@@ -284,7 +286,8 @@ package final class StreamingDio {
         fillWindow(frames: frames, horizon: horizon, from: events, holdingLast: false)
     }
 
-    /// `holdingLast`: frames past a band's last interval take its frequency (see `Dio.EventSeries.value`).
+    /// `holdingLast`: frames past a band's last interval take its frequency, or the open interval's (see
+    /// `Dio.EventSeries.value`).
     private func fillWindow(frames: Range<Int>, horizon: Int?, from events: [Dio.BandEvents], holdingLast: Bool) {
         let bands = events.count
         windowCandidates.removeAll(keepingCapacity: true)
