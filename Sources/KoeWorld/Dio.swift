@@ -181,44 +181,72 @@ extension Dio {
 // MARK: Band filtering, shared with StreamingDio
 
 extension Dio {
-    /// DIO's band signals by overlap-save: the input in fixed blocks of `blockLength` samples, one forward FFT a
-    /// block, then per band a product with the spectrum of its taps and one inverse FFT. A band's taps are the
-    /// 50 Hz low-cut convolved with its Nuttall window, advanced by half the window as WORLD compensates it, so
-    /// the result is WORLD's linear convolution of the zero-extended signal. Block boundaries depend only on
-    /// sample indices, never on how the input was chunked.
+    /// DIO's band signals, the input taken in fixed blocks of `blockLength` samples. A band's taps are the 50 Hz
+    /// low-cut convolved with its Nuttall window, advanced by half the window as WORLD compensates it, so the
+    /// result is WORLD's linear convolution of the zero-extended signal. Whole signals are filtered by
+    /// overlap-save: one forward FFT a block, then per band a product with the spectrum of its taps and one
+    /// inverse FFT, each about four times the taps. Live blocks are far shorter than the taps, and are filtered by
+    /// `PartitionedConvolution`, which differs only in rounding. Block boundaries depend only on sample indices,
+    /// never on how the input was chunked.
     struct BandFilterBank {
         let blockLength: Int
-        let fftSize: Int
         private let reaches: [Int]
-        private let kernels: [[Complex]]
-        /// Live mode only (else empty): per band, the taps of its Nuttall window alone, without the low-cut, and
-        /// their reach (half the window), which let `append` also hand out each band's provisional samples.
-        private let provisionalKernels: [[Complex]]
+        private let filtering: Filtering
+        /// Live mode only (else empty): per band, the reach of its provisional samples (half the Nuttall window).
         private let provisionalReaches: [Int]
-        private let forward: ForwardRealFFT
-        private let inverse: InverseRealFFT
+        /// Live mode: per band, its latest provisional samples, the block's after those of earlier blocks that
+        /// the block's provisional span still covers.
+        private var provisionalSignals: [[Double]]
         /// Input from absolute index `historyStart`; the next block ends before `nextBlockEnd`.
         private var history: [Double] = []
         private var historyStart = 0
         private var nextBlockEnd: Int
         private(set) var received = 0
 
+        private enum Filtering {
+            /// Per band, the spectrum of its taps, for FFTs of `forward.size`.
+            case overlapSave(kernels: [[Complex]], forward: ForwardRealFFT, inverse: InverseRealFFT)
+            /// Kernels 0..<bands: the bands' taps, causal; kernels bands..<2 bands: their Nuttall windows alone.
+            case partitioned(PartitionedConvolution)
+        }
+
         /// Input samples held for blocks still to come.
         var heldSampleCount: Int { history.count }
 
+        /// Input samples before a block's end that its filtering reads.
+        private var span: Int {
+            switch filtering {
+            case .overlapSave(_, let forward, _): forward.size
+            case .partitioned: blockLength
+            }
+        }
+
         typealias Delivery = (_ band: Int, _ first: Int, _ samples: UnsafeMutableBufferPointer<Double>) -> Void
 
-        /// With `provisional`, every block also yields each band's provisional samples (see `append`).
-        init(ladder: Ladder, blockLength: Int, provisional: Bool = false) {
+        /// `live`: every block also yields each band's provisional samples (see `append`), and blocks are
+        /// filtered by partitioned convolution.
+        init(ladder: Ladder, blockLength: Int, live: Bool = false) {
             self.blockLength = blockLength
             reaches = ladder.reaches
-            fftSize = Matlab.suitableFFTSize(Self.kernelLength(of: ladder) + blockLength)
-            forward = ForwardRealFFT(size: fftSize)
-            inverse = InverseRealFFT(size: fftSize)
-            kernels = Self.kernelSpectra(ladder: ladder, forward: forward)
-            provisionalKernels = provisional ? Self.windowSpectra(ladder: ladder, forward: forward) : []
-            provisionalReaches = ladder.halfAverageLengths.map { 2 * $0 }
             nextBlockEnd = blockLength
+            guard live else {
+                let fftSize = Matlab.suitableFFTSize(Self.kernelLength(of: ladder) + blockLength)
+                let forward = ForwardRealFFT(size: fftSize)
+                filtering = .overlapSave(
+                    kernels: Self.kernelSpectra(ladder: ladder, forward: forward), forward: forward,
+                    inverse: InverseRealFFT(size: fftSize))
+                provisionalReaches = []
+                provisionalSignals = []
+                return
+            }
+            let windows = ladder.halfAverageLengths.map { Window.nuttall(length: 4 * $0) }
+            filtering = .partitioned(
+                PartitionedConvolution(kernels: Self.causalTaps(ladder: ladder) + windows, blockLength: blockLength))
+            provisionalReaches = ladder.halfAverageLengths.map { 2 * $0 }
+            // One array a band, not one shared until first written, which would then allocate.
+            provisionalSignals = (0..<ladder.bandCount).map { _ in
+                Array(repeating: 0, count: ladder.lowCutHalfLength + 1 + blockLength)
+            }
         }
 
         /// Taps of the lowest band, the longest.
@@ -249,21 +277,24 @@ extension Dio {
             }
         }
 
-        /// Spectra of each band's Nuttall window alone, scaled as `kernelSpectra`'s.
-        private static func windowSpectra(ladder: Ladder, forward: ForwardRealFFT) -> [[Complex]] {
-            let scale = 1.0 / Double(forward.size)
-            return ladder.halfAverageLengths.map { halfAverageLength in
-                loadCircularly(
-                    Window.nuttall(length: 4 * halfAverageLength), centre: 2 * halfAverageLength, into: forward.waveform)
-                forward.execute()
-                return forward.spectrum.map { Complex($0.real * scale, $0.imag * scale) }
+        /// Each band's taps in causal order: tap j weighs the input `reach` samples past the output's sample, less j.
+        private static func causalTaps(ladder: Ladder) -> [[Double]] {
+            let size = Matlab.suitableFFTSize(kernelLength(of: ladder) + 1)
+            let forward = ForwardRealFFT(size: size)
+            let inverse = InverseRealFFT(size: size)
+            return zip(kernelSpectra(ladder: ladder, forward: forward), ladder.reaches).map { spectrum, reach in
+                for bin in spectrum.indices {
+                    inverse.spectrum[bin] = spectrum[bin]
+                }
+                inverse.execute()
+                return (0..<(2 * reach)).map { inverse.waveform[($0 - reach + size) % size] }
             }
         }
 
         /// Makes room for appends of up to `samples` samples: the input a block reads, the latest append, and as
         /// much again, as the input is dropped once half of it can go.
         mutating func reserve(forAppendsOf samples: Int) {
-            history.reserveCapacity(2 * (fftSize + blockLength + samples))
+            history.reserveCapacity(2 * (span + blockLength + samples))
         }
 
         /// Appends input and filters every block it completes. `deliver(band, first, samples)` receives each
@@ -275,7 +306,7 @@ extension Dio {
             append(samples, deliver: deliver, provisional: { _, _, _ in }, afterBlock: afterBlock)
         }
 
-        /// `append`, and, when the bank was made `provisional`, after each band's `deliver`
+        /// `append`, and, when the bank was made `live`, after each band's `deliver`
         /// `provisional(band, first, samples)`: the band's signal without the low-cut (its Nuttall window alone,
         /// which needs only half the window of input ahead) from its last delivered sample, `first` (0 before
         /// the first), as far as the block's input allows.
@@ -285,7 +316,7 @@ extension Dio {
             history.append(contentsOf: samples)
             received += samples.count
             while nextBlockEnd <= received {
-                filterBlock(through: Int.max, deliver: deliver, provisional: provisional, isProvisional: true)
+                filterBlock(through: Int.max, deliver: deliver, provisional: provisional)
                 afterBlock(nextBlockEnd - blockLength - 1)
             }
         }
@@ -298,47 +329,54 @@ extension Dio {
                 if missing > 0 {
                     history.append(contentsOf: repeatElement(0, count: missing))
                 }
-                filterBlock(through: last, deliver: deliver, provisional: { _, _, _ in }, isProvisional: false)
+                filterBlock(through: last, deliver: deliver, provisional: { _, _, _ in })
             }
-        }
-
-        /// The loaded input's spectrum times `kernel`, back in `inverse.waveform`.
-        private func filterInput(with kernel: [Complex]) {
-            kernel.withUnsafeBufferPointer { kernel in
-                let spectrum = forward.spectrum
-                let product = inverse.spectrum
-                for bin in kernel.indices {
-                    product[bin] = spectrum[bin] * kernel[bin]
-                }
-            }
-            inverse.execute()
         }
 
         /// Filters the block ending before `nextBlockEnd`. A band's output sample depends on input up to its
         /// reach past it, so the block yields each band's `blockLength` samples ending that reach before the
-        /// block's last input sample (none before index 0 or after `through`).
-        private mutating func filterBlock(
-            through lastWanted: Int, deliver: Delivery, provisional: Delivery, isProvisional: Bool
-        ) {
+        /// block's last input sample (none before index 0 or after `through`), and, in live mode, its
+        /// provisional samples from the last of those on.
+        private mutating func filterBlock(through lastWanted: Int, deliver: Delivery, provisional: Delivery) {
             let last = nextBlockEnd - 1
-            let first = last - fftSize + 1
-            loadInput(from: first)
-            forward.execute()
-            for band in kernels.indices {
-                filterInput(with: kernels[band])
-                let lastOutput = min(last - reaches[band], lastWanted)
-                let firstOutput = max(0, last - reaches[band] - blockLength + 1)
-                if firstOutput <= lastOutput {
-                    let values = inverse.waveform[(firstOutput - first)...(lastOutput - first)]
-                    deliver(band, firstOutput, UnsafeMutableBufferPointer(rebasing: values))
+            switch filtering {
+            case .overlapSave(let kernels, let forward, let inverse):
+                let first = last - forward.size + 1
+                loadInput(from: first, into: forward.waveform)
+                forward.execute()
+                for band in kernels.indices {
+                    kernels[band].withUnsafeBufferPointer { kernel in
+                        for bin in kernel.indices {
+                            inverse.spectrum[bin] = forward.spectrum[bin] * kernel[bin]
+                        }
+                    }
+                    inverse.execute()
+                    let firstOutput = last - reaches[band] - blockLength + 1
+                    Self.hand(band, inverse.waveform, startingAt: first,
+                              from: firstOutput, through: min(last - reaches[band], lastWanted), to: deliver)
                 }
-                if isProvisional, !provisionalKernels.isEmpty {
-                    filterInput(with: provisionalKernels[band])
-                    let firstProvisional = max(0, last - reaches[band])
+            case .partitioned(let convolution):
+                history.withUnsafeBufferPointer { history in
+                    let start = last - blockLength + 1 - historyStart
+                    convolution.push(UnsafeBufferPointer(rebasing: history[start..<(start + blockLength)]))
+                }
+                let bands = reaches.count
+                for band in 0..<bands {
+                    let firstOutput = last - reaches[band] - blockLength + 1
+                    Self.hand(band, convolution.output(ofKernel: band), startingAt: firstOutput,
+                              from: firstOutput, through: min(last - reaches[band], lastWanted), to: deliver)
                     let lastProvisional = last - provisionalReaches[band]
-                    if firstProvisional <= lastProvisional {
-                        let values = inverse.waveform[(firstProvisional - first)...(lastProvisional - first)]
-                        provisional(band, firstProvisional, UnsafeMutableBufferPointer(rebasing: values))
+                    provisionalSignals[band].withUnsafeMutableBufferPointer { signal in
+                        let kept = signal.count - blockLength
+                        for i in 0..<kept {
+                            signal[i] = signal[i + blockLength]
+                        }
+                        let newest = convolution.output(ofKernel: bands + band)
+                        for i in 0..<blockLength {
+                            signal[kept + i] = newest[i]
+                        }
+                        Self.hand(band, signal, startingAt: lastProvisional - signal.count + 1,
+                                  from: last - reaches[band], through: lastProvisional, to: provisional)
                     }
                 }
             }
@@ -346,22 +384,32 @@ extension Dio {
             dropConsumedInput()
         }
 
-        /// The FFT input: `fftSize` samples from absolute index `first`, zero before the signal.
-        private func loadInput(from first: Int) {
-            let waveform = forward.waveform
+        /// Hands `deliver` the band's samples `first` through `last` (none before index 0) of `signal`, whose
+        /// element 0 is the band's sample `start`.
+        private static func hand(
+            _ band: Int, _ signal: UnsafeMutableBufferPointer<Double>, startingAt start: Int,
+            from first: Int, through last: Int, to deliver: Delivery
+        ) {
+            let first = max(0, first)
+            guard first <= last else { return }
+            deliver(band, first, UnsafeMutableBufferPointer(rebasing: signal[(first - start)...(last - start)]))
+        }
+
+        /// The FFT input: `waveform.count` samples from absolute index `first`, zero before the signal.
+        private func loadInput(from first: Int, into waveform: UnsafeMutableBufferPointer<Double>) {
             let available = max(0, historyStart - first)
-            for i in 0..<min(available, fftSize) {
+            for i in 0..<min(available, waveform.count) {
                 waveform[i] = 0
             }
             history.withUnsafeBufferPointer { history in
-                for i in available..<fftSize {
+                for i in available..<waveform.count {
                     waveform[i] = history[first + i - historyStart]
                 }
             }
         }
 
         private mutating func dropConsumedInput() {
-            let removable = min(nextBlockEnd - fftSize - historyStart, history.count)
+            let removable = min(nextBlockEnd - span - historyStart, history.count)
             guard removable > 0, removable >= history.count / 2 else { return }
             history.removeFirst(removable)
             historyStart += removable

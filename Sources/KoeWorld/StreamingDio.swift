@@ -4,8 +4,9 @@ import KoeDSP
 /// DIO on a signal that arrives in pieces: every frame's F0 is handed out once, final, a fixed look-ahead after
 /// its centre.
 ///
-/// Each input sample is filtered once per band, in fixed blocks, by the overlap-save convolution `Dio.estimate`
-/// uses, and the events, candidates and contour repair run through the same code. A frame is settled once the
+/// Each input sample is filtered once per band, in fixed blocks, through `Dio.estimate`'s filters (by its
+/// overlap-save; live mode's short blocks by partitioned convolution, equal to rounding), and the events,
+/// candidates and contour repair run through the same code. A frame is settled once the
 /// input reaches `lookAhead` past it, from everything the filtered signal then reveals: its own events, and the
 /// candidates of the frames after it, through which voiced runs may extend back to it. Whole-signal DIO, which
 /// sees the end, differs in three ways:
@@ -100,7 +101,7 @@ package final class StreamingDio {
         let ladder = Dio.Ladder(rate: rate, options: options.dio)
         samplesPerFrame = options.dio.framePeriod * rate / 1000
         let blockLength = max(1, options.blockLength ?? Int(rate * (options.live ? 0.005 : 0.02)))
-        filters = Dio.BandFilterBank(ladder: ladder, blockLength: blockLength, provisional: options.live)
+        filters = Dio.BandFilterBank(ladder: ladder, blockLength: blockLength, live: options.live)
         bandReaches = ladder.reaches
         events = Array(repeating: Dio.BandEvents(rate: rate), count: ladder.bandCount)
         provisionalEvents = options.live ? events : []

@@ -38,4 +38,70 @@ import TestSupport
         let whole = frequencies(toneThenSilence(silence), at: 0.12, holdingLast: false)
         #expect(whole.count == 4 && whole.allSatisfy { $0 > 50 }, "\(whole)")
     }
+
+    /// Every band's signal and, live, every provisional sample handed out, by absolute index.
+    private func bandSignals(
+        _ input: [Double], sampleRate: Int, live: Bool, chunk: Int
+    ) -> (final: [[Double]], provisional: [[Int: Double]]) {
+        let ladder = Dio.Ladder(rate: Double(sampleRate), options: Dio.Options())
+        var bank = Dio.BandFilterBank(ladder: ladder, blockLength: sampleRate / 200, live: live)
+        var final = Array(repeating: [Double](), count: ladder.bandCount)
+        var provisional = Array(repeating: [Int: Double](), count: ladder.bandCount)
+        for start in stride(from: 0, to: input.count, by: chunk) {
+            bank.append(Array(input[start..<min(input.count, start + chunk)])) { band, first, values in
+                #expect(first == final[band].count)
+                final[band] += values
+            } provisional: { band, first, values in
+                for (offset, value) in values.enumerated() {
+                    provisional[band][first + offset] = value
+                }
+            } afterBlock: { _ in }
+        }
+        bank.flush(through: input.count - 1) { band, _, values in
+            final[band] += values
+        }
+        return (final, provisional)
+    }
+
+    /// Speech-like vowels, digital silence between them, and an offset.
+    private func input(sampleRate: Int) -> [Double] {
+        let silence = [Double](repeating: 0, count: sampleRate / 5)
+        return (silence + Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.3) + silence
+            + Signals.vowel(f0: 230, sampleRate: sampleRate, duration: 0.2) + silence).map { $0 - 0.01 }
+    }
+
+    /// Live blocks are filtered by partitioned convolution, whole signals by overlap-save: the band signals
+    /// agree to rounding.
+    @Test(arguments: [16000, 48000])
+    func liveBandSignalsEqualWholeSignalOnes(sampleRate: Int) {
+        let input = input(sampleRate: sampleRate)
+        let live = bandSignals(input, sampleRate: sampleRate, live: true, chunk: 333).final
+        let whole = bandSignals(input, sampleRate: sampleRate, live: false, chunk: input.count).final
+        for band in whole.indices {
+            #expect(live[band].count == input.count && whole[band].count == input.count)
+            let worst = zip(live[band], whole[band]).map { abs($0 - $1) }.max() ?? 0
+            #expect(worst < 1e-14, "band \(band): off by \(worst)")
+        }
+    }
+
+    /// A provisional sample is the input through the band's Nuttall window alone, centred on it.
+    @Test func provisionalSamplesAreTheNuttallWindowsOutput() {
+        let sampleRate = 16000
+        let input = input(sampleRate: sampleRate)
+        let ladder = Dio.Ladder(rate: Double(sampleRate), options: Dio.Options())
+        let provisional = bandSignals(input, sampleRate: sampleRate, live: true, chunk: 333).provisional
+        for (band, samples) in provisional.enumerated() {
+            let half = 2 * ladder.halfAverageLengths[band]
+            let window = Window.nuttall(length: 2 * half)
+            #expect(samples.count > input.count / 2)
+            let worst = samples.map { index, value in
+                let expected = window.indices.reduce(0.0) { sum, tap in
+                    let at = index + half - tap
+                    return sum + (at >= 0 && at < input.count ? window[tap] * input[at] : 0)
+                }
+                return abs(value - expected)
+            }.max() ?? 0
+            #expect(worst < 1e-12, "band \(band): off by \(worst)")
+        }
+    }
 }
