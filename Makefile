@@ -86,7 +86,8 @@ bench-live: deps test-deps bench-deps release
 
 # Issue 12's F0 bar: StreamingDio's live mode at look-aheads 0 to 80 ms against whole-signal DIO, frame by frame
 # (V/UV agreement, F0 error on jointly voiced frames), on the shared corpus and the samples at 16 and 48 kHz, with
-# today's non-live 80 ms as the anchor (package bench/LiveF0, resampling with sox). About a minute.
+# two anchors: today's non-live 80 ms, and WORLD's own figure on the signal so far at 30 ms (whole-signal DIO on
+# the signal cut where live mode settles each frame). Package bench/LiveF0, resampling with sox; about 2 minutes.
 LIVE_F0_SPEECH := $(wildcard ../shared/corpus/*.wav) $(wildcard samples/*.wav)
 bench-live-f0: deps test-deps
 	cd bench/LiveF0 && $(SWIFT) build $(RELEASE_FLAGS)

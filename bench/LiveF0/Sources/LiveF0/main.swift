@@ -1,11 +1,13 @@
 // StreamingDio's live mode against whole-signal DIO (`Dio`, which equals pyworld.dio), frame by frame.
 // Usage: live-f0 [--rates 16000,48000] [--look-aheads 0,10,20,30,40,50,80] [--chunk 4096] [--non-live MS]
-//                [--detail] [--dump] WAV...
+//                [--so-far MS,...] [--detail] [--dump] WAV...
 // Each file is resampled by sox to each rate (mono, float64). Per rate, over all files' frames together:
 // V/UV agreement (% of frames both voiced or both unvoiced), the F0 error on jointly voiced frames (median,
 // p95, % of frames beyond 5 %), and where the V/UV differs (voiced only in whole-signal DIO, or only live).
-// The last row of each rate is the anchor: today's non-live StreamingDio at 80 ms (--non-live adds a row at
-// another look-ahead, from its least, 50 ms). --detail counts the differing frames by their distance from the
+// The last rows of each rate are the anchors: today's non-live StreamingDio at 80 ms (--non-live adds a row at
+// another look-ahead, from its least, 50 ms), and WORLD's own causal figure at each --so-far look-ahead
+// (default 30 ms): each frame's F0 from whole-signal DIO run on the signal cut where live mode settles that
+// frame (its look-ahead, then the end of its 5 ms block), as if the signal ended there. --detail counts the differing frames by their distance from the
 // start or end of whole-signal DIO's voiced run or gap; --dump prints every frame's F0, whole and streamed.
 
 import Foundation
@@ -41,6 +43,31 @@ func stream(_ signal: [Double], rate: Int, options: StreamingDio.Options, chunk:
         start = end
     }
     return f0 + dio.finish()
+}
+
+/// Each frame's F0 from whole-signal DIO on the signal up to the end of the live block that settles the frame
+/// at `lookAhead`: the most the signal so far can tell WORLD itself.
+func soFar(_ signal: [Double], rate: Int, lookAhead: Double, frames: Int) -> [Double] {
+    let live = StreamingDio(sampleRate: rate, options: {
+        var options = StreamingDio.Options()
+        options.live = true
+        options.lookAhead = lookAhead
+        return options
+    }())
+    let block = live.blockLength
+    let lookAheadSamples = live.latency - block - 1
+    var estimates: [Int: [Double]] = [:]
+    return (0..<frames).map { frame in
+        let centre = Int((Double(frame) * Dio.Options().framePeriod * Double(rate) / 1000).rounded())
+        let blocks = (centre + lookAheadSamples + 1 + block - 1) / block
+        let end = min(signal.count, blocks * block)
+        if estimates[end] == nil {
+            // Too short a cut for one analysis frame (the first few frames): unvoiced.
+            estimates[end] = (try? Dio(sampleRate: rate).estimate(Array(signal[..<end])).f0) ?? []
+        }
+        let f0 = estimates[end]!
+        return frame < f0.count ? f0[frame] : 0
+    }
 }
 
 struct Tally {
@@ -108,6 +135,7 @@ var files: [String] = []
 var detail = false
 var dump = false
 var nonLive: Double?
+var soFarLookAheads: [Double] = [30]
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -117,12 +145,13 @@ while let argument = arguments.popFirst() {
     case "--detail": detail = true
     case "--dump": dump = true
     case "--non-live": nonLive = Double(arguments.popFirst()!)!
+    case "--so-far": soFarLookAheads = arguments.popFirst()!.split(separator: ",").map { Double($0)! }
     default: files.append(argument)
     }
 }
 guard !files.isEmpty else {
     FileHandle.standardError.write(
-        "usage: live-f0 [--rates R,...] [--look-aheads MS,...] [--chunk N] [--non-live MS] [--detail] [--dump] WAV...\n"
+        "usage: live-f0 [--rates R,...] [--look-aheads MS,...] [--chunk N] [--non-live MS] [--so-far MS,...] [--detail] [--dump] WAV...\n"
             .data(using: .utf8)!)
     exit(2)
 }
@@ -168,5 +197,22 @@ for rate in rates {
         if detail {
             print(tally.mismatches.sorted { $0.value > $1.value }.map { "\($0.key): \($0.value)" }.joined(separator: ", "))
         }
+    }
+    for lookAhead in soFarLookAheads {
+        var tally = Tally()
+        let clock = ContinuousClock()
+        let start = clock.now
+        for (signal, reference) in zip(signals, whole) {
+            tally.add(live: soFar(signal, rate: rate, lookAhead: lookAhead, frames: reference.count), whole: reference)
+        }
+        let elapsed = start.duration(to: clock.now)
+        tally.seconds = (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18) / audioSeconds
+        // The cut is where live mode at this look-ahead settles the frame: its latency.
+        var options = StreamingDio.Options()
+        options.live = true
+        options.lookAhead = lookAhead
+        let latency = Double(StreamingDio(sampleRate: rate, options: options).latency) * 1000 / Double(rate)
+        print(tally.row("\(rate / 1000) kHz WORLD on the signal so far, \(Int(lookAhead)) ms (anchor)",
+                        latency: String(format: "%.1f", latency)))
     }
 }
