@@ -185,9 +185,9 @@ extension Dio {
     /// low-cut convolved with its Nuttall window, advanced by half the window as WORLD compensates it, so the
     /// result is WORLD's linear convolution of the zero-extended signal. Whole signals are filtered by
     /// overlap-save: one forward FFT a block, then per band a product with the spectrum of its taps and one
-    /// inverse FFT, each about four times the taps. Live blocks are far shorter than the taps, and are filtered by
-    /// `PartitionedConvolution`, which differs only in rounding. Block boundaries depend only on sample indices,
-    /// never on how the input was chunked.
+    /// inverse FFT, the FFTs as long as the taps and a block. Live blocks are far shorter than the taps, and are
+    /// filtered by `PartitionedConvolution`, which differs only in rounding. Block boundaries depend only on
+    /// sample indices, never on how the input was chunked.
     struct BandFilterBank {
         let blockLength: Int
         private let reaches: [Int]
