@@ -77,7 +77,8 @@ bench-convert: deps test-deps release
 
 # Issue 12's bars for --live: the paced pipe's per-block delay (p95 <= 50 ms), then F0 ratios, PESQ against
 # pyworld, V/UV agreement with whole-file DIO, one-thread speed and chunk/thread/pipe equivalence on the corpus at
-# 16 and 48 kHz and the samples. About 10 minutes.
+# 16 and 48 kHz and the samples; PESQ and agreement with WORLD's own F0 on the signal so far alongside. About 6
+# minutes.
 bench-live: deps test-deps bench-deps release
 	@status=0; \
 	$(PYTHON) bench/latency.py --koe $(RELEASE_KOE) --options "--live --pitch 1.25 --formant 1.1" --p95-bar 50 || status=1; \
