@@ -212,11 +212,7 @@ package final class StreamingDio {
             continueProvisionally(band: band, first: first, values: values)
         } afterBlock: { inputThrough in
             while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
-                if options.live {
-                    settleNextLiveFrame(inputThrough: inputThrough)
-                } else {
-                    settleNextFrame(inputThrough: inputThrough)
-                }
+                settleNextFrame(inputThrough: inputThrough)
             }
         }
     }
@@ -235,46 +231,37 @@ package final class StreamingDio {
         provisionalEvents[band].append(contentsOf: UnsafeBufferPointer(rebasing: values[skip...]), less: slow)
     }
 
-    /// Live mode: settles the next frame from the final and provisional events, over a window of the frames
-    /// from it to the last whose centre the input has reached (measured on speech, bench/LiveF0, this window
-    /// agrees best with whole-signal DIO; one ending half a window or a window of the lowest band earlier, where
-    /// the provisional band signals end, agrees less).
-    private func settleNextLiveFrame(inputThrough inputHorizon: Int) {
-        let frame = repair.settledCount
-        var last = frame
-        while frameCentre(last + 1) <= inputHorizon {
-            last += 1
-        }
-        fillWindow(frames: frame..<(last + 1), horizon: nil, from: provisionalEvents, holdingLast: true)
-        // The cursors index intervals of the final events; those revealed only provisionally may not survive.
-        for band in events.indices {
-            let counts = events[band].counts
-            var positions = cursors[band].positions
-            positions.0 = max(1, min(positions.0, counts.0 - 1))
-            positions.1 = max(1, min(positions.1, counts.1 - 1))
-            positions.2 = max(1, min(positions.2, counts.2 - 1))
-            positions.3 = max(1, min(positions.3, counts.3 - 1))
-            cursors[band].positions = positions
-        }
-        settle(frameCount: nil)
-        for band in events.indices {
-            events[band].dropIntervals(before: cursors[band])
-        }
-    }
-
     private func frameCentre(_ frame: Int) -> Int {
         Int((Double(frame) * samplesPerFrame).rounded())
     }
 
     /// Settles the next frame from everything the input filtered so far reveals: candidates of the frames from
-    /// it to where the lowest band's filtered signal ends.
+    /// it to where the lowest band's filtered signal ends. Live, from the final and provisional events, the
+    /// candidates of the frames from it to the last whose centre the input has reached (measured on speech,
+    /// bench/LiveF0, this window agrees best with whole-signal DIO; one ending half a window or a window of the
+    /// lowest band earlier, where the provisional band signals end, agrees less).
     private func settleNextFrame(inputThrough inputHorizon: Int) {
         let frame = repair.settledCount
+        let windowEnd = options.live ? inputHorizon : inputHorizon - bandReaches[0]
         var last = frame
-        while frameCentre(last + 1) <= inputHorizon - bandReaches[0] {
+        while frameCentre(last + 1) <= windowEnd {
             last += 1
         }
-        fillWindow(frames: frame..<(last + 1), horizon: inputHorizon)
+        if options.live {
+            fillWindow(frames: frame..<(last + 1), horizon: nil, from: provisionalEvents, holdingLast: true)
+            // The cursors index intervals of the final events; those revealed only provisionally may not survive.
+            for band in events.indices {
+                let counts = events[band].counts
+                var positions = cursors[band].positions
+                positions.0 = max(1, min(positions.0, counts.0 - 1))
+                positions.1 = max(1, min(positions.1, counts.1 - 1))
+                positions.2 = max(1, min(positions.2, counts.2 - 1))
+                positions.3 = max(1, min(positions.3, counts.3 - 1))
+                cursors[band].positions = positions
+            }
+        } else {
+            fillWindow(frames: frame..<(last + 1), horizon: inputHorizon)
+        }
         settle(frameCount: nil)
         for band in events.indices {
             events[band].dropIntervals(before: cursors[band])
