@@ -44,7 +44,7 @@ public final class StreamingSynthesizer {
     private var timeBase = TimeBase()
     /// Found and interpolated, waiting for the next pulse to fix its noise length.
     private var pending: ExcitationPulse?
-    /// Found, waiting for the frame after its time before it can be interpolated; the time base waits with it.
+    /// Found, not yet interpolated: it waits for the frame after its time, and the time base with it.
     private var uninterpolated: ExcitationPulse?
     /// Samples the time base may reach: WORLD's output length for the frames so far.
     private var sampleLimit = 0
@@ -232,23 +232,13 @@ public final class StreamingSynthesizer {
         let pulse = ExcitationPulse(
             index: sample - 1, time: sampleTime(sample - 1), timeShift: crossing / Double(sampleRate),
             isVoiced: timeBase.previousVoicing > 0.5, period: Int(period.rounded()))
-        if isCausal {
-            if interpolateParameters(at: pulse) {
-                render(pulse, noiseLength: pulse.period)
-            } else {
-                uninterpolated = pulse
-            }
-            return
-        }
-        if let previous = pending {
+        // WORLD's pulse takes its noise up to the next pulse: the one pending is complete now. `advance` goes on
+        // with this one as soon as its parameters can be interpolated.
+        if !isCausal, let previous = pending {
             render(previous, noiseLength: pulse.index - previous.index)
             pending = nil
         }
-        if interpolateParameters(at: pulse) {
-            pending = pulse
-        } else {
-            uninterpolated = pulse
-        }
+        uninterpolated = pulse
     }
 
     private func interpolate(_ from: Double, _ to: Double, at position: Double) -> Double {
