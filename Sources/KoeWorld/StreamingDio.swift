@@ -71,7 +71,9 @@ package final class StreamingDio {
     package var blockLength: Int { filters.blockLength }
 
     private let samplesPerFrame: Double
-    private let lookAheadSamples: Int
+    /// Input samples past a frame's centre that its settling waits for: `Options.lookAhead` rounded up, and
+    /// outside live mode no less than that mode's least.
+    package let lookAheadSamples: Int
     /// Per band, input samples past a filtered sample that it depends on; the first band's is the longest.
     private let bandReaches: [Int]
     private var filters: Dio.BandFilterBank

@@ -55,11 +55,10 @@ func soFar(_ signal: [Double], rate: Int, lookAhead: Double, frames: Int) -> [Do
         return options
     }())
     let block = live.blockLength
-    let lookAheadSamples = live.latency - block - 1
     var estimates: [Int: [Double]] = [:]
     return (0..<frames).map { frame in
         let centre = Int((Double(frame) * Dio.Options().framePeriod * Double(rate) / 1000).rounded())
-        let blocks = (centre + lookAheadSamples + 1 + block - 1) / block
+        let blocks = (centre + live.lookAheadSamples + 1 + block - 1) / block
         let end = min(signal.count, blocks * block)
         if estimates[end] == nil {
             // Too short a cut for one analysis frame (the first few frames): unvoiced.
