@@ -1,6 +1,5 @@
 import Foundation
 import KoeIO
-import KoePipeline
 import KoeStages
 import KoeWorld
 
@@ -74,10 +73,10 @@ public struct ConversionStatistics: Sendable, Encodable {
     }
 }
 
-/// Drives one conversion: reads chunks, pushes them through the pipeline, writes what comes out.
+/// Drives one conversion: reads chunks, pushes them through the engine, writes what comes out.
 package struct Conversion {
     private let source: AudioSource
-    private let pipeline: Pipeline
+    private let engine: Engine
     private let sink: AudioSink
     private let chunkFrames: Int
 
@@ -88,37 +87,83 @@ package struct Conversion {
     /// work still queued on other threads included.
     private var heldBackPeak = 0.0
 
-    /// Converts all of `source` with `settings`. The sink is opened by `openSink` only once the chain is known
-    /// to fit the input, so a refused input leaves no output behind; it is complete on return. Channels run on
-    /// up to `settings.threads` threads at once, and each channel's vocoder works on an equal share of them
-    /// (threads of its own when the share is 2 or more), so the cores are not oversubscribed.
+    /// Converts all of `source` with `settings`. The sink is opened by `openSink` only once the engine is known
+    /// to fit the input, so a refused input leaves no output behind; it is complete on return. The threads are
+    /// the engine's budget: channels side by side, each channel's vocoder its share.
     package static func run(
         _ source: AudioSource, settings: ConversionSettings, progress: ((ConversionProgress) -> Void)?,
         openingSink openSink: (AudioSource) throws(KoeError) -> AudioSink
     ) throws(KoeError) -> ConversionStatistics {
         try settings.validate()
-        let chain = ChainPlan(settings)
-        try chain.check(sampleRate: source.sampleRate, frames: source.totalFrames, source: source.name)
-        try KoeError.wrapping(source: source.name) { try chain.surveyMedians(of: source) }
-        let threadsPerChannel = max(1, settings.threads / source.channels)
+        try check(settings, sampleRate: source.sampleRate, frames: source.totalFrames, source: source.name)
+        let medians = try KoeError.wrapping(source: source.name) { try referenceMedians(settings, of: source) }
         let sink = try openSink(source)
-        let pipeline = try KoeError.wrapping {
-            try Pipeline(channels: source.channels, threads: settings.threads) {
-                try chain.makeStages(sampleRate: source.sampleRate, threads: threadsPerChannel, fullScale: sink.fullScale)
-            }
+        let engine = try KoeError.wrapping {
+            try Engine(
+                sampleRate: source.sampleRate, channels: source.channels, settings: settings, isChangeable: false,
+                delaysOutput: false, fullScale: sink.fullScale, referenceMedians: medians)
         }
-        var conversion = Conversion(source: source, pipeline: pipeline, sink: sink, chunkFrames: settings.chunkFrames)
+        var conversion = Conversion(source: source, engine: engine, sink: sink, chunkFrames: settings.chunkFrames)
         try KoeError.wrapping(source: source.name) {
             try conversion.run(progress: progress) { framesIn in
-                try chain.checkF0Track(inputFrames: framesIn, sampleRate: source.sampleRate, source: source.name)
+                try checkF0Track(settings, inputFrames: framesIn, sampleRate: source.sampleRate, source: source.name)
             }
         }
-        return conversion.statistics(voice: chain.voiceStages.first, live: settings.analysis.live)
+        return conversion.statistics(voice: engine.firstVoiceStage, live: settings.analysis.live)
     }
 
-    private init(source: AudioSource, pipeline: Pipeline, sink: AudioSink, chunkFrames: Int) {
+    /// Fails before any audio is processed when the input cannot be converted with `settings`; `frames` is the
+    /// input's length where it is known in advance (a file).
+    private static func check(_ settings: ConversionSettings, sampleRate: Int, frames: Int?, source: String) throws(KoeError) {
+        if settings.usesVocoder {
+            guard SignalRequirements.sampleRates.contains(sampleRate) else {
+                throw .invalidArgument(WorldError.unsupportedSampleRate(sampleRate).description)
+            }
+            try AnalysisCheck.require(settings.analysis, sampleRate: sampleRate)
+        }
+        if let frames { try checkF0Track(settings, inputFrames: frames, sampleRate: sampleRate, source: source) }
+        try ConversionSettings.requireBuildable(settings.bands(sampleRate: sampleRate), sampleRate: sampleRate)
+    }
+
+    /// Fails when the F0 track has not one value for each analysis frame of an input `inputFrames` long: a
+    /// file's before converting, a stream's once it has ended.
+    private static func checkF0Track(
+        _ settings: ConversionSettings, inputFrames: Int, sampleRate: Int, source: String
+    ) throws(KoeError) {
+        guard settings.usesVocoder, let track = settings.voice.f0Track else { return }
+        let framePeriod = settings.analysis.framePeriod
+        let expected = F0Contour.frameCount(samples: inputFrames, sampleRate: sampleRate, framePeriod: framePeriod)
+        guard track.values.count != expected else { return }
+        throw .badInput(source: track.name, reason:
+            "has \(track.values.count) F0 values but \(source) has \(expected) analysis frames "
+            + "(\(inputFrames) samples at \(sampleRate) Hz, one frame every \(framePeriod) ms from 0)")
+    }
+
+    /// For changes around the median F0, each channel's median before the conversion starts, so they use the
+    /// recording's own median from its first frame: the F0 track's, or a file's read once first. Empty for a
+    /// stream, whose vocoder keeps a running median.
+    private static func referenceMedians(_ settings: ConversionSettings, of source: AudioSource) throws -> [Double?] {
+        let voice = settings.voice
+        guard settings.usesVocoder, voice.needsMedian, voice.referenceMedian == nil else { return [] }
+        if let track = voice.f0Track {
+            return Array(repeating: track.medianVoicedF0, count: source.channels)
+        }
+        guard case .file(let input) = source else { return [] }
+        let file = try AudioFile(reading: input.path)
+        var surveys = try (0..<file.channels).map { _ in
+            try F0Survey(sampleRate: file.sampleRate, f0Floor: settings.analysis.f0Floor, f0Ceil: settings.analysis.f0Ceil)
+        }
+        while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
+            for channel in surveys.indices {
+                surveys[channel].add(stride(from: channel, to: chunk.count, by: file.channels).map { chunk[$0] })
+            }
+        }
+        return surveys.indices.map { surveys[$0].finish() }
+    }
+
+    private init(source: AudioSource, engine: Engine, sink: AudioSink, chunkFrames: Int) {
         self.source = source
-        self.pipeline = pipeline
+        self.engine = engine
         self.sink = sink
         self.chunkFrames = chunkFrames
     }
@@ -129,15 +174,15 @@ package struct Conversion {
         while let chunk = try source.read(maxFrames: chunkFrames) {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
-            try write(try pipeline.process(interleaved: chunk, isFinal: false))
+            try write(try engine.process(interleaved: chunk, isFinal: false))
             if source.mayWaitForInput {
-                try write(try pipeline.collect())
+                try write(try engine.collect())
             }
-            heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / pipeline.lengthRatio)
+            heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / engine.lengthRatio)
             progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))
         }
         try source.requireAudio(framesRead: framesIn)
-        try write(try pipeline.process(interleaved: [], isFinal: true))
+        try write(try engine.process(interleaved: [], isFinal: true))
         try checkLength(framesIn)
         try sink.finish()
         seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
@@ -157,7 +202,7 @@ package struct Conversion {
             channels: source.channels,
             processingSeconds: seconds,
             latencyMilliseconds: heldBackPeak / rate * 1000,
-            latencyBoundMilliseconds: Double(pipeline.latency) / rate * 1000,
+            latencyBoundMilliseconds: Double(engine.latency) / rate * 1000,
             live: live,
             clippedSamples: sink.clippedSamples,
             medianF0In: voice?.medianInputF0,

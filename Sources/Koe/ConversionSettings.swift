@@ -43,6 +43,14 @@ public struct ConversionSettings: Sendable, Equatable {
     /// a chunk is memory, not speed.
     public static let chunkFrameLimit = 1 << 20
 
+    /// True when the vocoder is in a conversion's chain: the voice changes something, or it is forced.
+    var usesVocoder: Bool { forceVocoder || !voice.isIdentity }
+
+    /// The preset's bands `sampleRate` can hold, then the explicit bands.
+    func bands(sampleRate: Int) -> [EqualizerBand] {
+        (preset?.bands(sampleRate: sampleRate) ?? []) + equalizer
+    }
+
     /// Throws `KoeError.invalidArgument` for settings no conversion can run with, whatever the input.
     func validate() throws(KoeError) {
         try Self.requireThreads(threads)

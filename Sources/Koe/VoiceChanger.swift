@@ -1,6 +1,5 @@
 import Foundation
 import KoeIO
-import KoePipeline
 import KoeStages
 import KoeWorld
 import Synchronization
@@ -50,7 +49,8 @@ public final class VoiceChanger {
             get { analysis.live }
             set { analysis.live = newValue }
         }
-        /// Threads each channel's vocoder may use, 1 to 1024 (default 1: the caller's thread alone).
+        /// Threads the changer may use, 1 to 1024 (default 1: the caller's thread alone): the channels side by
+        /// side first, then each channel's vocoder its share, as in a file conversion.
         public var threads = 1
 
         public init() {}
@@ -148,11 +148,7 @@ public final class VoiceChanger {
     /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
     /// `latency` either way, so switching it never moves the output; a block within ±1 passes it unchanged.
     public var limitsOutput = true {
-        didSet {
-            for chain in chains {
-                chain.limiter.isEnabled = limitsOutput
-            }
-        }
+        didSet { engine.setLimiting(limitsOutput) }
     }
 
     /// The EQ bands, applied in order after the vocoder (default none). Bands that cannot be built at this
@@ -163,9 +159,7 @@ public final class VoiceChanger {
         set {
             let usable = newValue.filter { (try? $0.filter(sampleRate: sampleRate)) != nil }
             equalizerBands = usable.filter { !$0.isFlat }
-            for chain in chains {
-                try? chain.equalizer.set(bands: equalizerBands, gliding: hasStarted)
-            }
+            try? engine.set(bands: equalizerBands, gliding: hasStarted)
         }
     }
 
@@ -175,16 +169,14 @@ public final class VoiceChanger {
         set {
             guard let clamped = Self.clamped(newValue, to: EqualizerBand.gainRange) else { return }
             gain = clamped
-            for chain in chains {
-                try? chain.gain.set(decibels: clamped, gliding: hasStarted)
-            }
+            try? engine.set(gainDB: clamped, gliding: hasStarted)
         }
     }
 
     private var voice: VoiceSettings
     private var equalizerBands: [EqualizerBand] = []
     private var gain = 0.0
-    private var chains: [ChannelChain]
+    private var engine: Engine
     private var isFinished = false
     /// True once a block has been processed: settings changed from then on glide.
     private var hasStarted = false
@@ -209,11 +201,31 @@ public final class VoiceChanger {
         self.channels = channels
         self.options = options
         voice = VoiceSettings()
-        chains = try KoeError.wrapping {
-            try (0..<channels).map { _ in try ChannelChain(sampleRate: sampleRate, voice: VoiceSettings(), options: options) }
+        engine = try KoeError.wrapping {
+            try Self.makeEngine(sampleRate: sampleRate, channels: channels, options: options, voice: VoiceSettings())
         }
-        latency = chains[0].latency
+        latency = engine.latency
         try KoeError.wrapping { try Self.warmUp(sampleRate: sampleRate, options: options) }
+    }
+
+    /// The engine for a stream: changeable, its output delayed by its latency, with room for a piece.
+    private static func makeEngine(
+        sampleRate: Int, channels: Int, options: Options, voice: VoiceSettings, bands: [EqualizerBand] = [],
+        gainDB: Double = 0, limitsOutput: Bool = true
+    ) throws -> Engine {
+        var settings = ConversionSettings()
+        settings.voice = voice
+        settings.equalizer = bands
+        settings.gainDB = gainDB
+        settings.limitsOutput = limitsOutput
+        settings.analysis = options.analysis
+        settings.threads = options.threads
+        // The output is Float samples for the host, whose full scale is 1.
+        let engine = try Engine(
+            sampleRate: sampleRate, channels: channels, settings: settings, isChangeable: true, delaysOutput: true,
+            fullScale: 1)
+        engine.reserve(forBlocksOf: pieceFrames)
+        return engine
     }
 
     /// The sample rates and options `warmUp` has run with in this process.
@@ -227,14 +239,14 @@ public final class VoiceChanger {
         guard options.threads == 1, warmedUp.withLock({ $0.insert(key).inserted }) else { return }
         var voice = VoiceSettings()
         voice.pitchRatio = 1.2
-        let chain = try ChannelChain(sampleRate: sampleRate, voice: voice, options: options)
+        let engine = try makeEngine(sampleRate: sampleRate, channels: 1, options: options, voice: voice)
         let vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
         var output = [Float](repeating: 0, count: pieceFrames)
         for start in stride(from: 0, to: vowel.count, by: pieceFrames) {
             let piece = vowel[start..<min(vowel.count, start + pieceFrames)]
-            piece.withUnsafeBufferPointer { chain.load($0) }
-            try chain.run(readying: piece.count)
-            output.withUnsafeMutableBufferPointer { chain.unload(piece.count, into: $0) }
+            piece.withUnsafeBufferPointer { engine.load($0, channel: 0) }
+            try engine.run(readying: piece.count)
+            output.withUnsafeMutableBufferPointer { engine.unload(piece.count, channel: 0, into: $0) }
         }
     }
 
@@ -303,9 +315,11 @@ public final class VoiceChanger {
             try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
         }
         try run(frames: frames) { channel, piece in
-            chains[channel].load(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count))
+            engine.load(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count), channel: channel)
         } unload: { channel, piece in
-            chains[channel].unload(piece.count, into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
+            engine.unload(
+                piece.count, channel: channel,
+                into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
         }
     }
 
@@ -318,12 +332,11 @@ public final class VoiceChanger {
     public func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
         try requireStreaming()
         isFinished = true
-        try KoeError.wrapping {
-            for chain in chains { try chain.finish() }
-        }
-        return chains.map { chain in
-            var tail = [Sample](repeating: 0, count: chain.ready.count)
-            tail.withUnsafeMutableBufferPointer { chain.unload(chain.ready.count, into: $0) }
+        try KoeError.wrapping { try engine.finishPlanar() }
+        let frames = engine.readyFrames
+        return (0..<channels).map { channel in
+            var tail = [Sample](repeating: 0, count: frames)
+            tail.withUnsafeMutableBufferPointer { engine.unload(frames, channel: channel, into: $0) }
             return tail
         }
     }
@@ -339,12 +352,11 @@ public final class VoiceChanger {
     /// Forgets the stream: the next `process` starts a new one, with the current settings and no glide.
     public func reset() {
         // Building a chain with settings that were valid once cannot fail.
-        if let fresh = try? (0..<channels).map({ _ in
-            try ChannelChain(
-                sampleRate: sampleRate, voice: voice, options: options, bands: equalizerBands, gainDB: gain,
-                limitsOutput: limitsOutput)
-        }) {
-            chains = fresh
+        if let fresh = try? Self.makeEngine(
+            sampleRate: sampleRate, channels: channels, options: options, voice: voice, bands: equalizerBands,
+            gainDB: gain, limitsOutput: limitsOutput)
+        {
+            engine = fresh
             isFinished = false
             hasStarted = false
             received = 0
@@ -366,10 +378,10 @@ public final class VoiceChanger {
         }
         var output = (0..<channels).map { _ in [Sample](repeating: 0, count: frames) }
         try run(frames: frames) { channel, piece in
-            input[channel].withUnsafeBufferPointer { chains[channel].load(UnsafeBufferPointer(rebasing: $0[piece])) }
+            input[channel].withUnsafeBufferPointer { engine.load(UnsafeBufferPointer(rebasing: $0[piece]), channel: channel) }
         } unload: { channel, piece in
             output[channel].withUnsafeMutableBufferPointer {
-                chains[channel].unload(piece.count, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
+                engine.unload(piece.count, channel: channel, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
             }
         }
         return output
@@ -390,15 +402,13 @@ public final class VoiceChanger {
             let piece = start..<min(frames, start + Self.pieceFrames)
             if let deferred = deferredVoice, received >= deferred.from {
                 deferredVoice = nil
-                for chain in chains { chain.voiceShift.update(deferred.voice) }
+                engine.update(deferred.voice)
             }
             received += piece.count
             for channel in 0..<channels {
                 load(channel, piece)
             }
-            try KoeError.wrapping {
-                for chain in chains { try chain.run(readying: piece.count) }
-            }
+            try KoeError.wrapping { try engine.run(readying: piece.count) }
             for channel in 0..<channels {
                 unload(channel, piece)
             }
@@ -425,7 +435,7 @@ public final class VoiceChanger {
             // The vocoder still resynthesises the voice unchanged: only the change it will glide to is new.
             if voice.isIdentity {
                 deferredVoice = nil
-                for chain in chains { chain.mix.set(wet: false) }
+                engine.setWet(false, gliding: true)
             } else {
                 deferredVoice?.voice = voice
             }
@@ -434,93 +444,15 @@ public final class VoiceChanger {
         if hasStarted && wasPassingInput && !voice.isIdentity {
             // Out of the input's pass-through, crossfade to the vocoder while it resynthesises the voice unchanged,
             // and only then let it glide to the change, so that this change too glides instead of jumping.
-            for chain in chains { chain.mix.set(wet: true) }
+            engine.setWet(true, gliding: true)
             deferredVoice = (voice, received + Glide.samples(sampleRate: sampleRate) + latency)
             return
         }
-        for chain in chains {
-            chain.voiceShift.update(voice)
-            chain.mix.set(wet: !voice.isIdentity, gliding: hasStarted)
-        }
+        engine.update(voice)
+        engine.setWet(!voice.isIdentity, gliding: hasStarted)
     }
 
     private static func clamped(_ value: Double, to range: ClosedRange<Double>) -> Double? {
         value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : nil
-    }
-}
-
-/// One channel of a changer: vocoder, equalizer, gain and limiter, the input being loaded and the output ready,
-/// which starts with the `latency` frames of silence that make the delay exact.
-private final class ChannelChain {
-    let voiceShift: VoiceShift
-    let mix: DryWetMix
-    let equalizer: Equalizer
-    let gain: Gain
-    let limiter: Limiter
-    let chain: Chain
-    private(set) var ready: [Double]
-    private var input: [Double] = []
-
-    init(
-        sampleRate: Int, voice: VoiceSettings, options: VoiceChanger.Options, bands: [EqualizerBand] = [], gainDB: Double = 0,
-        limitsOutput: Bool = true
-    ) throws {
-        let glide = Glide.samples(sampleRate: sampleRate)
-        voiceShift = try VoiceShift(sampleRate: sampleRate, voice: voice, analysis: options.analysis, threads: options.threads)
-        mix = DryWetMix(wet: !voice.isIdentity, glideSamples: glide)
-        equalizer = try Equalizer(bands: bands, sampleRate: sampleRate, glideSamples: glide)
-        gain = try Gain(decibels: gainDB, glideSamples: glide)
-        // The output is Float samples for the host, whose full scale is 1.
-        limiter = try Limiter(sampleRate: sampleRate, ceiling: 1)
-        limiter.isEnabled = limitsOutput
-        chain = Chain(stages: [voiceShift, mix, equalizer, gain, limiter])
-        // Room for a piece on top of what the stages hold back, so no block allocates once built.
-        ready = []
-        ready.reserveCapacity(chain.latency + VoiceChanger.pieceFrames)
-        ready.append(contentsOf: repeatElement(0, count: chain.latency))
-        input.reserveCapacity(VoiceChanger.pieceFrames)
-        mix.reserveCapacity(heldSamples: voiceShift.latency + VoiceChanger.pieceFrames)
-        voiceShift.reserve(forBlocksOf: VoiceChanger.pieceFrames)
-        chain.reserve(forChunksOf: VoiceChanger.pieceFrames)
-    }
-
-    var latency: Int { chain.latency }
-
-    func load<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>) {
-        input.removeAll(keepingCapacity: true)
-        for sample in samples {
-            input.append(Double(sample))
-        }
-        input.withUnsafeBufferPointer { mix.feedDry($0) }
-    }
-
-    /// Runs the loaded input through the chain until `frames` frames are ready.
-    func run(readying frames: Int) throws {
-        try chain.process(input, isFinal: false, into: &ready)
-        if ready.count < frames { try chain.collect(into: &ready) }
-        guard ready.count >= frames else {
-            throw KoeError.misuse("the vocoder fell behind its latency bound: \(ready.count) of \(frames) frames ready")
-        }
-    }
-
-    /// Ends the stream: the chain drains into `ready`. A stream too short to analyse comes out silent.
-    func finish() throws {
-        let received = ready.count
-        do {
-            try chain.process([], isFinal: true, into: &ready)
-        } catch WorldError.signalTooShort {
-            ready.removeSubrange(received...)
-            ready.append(contentsOf: repeatElement(0, count: max(0, latency - received)))
-        }
-    }
-
-    /// Moves the first `count` ready frames to `output` (which may be where the input was read from).
-    func unload<Sample: BinaryFloatingPoint>(_ count: Int, into output: UnsafeMutableBufferPointer<Sample>) {
-        ready.withUnsafeBufferPointer { ready in
-            for index in 0..<count {
-                output[index] = Sample(ready[index])
-            }
-        }
-        ready.removeFirst(count)
     }
 }
