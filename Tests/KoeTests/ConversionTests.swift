@@ -82,4 +82,35 @@ import TestSupport
             try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
         }
     }
+
+    /// The library equals the CLI: a `VoiceChanger` fed 480-frame Float blocks gives, once its latency is
+    /// trimmed, the very samples a conversion of the same audio writes to a float file, live and not.
+    @Test(arguments: [false, true])
+    func aVoiceChangerEqualsTheConversionOfAFile(live: Bool) throws {
+        let sampleRate = 48000
+        let speech = Signals.speechLike(sampleRate: sampleRate).map { Double(Float($0)) }
+        let input = folder.file("speech.wav")
+        let file = try AudioFile(writing: input, sampleRate: sampleRate, channels: 1, encoding: .float32)
+        try file.write(channels: [speech])
+        try file.close()
+        var settings = pitched(1.2)
+        settings.voice.formantRatio = 1.1
+        settings.analysis.live = live
+        _ = try convertFile(input, to: folder.file("converted.wav"), settings: settings)
+        let converted = try AudioFile(reading: folder.file("converted.wav")).readChannel(0)
+
+        var options = VoiceChanger.Options()
+        options.live = live
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        changer.pitch = 1.2
+        changer.formant = 1.1
+        var changed: [Float] = []
+        for start in stride(from: 0, to: speech.count, by: 480) {
+            changed += try changer.process([speech[start..<min(speech.count, start + 480)].map(Float.init)])[0]
+        }
+        changed += try changer.finish()[0]
+        #expect(changed.count == speech.count + changer.latency)
+        let trimmed = changed.dropFirst(changer.latency).map(Double.init)
+        #expect(trimmed == converted, "largest difference \(largestDifference(trimmed, converted))")
+    }
 }

@@ -274,13 +274,6 @@ import TestSupport
         #expect((out[0] + tail[0]).allSatisfy { $0 == 0 })
     }
 
-    /// The largest difference between two signals, or infinity when their lengths differ: a short message
-    /// where the arrays themselves would fill the screen.
-    private func largestDifference(_ first: [Double], _ second: [Double]) -> Double {
-        guard first.count == second.count else { return .infinity }
-        return zip(first, second).map { abs($0 - $1) }.max() ?? 0
-    }
-
     /// Where the voice changes nothing the input itself passes, exactly, at the fixed delay; a change crossfades
     /// to the vocoder and back.
     @Test func anUnchangedVoicePassesTheInputThrough() throws {

@@ -72,3 +72,10 @@ public enum Signals {
         ]
     }
 }
+
+/// The largest difference between two signals, or infinity when their lengths differ: a short message where
+/// the arrays themselves would fill the screen.
+public func largestDifference(_ first: [Double], _ second: [Double]) -> Double {
+    guard first.count == second.count else { return .infinity }
+    return zip(first, second).map { abs($0 - $1) }.max() ?? 0
+}
