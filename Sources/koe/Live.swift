@@ -25,11 +25,15 @@ struct Live: ParsableCommand {
     var listDevices = false
 
     @OptionGroup(title: "Voice") var voice: VoiceOptions
+    @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
 
     /// The analysis options checked as koe live runs them, live by default.
     func validate() throws {
+        if curves.f0File != nil {
+            throw ValidationError("--f0-file is made for one whole input: koe live cannot take one")
+        }
         let name: (AnalysisLimits.Setting) -> String = {
             $0 == .live ? "koe live's --live (the default; --no-live turns it off)" : AnalysisOptions.flag($0)
         }
@@ -94,7 +98,9 @@ struct Live: ParsableCommand {
         var options = VoiceChanger.Options()
         options.analysis = analysis.streamingOptions(liveByDefault: true)
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
-        try changer.apply(ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis))
+        var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
+        try curves.apply(to: &settings)
+        try changer.apply(settings)
         return changer
     }
 }

@@ -13,4 +13,19 @@ import Testing
         let listed = try koe.run("live", "--f0-method", "harvest", "--no-live", "--list-devices")
         #expect(listed.status == 0, "stderr: \(listed.standardError)")
     }
+
+    /// Every voice option convert has reaches koe live too: the F0 edits parse and are checked before a device
+    /// is opened; an F0 file, made for one whole input, is a usage error.
+    @Test func takesTheF0EditsButNotAnF0File() throws {
+        let listed = try koe.run(
+            "live", "--snap", "C:major", "--snap-strength", "0.5", "--vibrato", "5.5:40", "--no-limit", "--list-devices")
+        #expect(listed.status == 0, "stderr: \(listed.standardError)")
+        let badVibrato = try koe.run("live", "--vibrato", "50:40", "--list-devices")
+        #expect(badVibrato.status == 2, "exit status \(badVibrato.status)")
+        #expect(badVibrato.standardError.contains("--vibrato's rate"), "stderr: \(badVibrato.standardError)")
+        let f0File = try koe.run("live", "--f0-file", "f0.npy", "--list-devices")
+        #expect(f0File.status == 2, "exit status \(f0File.status)")
+        #expect(f0File.errorLines.count == 1, "stderr: \(f0File.standardError)")
+        #expect(f0File.standardError.contains("--f0-file"), "stderr: \(f0File.standardError)")
+    }
 }
