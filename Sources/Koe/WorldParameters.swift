@@ -1,3 +1,4 @@
+import KoeStages
 import KoeWorld
 
 /// WORLD's parameters of one signal: F0 on its frame axis, the power spectral envelope and the aperiodicity, and
