@@ -24,7 +24,8 @@ the input does, and without the silence a plugin's latency would hold back the e
              `koe convert --live` with the same settings for koe (run at pitch 1.2), the input itself for Rubber Band
              (run at 0 semitones, where it passes the input through). Exact to within one host block, and the
              match must be real (correlation >= 0.99). In sox, whose -l removes the reported latency, the measured
-             delay must be 0 there.
+             delay must be 0 there. For koe, the output read that late must also be `koe convert --live`'s
+             own samples: SNR >= 150 dB (the plugins and the CLI run one engine, so they are bit for bit equal).
   unity      the issue's bar: pitch 1, formant 1, gain -6 dB (Rubber Band: 0 semitones, no gain port, 0 dB) against
              the input: the output lags by the reported latency within 5 ms (cross-correlation of the 20 ms
              envelopes, see measures.envelope) at the gain set +-1.5 dB. WORLD's own resynthesis of the input
@@ -79,6 +80,7 @@ GAIN_DB = -6.0
 LEVEL_TOLERANCE = 1.5          # dB, unity
 MIN_CORRELATION = 0.99         # latency: the reference and the output are the same signal
 LATENCY_TOLERANCE = 1          # frames: one lv2apply block (sox's are 32768; the same signal lines up to the frame)
+MIN_ENGINE_SNR = 150           # dB: koe's plugins and `koe convert --live` run one engine, so the same samples
 RATIO_RANGE = (0.25, 4.0)      # koe's pitch and formant ports
 GAIN_RANGE = (-24.0, 24.0)     # koe's gain_db port
 BAD_VALUES = ("0", "-1", "nan", "1e9")
@@ -207,6 +209,14 @@ LV2Descriptor._fields_ = [
     ("cleanup", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
     ("extension_data", ctypes.c_void_p),
 ]
+
+
+def engine_snr(reference, aligned):
+    """SNR in dB of `aligned` against `reference` over their common length: infinite when equal."""
+    length = min(len(reference), len(aligned))
+    reference = np.asarray(reference[:length], dtype=np.float64)
+    error = np.sum((reference - np.asarray(aligned[:length], dtype=np.float64)) ** 2)
+    return float("inf") if error == 0 else 10 * np.log10(np.sum(reference ** 2) / error)
 
 
 def lv2_ports(uri, env):
@@ -410,6 +420,10 @@ class Session:
                    f"{against} (r = {correlation:.3f})" + (", host compensates: expect 0" if contender.compensates else ""))
         check(correlation >= MIN_CORRELATION, f"{summary}: no match")
         check(abs(measured - expected) <= LATENCY_TOLERANCE, f"{summary}: off by {measured - expected} frames")
+        if contender.is_koe:
+            snr = engine_snr(reference, signal[measured:])
+            summary += f", {'bit for bit' if snr == float('inf') else f'SNR {snr:.1f} dB'} against it"
+            check(snr >= MIN_ENGINE_SNR, f"{summary}: the plugin's samples are not the CLI's")
         return summary
 
     def unity(self, contender, case, source):

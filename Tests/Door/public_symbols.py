@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""What `import Koe` shows a Swift user, counted: the public symbols of Koe and of everything it re-exports.
+
+swift-symbolgraph-extract lists a module's public symbols (types, members, operators, cases). Koe's own graph
+leaves out what Koe re-exports, so each `@_exported import` in Sources/Koe is counted too: a whole module's
+graph, or the symbols under one declaration for a scoped import (`@_exported import struct KoeStages.Preset`).
+Fails above the budget, so the door cannot creep back open.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXPORT = re.compile(r"^\s*@_exported\s+import\s+(?:(struct|class|enum|protocol|typealias|func|var|let)\s+)?([\w.]+)", re.M)
+
+
+def symbols(module, modules_dir, output):
+    """The public symbols of `module`, as path strings such as 'VoiceChanger.pitch'."""
+    includes = ["-I", modules_dir] + [arg for d in glob.glob(os.path.join(ROOT, "Sources/C*")) for arg in ("-I", d)]
+    subprocess.run(
+        ["swift-symbolgraph-extract", "-module-name", module, "-target", "x86_64-unknown-linux-gnu",
+         "-minimum-access-level", "public", "-output-dir", output] + includes,
+        check=True, capture_output=True, text=True)
+    graph = json.load(open(os.path.join(output, module + ".symbols.json")))
+    return [".".join(symbol["pathComponents"]) for symbol in graph["symbols"]]
+
+
+def exports():
+    """(module, declaration or None) for each `@_exported import` in Sources/Koe."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "Sources/Koe/*.swift"))):
+        for kind, name in EXPORT.findall(open(path).read()):
+            module, _, declaration = name.partition(".")
+            found.append((module, declaration if kind else None))
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--modules", default=os.path.join(ROOT, ".build/debug/Modules"),
+                        help="the build's Modules folder (swift build or swift test makes it)")
+    parser.add_argument("--budget", type=int, default=180)
+    parser.add_argument("--list", action="store_true", help="print every symbol counted")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as output:
+        counted = {"Koe": symbols("Koe", args.modules, output)}
+        graphs = {}
+        for module, declaration in exports():
+            graphs.setdefault(module, symbols(module, args.modules, output))
+            key = module if declaration is None else f"{module}.{declaration}"
+            counted[key] = [s for s in graphs[module]
+                            if declaration is None or s == declaration or s.startswith(declaration + ".")]
+    total = sum(len(names) for names in counted.values())
+    for key, names in counted.items():
+        print(f"  {key}: {len(names)}")
+        if args.list:
+            for name in sorted(names):
+                print(f"    {name}")
+    verdict = "PASS" if total <= args.budget else "FAIL"
+    print(f"{verdict}: import Koe shows {total} public symbols (budget {args.budget})")
+    return 0 if total <= args.budget else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
