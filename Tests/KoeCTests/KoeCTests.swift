@@ -1,5 +1,6 @@
 import Koe
 import KoeC
+import KoeIO
 import Testing
 import TestSupport
 
@@ -114,5 +115,35 @@ import TestSupport
         #expect(koe_reset(changer) == 0)
         let second = processInPlace(changer, input, block: 480).samples
         #expect(first == second)
+    }
+
+    /// The C ABI drives the one engine: 480-frame blocks read `latency` frames late are `convertFile`'s live
+    /// conversion of the same audio, sample for sample (pitch 1.2, formant 1.1). A host has no end of stream, so
+    /// the audio ends in silence, as a plugin test's input does, and the frames the C caller has are compared.
+    @Test func equalsALiveConversionOfAFile() throws {
+        let speech = Signals.speechLike(sampleRate: Int(sampleRate)).map(Float.init)
+        let input = speech + [Float](repeating: 0, count: Int(sampleRate) / 2)
+        let folder = TemporaryFolder()
+        let file = try AudioFile(writing: folder.file("in.wav"), sampleRate: Int(sampleRate), channels: 1, encoding: .float32)
+        try file.write(channels: [input.map(Double.init)])
+        try file.close()
+        var settings = ConversionSettings()
+        settings.voice.pitchRatio = 1.2
+        settings.voice.formantRatio = 1.1
+        settings.analysis.live = true
+        _ = try convertFile(folder.file("in.wav"), to: folder.file("out.wav"), settings: settings)
+        let converted = try AudioFile(reading: folder.file("out.wav")).readChannel(0)
+
+        let changer = try makeChanger()
+        defer { koe_destroy(changer) }
+        #expect(koe_set_pitch(changer, 1.2) == 0)
+        #expect(koe_set_formant(changer, 1.1) == 0)
+        let latency = Int(koe_latency(changer))
+        let (samples, statuses) = processInPlace(changer, input, block: 480)
+        #expect(statuses == [0])
+        let late = samples.dropFirst(latency).map(Double.init)
+        let expected = Array(converted.prefix(late.count))
+        let equal = late == expected
+        #expect(equal, "largest difference \(largestDifference(late, expected))")
     }
 }

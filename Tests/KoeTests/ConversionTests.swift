@@ -111,6 +111,7 @@ import TestSupport
         changed += try changer.finish()[0]
         #expect(changed.count == speech.count + changer.latency)
         let trimmed = changed.dropFirst(changer.latency).map(Double.init)
-        #expect(trimmed == converted, "largest difference \(largestDifference(trimmed, converted))")
+        let equal = trimmed == converted
+        #expect(equal, "largest difference \(largestDifference(trimmed, converted))")
     }
 }
