@@ -63,6 +63,14 @@ public struct Dio: Sendable {
         return estimate(unchecked: signal)
     }
 
+    /// WORLD's `GetSamplesForDIO`: the frames of a signal of `samples` samples, one at time 0 and then one every
+    /// `options.framePeriod` ms up to its end, as many as `estimate` gives. Throws unless `samples` is from 0 to
+    /// `SignalRequirements.longestSignal`.
+    public func frameCount(samples: Int) throws(WorldError) -> Int {
+        try SignalRequirements.validate(sampleCount: samples)
+        return F0Contour.frameCount(samples: samples, sampleRate: sampleRate, framePeriod: options.framePeriod)
+    }
+
     /// `estimate` of a signal known to meet `SignalRequirements`.
     package func estimate(unchecked signal: [Double]) -> F0Contour {
         let frameCount = F0Contour.frameCount(
