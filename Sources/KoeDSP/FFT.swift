@@ -3,9 +3,10 @@ import Foundation
 
 /// One complex bin, laid out exactly as FFTW's `fftw_complex` (real, imaginary).
 ///
-/// The type is public, its members package: the compiler inlines an `@inlinable` member into another module
-/// only when its type is public, and KoeWorld's inner loops build a `Complex` per bin.
-public struct Complex: Equatable, Sendable {
+/// `@usableFromInline` so KoeWorld's inner loops, which build a `Complex` per bin, get `init` inlined: the compiler
+/// inlines an `@inlinable` member into another module only when its type is public or `@usableFromInline`.
+@usableFromInline
+package struct Complex: Equatable, Sendable {
     @usableFromInline package var real: Double
     @usableFromInline package var imag: Double
 

@@ -3,9 +3,10 @@ import Foundation
 /// Numerical helpers that behave exactly as the MATLAB functions WORLD was written against,
 /// edge cases included, so ports agree with the reference number for number.
 ///
-/// Public, its members package: only so `round` is inlined into KoeWorld's loops (an `@inlinable` member of a
+/// `@usableFromInline` only so `round` is inlined into KoeWorld's loops (an `@inlinable` member of a plain
 /// package type stays a call in another module).
-public enum Matlab {
+@usableFromInline
+package enum Matlab {
     /// MATLAB's `round`: halves away from zero.
     @inlinable
     package static func round(_ x: Double) -> Int {

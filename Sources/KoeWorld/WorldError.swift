@@ -64,6 +64,12 @@ public enum SignalRequirements {
         try requireFinite(signal)
     }
 
+    /// Throws unless `samples` is the length of a signal one whole-signal analysis takes: 0 to `longestSignal`.
+    package static func validate(sampleCount samples: Int) throws(WorldError) {
+        guard samples >= 0 else { throw .invalidParameters("a signal cannot have \(samples) samples") }
+        guard samples <= longestSignal else { throw .signalTooLong(samples: samples, maximum: longestSignal) }
+    }
+
     /// Throws unless `sampleRate` is one the vocoder supports.
     package static func validate(sampleRate: Int) throws(WorldError) {
         guard sampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }

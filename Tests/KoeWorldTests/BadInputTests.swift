@@ -29,6 +29,23 @@ import TestSupport
         #expect(throws: refused) { try StreamingAnalyzer(sampleRate: sampleRate) }
     }
 
+    @Test(arguments: [-1, Int.min, SignalRequirements.longestSignal + 1, Int.max])
+    func frameCountsOfImpossibleLengthsAreRefused(samples: Int) throws {
+        var fastest = Dio.Options()
+        fastest.framePeriod = SignalRequirements.framePeriods.lowerBound
+        let dio = try Dio(sampleRate: 8000, options: fastest)
+        let harvest = try Harvest(sampleRate: 8000, options: .init(framePeriod: fastest.framePeriod))
+        #expect(throws: WorldError.self) { try dio.frameCount(samples: samples) }
+        #expect(throws: WorldError.self) { try harvest.frameCount(samples: samples) }
+    }
+
+    @Test func frameCountOfTheLongestSignalAtTheShortestPeriodFits() throws {
+        var fastest = Dio.Options()
+        fastest.framePeriod = SignalRequirements.framePeriods.lowerBound
+        let frames = try Dio(sampleRate: 8000, options: fastest).frameCount(samples: SignalRequirements.longestSignal)
+        #expect(frames == SignalRequirements.longestSignal * 125 + 1)
+    }
+
     @Test(arguments: [Double.nan, .infinity, -.infinity, 0, -5, 1e-9, 10_001])
     func framePeriodsOutsideTheRangeAreRefused(framePeriod: Double) {
         var dio = Dio.Options()

@@ -55,11 +55,14 @@ import TestSupport
 
         let justShort = try Dio(sampleRate: 16000).estimate(Array(repeating: 0, count: 15999))
         #expect(justShort.frameCount == 200)
+        #expect(try Dio(sampleRate: 16000).frameCount(samples: 16000) == 201)
+        #expect(try Dio(sampleRate: 16000).frameCount(samples: 15999) == 200)
 
         var options = Dio.Options()
         options.framePeriod = 10
         let tenMilliseconds = try Dio(sampleRate: 22050, options: options).estimate(Array(repeating: 0, count: 11025))
         #expect(tenMilliseconds.frameCount == 51)
+        #expect(try Dio(sampleRate: 22050, options: options).frameCount(samples: 11025) == 51)
         for (frame, time) in tenMilliseconds.time.enumerated() {
             #expect(time == Double(frame) * 10 / 1000)
         }

@@ -54,12 +54,14 @@ import TestSupport
         let silence = [Double](repeating: 0, count: 4001)
         let contour = try Harvest(sampleRate: 8000).estimate(silence)
         #expect(contour.frameCount == 101)
+        #expect(try Harvest(sampleRate: 8000).frameCount(samples: 4001) == 101)
         #expect(contour.time.first == 0)
         #expect(contour.time[1] == 0.005)
         #expect(contour.time.last == 0.5)
 
         let coarse = try Harvest(sampleRate: 8000, options: .init(framePeriod: 10)).estimate(silence)
         #expect(coarse.frameCount == 51)
+        #expect(try Harvest(sampleRate: 8000, options: .init(framePeriod: 10)).frameCount(samples: 4001) == 51)
         #expect(coarse.time.last == 0.5)
     }
 
