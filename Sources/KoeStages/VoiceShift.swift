@@ -4,7 +4,8 @@ import KoeWorld
 /// The vocoder stage: WORLD analysis of the stream, the voice changes frame by frame, and WORLD synthesis.
 ///
 /// Output is aligned with the input and exactly `round(input / tempo)` samples long: the stage holds back
-/// what the analyser and synthesiser still need, and drains it when the stream ends.
+/// what the analyser and synthesiser still need, and drains it when the stream ends. A stream of any length is
+/// analysed and resynthesised, one shorter than an analysis window too (`StreamingAnalyzer`).
 ///
 /// With two threads or more, `process` only settles F0 (DIO, or Harvest's blocks) and hands the blocks to
 /// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller

@@ -14,8 +14,12 @@ import KoeDSP
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
 ///
-/// `push` and `finish` throw `WorldError` on samples that are not finite, on a stream too short for one frame,
-/// and once the stream has finished; the analyzer never traps on its input.
+/// A stream of any length is analysed, as WORLD analyses a signal of any length: WORLD's frame count for its length,
+/// DIO's and Harvest's filters reading zeros past its end, CheapTrick's and D4C's windows its last sample. An empty
+/// stream has no frames.
+///
+/// `push` and `finish` throw `WorldError` on samples that are not finite and once the stream has finished; the
+/// analyzer never traps on its input.
 ///
 /// Inside the package, `pushPending` settles the frames' F0 sources and copies the samples their analysis reads,
 /// leaving the analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any
@@ -357,9 +361,8 @@ public final class StreamingAnalyzer {
         analyze(pendingBlocks, into: &blocks)
     }
 
-    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream. Throws if
-    /// the stream is shorter than one analysis window (three periods of the F0 floor; more samples may still
-    /// follow), or has finished already.
+    /// No more samples: analyses every remaining frame of WORLD's frame count for the whole stream, however
+    /// short (none for an empty stream). Throws if the stream has finished already.
     public func finish() throws(WorldError) -> [Block] {
         var blocks: [Block] = []
         analyze(try finishPending(), into: &blocks)
@@ -388,12 +391,12 @@ public final class StreamingAnalyzer {
     }
 
     /// No more samples: every remaining frame of WORLD's frame count for the whole stream, its analysis still
-    /// to run.
+    /// to run; none for an empty stream.
     package func finishPending() throws(WorldError) -> [PendingBlock] {
         guard !isFinished else { throw .streamFinished }
-        let minimum = SignalRequirements.minimumLength(sampleRate: sampleRate, f0Floor: options.f0Floor)
-        guard received >= minimum else { throw .signalTooShort(samples: received, minimum: minimum) }
         isFinished = true
+        // Without a sample, no window has anything to read.
+        guard received > 0 else { return [] }
         let frameCount = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
         return f0Source.finish(frameCount: frameCount, signalLength: received).map { pending($0, signalEnd: received) }
     }

@@ -10,14 +10,13 @@ import TestSupport
 
     /// Kinds of deliberately bad input, each with what its manifest error must say.
     enum BadInput: CaseIterable {
-        case empty, truncated, randomBytes, tooShort
+        case empty, truncated, randomBytes
 
         var reason: String {
             switch self {
             case .empty: return "holds no audio"
             case .truncated: return "truncated"
             case .randomBytes: return "not an audio file"
-            case .tooShort: return "too short"
             }
         }
     }
@@ -217,8 +216,6 @@ extension CommandRunner {
         case .randomBytes:
             let noise = Signals.whiteNoise(count: 3000, amplitude: 128, seed: UInt64(name.utf8.count))
             write(noise.map { UInt8(truncatingIfNeeded: Int($0) + 128) }, to: name)
-        case .tooShort:
-            try writeAudio(Array(SampleSpeech.clips[0][5000..<5020]), sampleRate: SampleSpeech.sampleRate, to: name)
         }
     }
 

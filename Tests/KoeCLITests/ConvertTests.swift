@@ -289,14 +289,18 @@ import TestSupport
         try koe.expectFailure("convert", "folder.wav", "out.wav", mentioning: "folder.wav")
     }
 
-    @Test func inputTooShortForTheVocoder() throws {
-        try koe.writeAudio(Signals.sine(frequency: 200, sampleRate: 16000, duration: 0.005), to: "blip.wav")
-        let result = try koe.run("convert", "blip.wav", "out.wav", "--pitch", "1.2")
-        if result.status != 0 {
-            #expect(result.errorLines.count == 1 && result.standardError.hasPrefix("koe: error: blip.wav: "), "\(result.standardError)")
-            #expect(!FileManager.default.fileExists(atPath: koe.path("out.wav")))
-        } else {
-            #expect(try AudioFile(reading: koe.path("out.wav")).frames == 80)
+    /// 10 ms and a single sample, far shorter than one analysis window (1864 samples at 44.1 kHz): converted
+    /// like any input, as long as it (or as the tempo makes it). Floats, so a non-finite sample would show.
+    @Test(arguments: [441, 1])
+    func inputShorterThanAnAnalysisWindow(length: Int) throws {
+        let input = Array(Signals.vowel(f0: 150, sampleRate: 44100, duration: 0.01).prefix(length))
+        try koe.writeAudio(input, sampleRate: 44100, to: "blip.wav", encoding: .float32)
+        let variants: [([String], Double)] = [([], 1), (["--live"], 1), (["--f0-method", "harvest"], 1), (["--tempo", "0.8"], 0.8)]
+        for (flags, tempo) in variants {
+            try convert(["convert", "blip.wav", "out.wav", "--pitch", "1.2"] + flags)
+            let output = try AudioFile(reading: koe.path("out.wav"))
+            #expect(output.frames == Int((Double(length) / tempo).rounded()), "\(flags)")
+            #expect(try output.readChannel(0).allSatisfy { $0.isFinite }, "\(flags)")
         }
     }
 

@@ -92,8 +92,54 @@ import TestSupport
             #expect(throws: WorldError.nonFiniteSample(index: 8002)) {
                 _ = try stage.process([0, 0, .infinity], isFinal: false)
             }
-            let short = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
-            #expect(throws: WorldError.self) { _ = try short.process([0.1, 0.2], isFinal: true) }
+        }
+    }
+
+    /// A stream shorter than one analysis window (1864 samples at 44.1 kHz, 677 at 16 kHz) is analysed and
+    /// resynthesised like any other, at WORLD's frame count for its length.
+    @Test(arguments: [44100, 16000], [1, 2, 441])
+    func aStreamShorterThanAWindowComesOutAtItsLength(rate: Int, length: Int) throws {
+        let input = Signals.vowel(f0: 150, sampleRate: rate, duration: 0.05).suffix(length).map { $0 }
+        for method in ["dio", "live", "harvest"] {
+            var analysis = StreamingAnalyzer.Options()
+            analysis.live = method == "live"
+            analysis.f0Method = method == "harvest" ? .harvest : .dio
+            for (threads, tempo) in [(1, 1.0), (2, 1.0), (1, 0.8), (2, 0.8)] {
+                let voice = settings { $0.pitchRatio = 1.2; $0.tempo = tempo }
+                let stage = try VoiceShift(sampleRate: rate, voice: voice, analysis: analysis, threads: threads)
+                let output = try stage.process(input, isFinal: false) + stage.process([], isFinal: true)
+                let context = "\(method), \(threads) threads, tempo \(tempo)"
+                #expect(output.count == Int((Double(length) / tempo).rounded()), "\(context)")
+                #expect(output.allSatisfy { $0.isFinite }, "\(context)")
+                if length == 441 {
+                    #expect(output.map(abs).max()! > 0.1, "\(context): silent")
+                }
+            }
+        }
+    }
+
+    /// Below one analysis window the stage is WORLD resynthesis still, sample for sample: Dio, StoneMask,
+    /// CheapTrick, D4C and Synthesis over the whole signal, which take any length (Dio's public check refuses it).
+    /// The stream's DIO subtracts the same mean as whole-signal DIO here, as the stream ends within its opening.
+    @Test(arguments: [44100, 16000])
+    func aShortStreamIsResynthesisedAsWorldDoesIt(rate: Int) throws {
+        let input = Signals.vowel(f0: 150, sampleRate: rate, duration: 0.05).suffix(441).map { $0 }
+        let stage = try VoiceShift(sampleRate: rate, voice: settings { $0.pitchRatio = 1 })
+        let streamed = try stage.process(input, isFinal: false) + stage.process([], isFinal: true)
+        let raw = try Dio(sampleRate: rate).estimate(unchecked: input)
+        let contour = try StoneMask(sampleRate: rate).refine(input, contour: raw)
+        let cheapTrick = try CheapTrick(sampleRate: rate)
+        let spectrogram = try cheapTrick.estimate(input, contour: contour)
+        let aperiodicity = try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
+        let offline = try Synthesis(sampleRate: rate, framePeriod: 5)
+            .synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
+        #expect(streamed == Array(offline.prefix(input.count)))
+    }
+
+    @Test func anEmptyStreamEndsEmpty() throws {
+        for threads in [1, 2] {
+            let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitchRatio = 1.2 }, threads: threads)
+            #expect(try stage.process([], isFinal: true).isEmpty)
         }
     }
 

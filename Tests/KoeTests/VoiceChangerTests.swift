@@ -266,12 +266,16 @@ import TestSupport
         #expect(between.count <= 30, "a glide of 50 ms, not a slow drift: \(between.count) frames")
     }
 
-    @Test func aStreamTooShortToAnalyseComesOutSilent() throws {
+    /// 441 samples, shorter than one analysis window (677 at 16 kHz): converted, not silenced.
+    @Test func aStreamShorterThanAnAnalysisWindowIsConverted() throws {
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
-        let out = try changer.process([[Float](repeating: 0.3, count: 10)])
-        let tail = try changer.finish()
-        #expect(out[0].count == 10 && tail[0].count == changer.latency)
-        #expect((out[0] + tail[0]).allSatisfy { $0 == 0 })
+        changer.pitch = 1.2
+        let input = Array(Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.05).prefix(441))
+        let (out, tail) = try stream(changer, [input], block: 160)
+        #expect(tail[0].count == changer.latency)
+        let converted = Array((out[0] + tail[0]).dropFirst(changer.latency))
+        #expect(converted.count == 441 && converted.allSatisfy { $0.isFinite })
+        #expect(converted.map(abs).max()! > 0.1)
     }
 
     /// Where the voice changes nothing the input itself passes, exactly, at the fixed delay; a change crossfades

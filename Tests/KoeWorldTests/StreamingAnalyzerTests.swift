@@ -240,13 +240,56 @@ import TestSupport
         #expect(largest < chunk.count + analyzer.latency * 2)
     }
 
-    @Test func refusesNonFiniteSamplesAndTooShortStreams() throws {
+    @Test func refusesNonFiniteSamples() throws {
         let analyzer = try StreamingAnalyzer(sampleRate: sampleRate)
         #expect(throws: WorldError.nonFiniteSample(index: 3)) {
             _ = try analyzer.push([0, 0, 0, .nan])
         }
-        let short = try StreamingAnalyzer(sampleRate: sampleRate)
-        _ = try short.push([Double](repeating: 0.1, count: 100))
-        #expect(throws: WorldError.self) { _ = try short.finish() }
+    }
+
+    /// Shorter than one window of whole-signal DIO and Harvest (three periods of the F0 floor), a stream is
+    /// analysed as their unchecked forms, StoneMask, CheapTrick and D4C analyse it whole: WORLD's way.
+    @Test(arguments: [16000, 44100], [StreamingAnalyzer.F0Method.dio, .harvest])
+    func aStreamShorterThanAWindowIsAnalysedAsWorldDoes(rate: Int, method: StreamingAnalyzer.F0Method) throws {
+        let shortest = SignalRequirements.minimumLength(sampleRate: rate, f0Floor: 71)
+        var options = StreamingAnalyzer.Options()
+        options.f0Method = method
+        for length in [1, 2, 441, shortest - 1] {
+            let input = Array(Signals.vowel(f0: 150, sampleRate: rate, duration: 0.1).prefix(length))
+            let contour = switch method {
+            case .dio: try StoneMask(sampleRate: rate).refine(input, contour: Dio(sampleRate: rate).estimate(unchecked: input))
+            case .harvest: try Harvest(sampleRate: rate).estimate(unchecked: input)
+            }
+            let cheapTrick = try CheapTrick(sampleRate: rate)
+            let spectrogram = try cheapTrick.estimate(input, contour: contour)
+            let aperiodicity = try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
+            for chunk in [1, length] {
+                let analyzer = try StreamingAnalyzer(sampleRate: rate, options: options)
+                var blocks: [StreamingAnalyzer.Block] = []
+                for start in stride(from: 0, to: length, by: chunk) {
+                    blocks += try analyzer.push(Array(input[start..<min(length, start + chunk)]))
+                }
+                blocks += try analyzer.finish()
+                let context = "\(length) samples in chunks of \(chunk)"
+                #expect(blocks.flatMap(\.f0) == contour.f0, "\(context)")
+                #expect(blocks.flatMap(\.spectrogram.storage) == spectrogram.storage, "\(context)")
+                #expect(blocks.flatMap(\.aperiodicity.storage) == aperiodicity.storage, "\(context)")
+            }
+        }
+    }
+
+    @Test func liveAnalysesAStreamShorterThanAWindow() throws {
+        var options = StreamingAnalyzer.Options()
+        options.live = true
+        for length in [1, 2, 441] {
+            let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
+            let blocks = try analyzer.push(Array(signal().prefix(length))) + analyzer.finish()
+            #expect(blocks.flatMap(\.f0).count == F0Contour.frameCount(samples: length, sampleRate: sampleRate, framePeriod: 5))
+            #expect(blocks.allSatisfy { $0.spectrogram.storage.allSatisfy { $0.isFinite } && $0.aperiodicity.storage.allSatisfy { $0.isFinite } })
+        }
+    }
+
+    @Test func anEmptyStreamHasNoFrames() throws {
+        #expect(try StreamingAnalyzer(sampleRate: sampleRate).finish().isEmpty)
     }
 }
