@@ -92,7 +92,7 @@ final class Engine {
     /// Frames each channel has ready.
     var readyFrames: Int { lanes.map(\.ready.count).min() ?? 0 }
 
-    /// Ends the stream: every chain drains into its ready frames. A stream too short to analyse comes out silent.
+    /// Ends the stream: every chain drains into its ready frames.
     func finishPlanar() throws {
         try eachLane { try $0.finish() }
     }
@@ -282,15 +282,9 @@ private final class Lane {
         ready.removeFirst(count)
     }
 
-    /// Drains the chain into `ready`. A stream too short to analyse comes out as silence of the delay's length.
+    /// Drains the chain into `ready`.
     func finish() throws {
-        let held = ready.count
-        do {
-            try chain.process([], isFinal: true, into: &ready)
-        } catch WorldError.signalTooShort {
-            ready.removeSubrange(held...)
-            ready.append(contentsOf: repeatElement(0, count: max(0, chain.latency - held)))
-        }
+        try chain.process([], isFinal: true, into: &ready)
     }
 
     /// Runs `body` unless an earlier run failed, keeping its failure for the engine to throw.
