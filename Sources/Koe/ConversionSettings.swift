@@ -90,16 +90,16 @@ public struct ConversionSettings: Sendable, Equatable {
 extension VoiceSettings {
     /// The first setting out of its range, said in words; nil when the voice can be made.
     var problem: String? {
-        for (name, value) in [("pitch ratio", pitchRatio), ("tempo", tempo)] where !Self.ratioRange.contains(value) {
+        for (name, value) in [("pitch ratio", pitch), ("tempo", tempo)] where !Self.ratioRange.contains(value) {
             return "\(name) must be between \(Self.ratioRange.lowerBound) and \(Self.ratioRange.upperBound) (got \(value))"
         }
-        if !(formantRatio.isFinite && formantRatio > 0) {
-            return "formant ratio must be a positive number (got \(formantRatio))"
+        if !(formant.isFinite && formant > 0) {
+            return "formant ratio must be a positive number (got \(formant))"
         }
         if !Self.pitchRangeLimits.contains(pitchRange) {
             return "pitch range must be between 0 and 10 (got \(pitchRange))"
         }
-        for (name, median) in [("pitch median", targetMedian), ("reference median", referenceMedian)] {
+        for (name, median) in [("pitch median", pitchMedian), ("reference median", referenceMedian)] {
             if let median, !Self.medianRange.contains(median) {
                 return "\(name) must be between 10 and 5000 Hz (got \(median))"
             }

@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// ```swift
 /// let changer = try VoiceChanger(sampleRate: 48000, channels: 2)
-/// changer.pitch = 1.2
-/// changer.formant = 1.8
+/// changer.voice.pitch = 1.2
+/// changer.voice.formant = 1.8
 /// let out = try changer.process(planar)   // planar.count channels, each as long as the input's
 /// let tail = try changer.finish()          // the `latency` frames still held
 /// ```
@@ -56,8 +56,6 @@ public final class VoiceChanger {
         public init() {}
     }
 
-    /// Pitch and formant ratios reach four octaves either way.
-    public static let ratioRange = VoiceSettings.ratioRange
     /// The channel counts a changer takes: as many as an audio file may hold.
     public static let channelCounts = 1...RawPCMFormat.maxChannels
 
@@ -67,82 +65,16 @@ public final class VoiceChanger {
     /// Frames between an input frame and its output frame; fixed for the changer's life.
     public let latency: Int
 
-    /// F0 multiplier: 2 is an octave up (default 1; clamped to `ratioRange`).
-    public var pitch: Double {
-        get { voice.pitchRatio }
-        set { change { $0.pitchRatio = Self.clamped(newValue, to: Self.ratioRange) ?? $0.pitchRatio } }
-    }
-
-    /// The pitch shift in semitones: the same setting as `pitch`, on another scale.
-    public var semitones: Double {
-        get { 12 * log2(pitch) }
-        set { if newValue.isFinite { pitch = exp2(newValue / 12) } }
-    }
-
-    /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1; clamped to
-    /// `ratioRange`).
-    public var formant: Double {
-        get { voice.formantRatio }
-        set { change { $0.formantRatio = Self.clamped(newValue, to: Self.ratioRange) ?? $0.formantRatio } }
-    }
-
-    /// Scale of F0 excursions around the median, in log-F0: 0 monotone, 1 unchanged (default 1; clamped to
-    /// 0…10). The median is the running median of the voiced frames so far.
-    public var pitchRange: Double {
-        get { voice.pitchRange }
-        set { change { $0.pitchRange = Self.clamped(newValue, to: VoiceSettings.pitchRangeLimits) ?? $0.pitchRange } }
-    }
-
-    /// Median F0 to move the voice to, in Hz, or nil to keep the speaker's (default nil; clamped to 10…5000 Hz).
-    public var pitchMedian: Double? {
-        get { voice.targetMedian }
-        set {
-            change { voice in
-                guard let newValue else { return voice.targetMedian = nil }
-                voice.targetMedian = Self.clamped(newValue, to: VoiceSettings.medianRange) ?? voice.targetMedian
-            }
-        }
-    }
-
-    /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
-    public var whisper: Bool {
-        get { voice.whisper }
-        set { change { $0.whisper = newValue } }
-    }
-
-    /// Pull voiced F0 to the nearest note of a scale, after the ratios: pitch correction (default nil: off).
-    /// Strength, speed and A4 are clamped to their ranges (`PitchSnap.Options`); options with a non-finite
-    /// value are ignored.
-    public var snap: PitchSnap.Options? {
-        get { voice.snap }
-        set {
-            guard var options = newValue else { return change { $0.snap = nil } }
-            guard let strength = Self.clamped(options.strength, to: PitchSnap.Options.strengthRange),
-                  let speed = Self.clamped(options.speed, to: PitchSnap.Options.speedRange),
-                  let a4 = Self.clamped(options.a4, to: PitchSnap.Options.a4Range) else { return }
-            (options.strength, options.speed, options.a4) = (strength, speed, a4)
-            change { $0.snap = options }
-        }
-    }
-
-    /// Sinusoidal vibrato on voiced frames, after the snap (default nil: off). Rate and depth are clamped to
-    /// their ranges (`Vibrato.Options`); options with a non-finite value are ignored.
-    public var vibrato: Vibrato.Options? {
-        get { voice.vibrato }
-        set {
-            guard var options = newValue else { return change { $0.vibrato = nil } }
-            guard let rate = Self.clamped(options.rate, to: Vibrato.Options.rateRange),
-                  let depth = Self.clamped(options.depth, to: Vibrato.Options.depthRange) else { return }
-            (options.rate, options.depth) = (rate, depth)
-            change { $0.vibrato = options }
-        }
-    }
-
-    /// A pitch ratio over time, multiplied with `pitch`; its times count input seconds from the start of the
-    /// stream (default nil: none).
-    public var pitchCurve: PitchCurve? {
-        get { voice.pitchCurve }
-        set { change { $0.pitchCurve = newValue } }
+    /// The voice: pitch, formant, pitch range and median, whisper, snap, vibrato, pitch curve (default: the voice
+    /// unchanged). Set it whole or a field at a time (`changer.voice.pitch = 1.2`). A value out of its range is
+    /// clamped to it (`VoiceSettings.ratioRange` for pitch and formant, `pitchRangeLimits`, `medianRange`, and the
+    /// snap's and vibrato's own), and a value that is not finite leaves its field as it was, so a host's odd control
+    /// value never stops the audio. A stream keeps time and analyses its own F0: `tempo` stays 1 and `f0Track` nil.
+    /// The pitch curve's times count input seconds from the start of the stream; pitch range and median work
+    /// around the running median of the voiced frames so far.
+    public var voice: VoiceSettings {
+        get { currentVoice }
+        set { change(to: newValue.clamped(keeping: currentVoice)) }
     }
 
     /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
@@ -173,7 +105,7 @@ public final class VoiceChanger {
         }
     }
 
-    private var voice: VoiceSettings
+    private var currentVoice: VoiceSettings
     private var equalizerBands: [EqualizerBand] = []
     private var gain = 0.0
     private var engine: Engine
@@ -200,7 +132,7 @@ public final class VoiceChanger {
         self.sampleRate = sampleRate
         self.channels = channels
         self.options = options
-        voice = VoiceSettings()
+        currentVoice = VoiceSettings()
         engine = try KoeError.wrapping {
             try Self.makeEngine(sampleRate: sampleRate, channels: channels, options: options, voice: VoiceSettings())
         }
@@ -238,7 +170,7 @@ public final class VoiceChanger {
         let key = "\(sampleRate) \(options)"
         guard options.threads == 1, warmedUp.withLock({ $0.insert(key).inserted }) else { return }
         var voice = VoiceSettings()
-        voice.pitchRatio = 1.2
+        voice.pitch = 1.2
         let engine = try makeEngine(sampleRate: sampleRate, channels: 1, options: options, voice: voice)
         let vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
         var output = [Float](repeating: 0, count: pieceFrames)
@@ -257,12 +189,12 @@ public final class VoiceChanger {
             let names = Preset.all.map(\.name).joined(separator: ", ")
             throw .invalidArgument("unknown preset '\(name)' (presets: \(names))")
         }
-        change { voice in
-            voice.pitchRatio = preset.voice.pitchRatio
-            voice.pitchRange = preset.voice.pitchRange
-            voice.formantRatio = preset.voice.formantRatio
-            voice.whisper = preset.voice.whisper
-        }
+        var voice = currentVoice
+        voice.pitch = preset.voice.pitch
+        voice.pitchRange = preset.voice.pitchRange
+        voice.formant = preset.voice.formant
+        voice.whisper = preset.voice.whisper
+        self.voice = voice
         equalizer = preset.bands(sampleRate: sampleRate)
     }
 
@@ -280,11 +212,7 @@ public final class VoiceChanger {
             throw .invalidArgument("an F0 track is made for one whole input; a live changer cannot take one")
         }
         try ConversionSettings.requireBuildable(settings.equalizer, sampleRate: sampleRate)
-        change { voice in
-            voice = settings.voice
-            // A conversion takes any positive formant ratio; a live changer clamps it, as the `formant` setter does.
-            voice.formantRatio = Self.clamped(voice.formantRatio, to: Self.ratioRange) ?? voice.formantRatio
-        }
+        voice = settings.voice
         equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput
@@ -353,7 +281,7 @@ public final class VoiceChanger {
     public func reset() {
         // Building a chain with settings that were valid once cannot fail.
         if let fresh = try? Self.makeEngine(
-            sampleRate: sampleRate, channels: channels, options: options, voice: voice, bands: equalizerBands,
+            sampleRate: sampleRate, channels: channels, options: options, voice: currentVoice, bands: equalizerBands,
             gainDB: gain, limitsOutput: limitsOutput)
         {
             engine = fresh
@@ -428,31 +356,71 @@ public final class VoiceChanger {
         }
     }
 
-    private func change(_ body: (inout VoiceSettings) -> Void) {
-        let wasPassingInput = voice.isIdentity
-        body(&voice)
+    private func change(to newVoice: VoiceSettings) {
+        let wasPassingInput = currentVoice.isIdentity
+        currentVoice = newVoice
         if deferredVoice != nil {
             // The vocoder still resynthesises the voice unchanged: only the change it will glide to is new.
-            if voice.isIdentity {
+            if newVoice.isIdentity {
                 deferredVoice = nil
                 engine.setWet(false, gliding: true)
             } else {
-                deferredVoice?.voice = voice
+                deferredVoice?.voice = newVoice
             }
             return
         }
-        if hasStarted && wasPassingInput && !voice.isIdentity {
+        if hasStarted && wasPassingInput && !newVoice.isIdentity {
             // Out of the input's pass-through, crossfade to the vocoder while it resynthesises the voice unchanged,
             // and only then let it glide to the change, so that this change too glides instead of jumping.
             engine.setWet(true, gliding: true)
-            deferredVoice = (voice, received + Glide.samples(sampleRate: sampleRate) + latency)
+            deferredVoice = (newVoice, received + Glide.samples(sampleRate: sampleRate) + latency)
             return
         }
-        engine.update(voice)
-        engine.setWet(!voice.isIdentity, gliding: hasStarted)
+        engine.update(newVoice)
+        engine.setWet(!newVoice.isIdentity, gliding: hasStarted)
     }
 
     private static func clamped(_ value: Double, to range: ClosedRange<Double>) -> Double? {
         value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : nil
+    }
+}
+
+extension VoiceSettings {
+    /// These settings as a stream takes them: each value clamped to its range, a non-finite one (or snap or
+    /// vibrato options holding one) left as it was in `previous`, tempo 1 and no F0 track.
+    fileprivate func clamped(keeping previous: VoiceSettings) -> VoiceSettings {
+        func clamp(_ value: Double, _ range: ClosedRange<Double>) -> Double {
+            min(max(value, range.lowerBound), range.upperBound)
+        }
+        var voice = self
+        voice.pitch = pitch.isFinite ? clamp(pitch, Self.ratioRange) : previous.pitch
+        voice.formant = formant.isFinite ? clamp(formant, Self.ratioRange) : previous.formant
+        voice.pitchRange = pitchRange.isFinite ? clamp(pitchRange, Self.pitchRangeLimits) : previous.pitchRange
+        if let median = pitchMedian {
+            voice.pitchMedian = median.isFinite ? clamp(median, Self.medianRange) : previous.pitchMedian
+        }
+        voice.referenceMedian = nil
+        voice.tempo = 1
+        voice.f0Track = nil
+        if var options = snap {
+            if options.strength.isFinite && options.speed.isFinite && options.a4.isFinite {
+                options.strength = clamp(options.strength, PitchSnap.Options.strengthRange)
+                options.speed = clamp(options.speed, PitchSnap.Options.speedRange)
+                options.a4 = clamp(options.a4, PitchSnap.Options.a4Range)
+                voice.snap = options
+            } else {
+                voice.snap = previous.snap
+            }
+        }
+        if var options = vibrato {
+            if options.rate.isFinite && options.depth.isFinite {
+                options.rate = clamp(options.rate, Vibrato.Options.rateRange)
+                options.depth = clamp(options.depth, Vibrato.Options.depthRange)
+                voice.vibrato = options
+            } else {
+                voice.vibrato = previous.vibrato
+            }
+        }
+        return voice
     }
 }

@@ -11,9 +11,9 @@ public struct F0Track: Sendable, Equatable {
     public let name: String
 
     /// Throws for no values, or a value that is not finite or is negative; the message names the frame.
-    public init(values: [Double], name: String = "the F0 track") throws(StageError) {
+    public init(values: [Double], name: String = "the F0 track") throws(KoeError) {
         if let problem = Self.firstProblem(in: values) {
-            throw StageError("\(name): " + (problem.index.map { "frame \($0): \(problem.reason)" } ?? problem.reason))
+            throw KoeError.invalidArgument("\(name): " + (problem.index.map { "frame \($0): \(problem.reason)" } ?? problem.reason))
         }
         self.values = values
         self.name = name

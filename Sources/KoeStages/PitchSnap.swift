@@ -115,7 +115,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `chromatic` or `KEY:SCALE`: KEY a letter A to G with an optional `#` or `b`, SCALE one of
     /// `Mode`'s names (`ionian` and `aeolian` are major and minor).
-    public init(parsing spec: String) throws(StageError) {
+    public init(parsing spec: String) throws(KoeError) {
         let text = spec.trimmingCharacters(in: .whitespaces)
         if text.lowercased() == Mode.chromatic.rawValue {
             self = .chromatic
@@ -123,15 +123,15 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
         }
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
         guard fields.count == 2 else {
-            throw StageError("malformed scale '\(spec)': expected KEY:SCALE (C:major, A:minor, F#:dorian) or chromatic")
+            throw KoeError.invalidArgument("malformed scale '\(spec)': expected KEY:SCALE (C:major, A:minor, F#:dorian) or chromatic")
         }
         guard let key = Self.pitchClass(of: String(fields[0])) else {
-            throw StageError("unknown key '\(fields[0])' in '\(spec)': expected a note A to G, optionally with # or b (C, F#, Bb)")
+            throw KoeError.invalidArgument("unknown key '\(fields[0])' in '\(spec)': expected a note A to G, optionally with # or b (C, F#, Bb)")
         }
         let name = fields[1].lowercased()
         guard let mode = Mode(rawValue: Self.aliases[name] ?? name) else {
             let names = Mode.allCases.map(\.rawValue).joined(separator: ", ")
-            throw StageError("unknown scale '\(fields[1])' in '\(spec)': expected one of \(names)")
+            throw KoeError.invalidArgument("unknown scale '\(fields[1])' in '\(spec)': expected one of \(names)")
         }
         self.init(key: key, mode: mode)
     }

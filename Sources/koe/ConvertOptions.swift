@@ -47,11 +47,11 @@ struct VoiceOptions: ParsableArguments {
     /// `base` (the preset's voice, when there is one) with every explicit option applied on top.
     func settings(over base: VoiceSettings) -> VoiceSettings {
         var voice = base
-        if let pitch { voice.pitchRatio = pitch }
-        if let semitones { voice.pitchRatio = exp2(semitones / 12) }
-        if let pitchMedian { voice.targetMedian = pitchMedian }
+        if let pitch { voice.pitch = pitch }
+        if let semitones { voice.pitch = exp2(semitones / 12) }
+        if let pitchMedian { voice.pitchMedian = pitchMedian }
         if let pitchRange { voice.pitchRange = pitchRange }
-        if let formant { voice.formantRatio = formant }
+        if let formant { voice.formant = formant }
         return voice
     }
 }
@@ -95,7 +95,7 @@ struct EqualizerOptions: ParsableArguments {
     func validate() throws {
         do {
             _ = try bands()
-        } catch let error as StageError {
+        } catch let error as KoeError {
             throw ValidationError(error.description)
         }
         if let gain, !gain.isFinite { throw ValidationError("--gain must be a number of dB (got \(gain))") }

@@ -172,9 +172,9 @@ private let soxEquivalents: [SoxEquivalent] = [
     }
 
     @Test func rejectsGraphicGainLists() {
-        #expect(throws: StageError.self) { try GraphicEqualizer(parsing: "1,2,3") }
-        #expect(throws: StageError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,x") }
-        #expect(throws: StageError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,0,0") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "1,2,3") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,x") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,0,0") }
     }
 
     @Test(arguments: ["peak:8000:6", "lowpass:8k", "highshelf:9000:-3", "peak:8000:0"])

@@ -20,7 +20,7 @@ import Testing
         var spectrum = [Double](repeating: 1, count: 65)
         spectrum[20] = 10
         var voice = VoiceSettings()
-        voice.formantRatio = 1.5
+        voice.formant = 1.5
         let frame = try modified(voice, f0: 100, spectrum: spectrum)
         #expect(frame.spectrum.firstIndex(of: frame.spectrum.max()!) == 30)
         #expect(frame.spectrum.last == 1)
@@ -28,14 +28,14 @@ import Testing
 
     @Test func pitchRatioScalesVoicedFramesOnly() throws {
         var voice = VoiceSettings()
-        voice.pitchRatio = 1.5
+        voice.pitch = 1.5
         #expect(try modified(voice, f0: 200, spectrum: [1, 1, 1]).f0 == 300)
         #expect(try modified(voice, f0: 0, spectrum: [1, 1, 1]).f0 == 0)
     }
 
     @Test func targetMedianMovesTheFirstVoicedFrameThere() throws {
         var voice = VoiceSettings()
-        voice.targetMedian = 220
+        voice.pitchMedian = 220
         let f0 = try modified(voice, f0: 110, spectrum: [1, 1, 1]).f0
         #expect(abs(f0 / 220 - 1) < 0.001)
     }
@@ -43,7 +43,7 @@ import Testing
     @Test func anF0TrackReplacesTheAnalysedF0AndTheRatioApplies() throws {
         var voice = VoiceSettings()
         voice.f0Track = try F0Track(values: [0, 200, 210])
-        voice.pitchRatio = 1.5
+        voice.pitch = 1.5
         #expect(try editedF0(voice, f0: 100, frame: 0) == 0, "the track's unvoiced frame")
         #expect(try editedF0(voice, f0: 100, frame: 1) == 300)
         #expect(try editedF0(voice, f0: 0, frame: 2) == 315, "voiced by the track where the analysis was not")
@@ -54,7 +54,7 @@ import Testing
     @Test func theCurveIsReadAtTheFramesInputTime() throws {
         var voice = VoiceSettings()
         voice.pitchCurve = try PitchCurve(points: [.init(time: 0, ratio: 1), .init(time: 2, ratio: 2)])
-        voice.pitchRatio = 1.2
+        voice.pitch = 1.2
         voice.tempo = 2
         #expect(abs(try editedF0(voice, f0: 100, frame: 200) - 180) < 1e-9)
         #expect(abs(try editedF0(voice, f0: 100, frame: 1000) - 240) < 1e-9)
@@ -64,7 +64,7 @@ import Testing
     /// 180 Hz x 1.25 = 225 Hz, 36 cents above A3 (220 Hz): the snap works on the shifted F0.
     @Test func snapComesAfterTheRatiosAndVibratoLast() throws {
         var voice = VoiceSettings()
-        voice.pitchRatio = 1.25
+        voice.pitch = 1.25
         voice.snap = PitchSnap.Options()
         #expect(abs(try editedF0(voice, f0: 180) - 220) < 1e-9)
         // At tempo 2, input frame 10 (50 ms) plays at 25 ms of output: a quarter period of 10 Hz, the peak.

@@ -26,7 +26,7 @@ import Testing
         #expect {
             try MusicalScale(parsing: spec)
         } throws: { error in
-            (error as? StageError)?.description.contains(message) == true
+            (error as? KoeError)?.description.contains(message) == true
         }
     }
 

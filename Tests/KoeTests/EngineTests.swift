@@ -69,7 +69,7 @@ import TestSupport
         let input = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: 0.4) + Signals.whiteNoise(count: 2000, amplitude: 0.05)
         func run(threads: Int) throws -> [Double] {
             var settings = ConversionSettings()
-            settings.voice.pitchRatio = 1.2
+            settings.voice.pitch = 1.2
             settings.threads = threads
             return try self.run(engine(settings, channels: 1), input, chunkFrames: chunkFrames, collectEvery: 3)
         }
