@@ -4,35 +4,35 @@ import KoeWorld
 
 /// meta.json: how an analysis folder was made. Synthesis needs only `sample_rate` and `frame_period`;
 /// the other fields, when present, are checked against the arrays.
-public struct AnalysisMeta: Codable, Equatable, Sendable {
-    public var sampleRate: Int
+package struct AnalysisMeta: Codable, Equatable, Sendable {
+    package var sampleRate: Int
     /// Milliseconds between frames.
-    public var framePeriod: Double
-    public var fftSize: Int?
+    package var framePeriod: Double
+    package var fftSize: Int?
     /// dio, harvest, live (DIO as live analysis decides it) or file (F0 given with --f0-file).
-    public var f0Method: String?
-    public var f0Floor: Double?
-    public var f0Ceil: Double?
+    package var f0Method: String?
+    package var f0Floor: Double?
+    package var f0Ceil: Double?
     /// The channel analyzed, counted from 0, and how many the input has.
-    public var channel: Int?
-    public var channels: Int?
+    package var channel: Int?
+    package var channels: Int?
     /// Analysis frames: the length of f0.npy and time.npy, the rows of sp.npy and ap.npy.
-    public var frames: Int?
+    package var frames: Int?
     /// Samples (per channel) in the input.
-    public var samples: Int?
-    public var input: String?
-    public var koeVersion: String?
-    public var options: AlgorithmOptions?
+    package var samples: Int?
+    package var input: String?
+    package var koeVersion: String?
+    package var options: AlgorithmOptions?
 
     /// What synthesis needs; the rest stays unknown.
-    public init(sampleRate: Int, framePeriod: Double) {
+    package init(sampleRate: Int, framePeriod: Double) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
     }
 
     /// How `WorldParameters(analyzing:…)` analysed a signal: every option each algorithm ran with.
     init(
-        analysis: StreamingAnalyzer.Options, given: Bool, sampleRate: Int, samples: Int, frames: Int,
+        analysis: AnalysisOptions, given: Bool, sampleRate: Int, samples: Int, frames: Int,
         cheapTrick: CheapTrick, d4c: D4C
     ) {
         self.init(sampleRate: sampleRate, framePeriod: analysis.framePeriod)
@@ -60,38 +60,38 @@ public struct AnalysisMeta: Codable, Equatable, Sendable {
     }
 
     /// Every option each algorithm ran with, defaults included.
-    public struct AlgorithmOptions: Codable, Equatable, Sendable {
-        public var dio: DioOptions?
-        public var harvest: HarvestOptions?
-        public var cheaptrick: CheapTrickOptions?
-        public var d4c: D4COptions?
-        public var f0File: String?
+    package struct AlgorithmOptions: Codable, Equatable, Sendable {
+        package var dio: DioOptions?
+        package var harvest: HarvestOptions?
+        package var cheaptrick: CheapTrickOptions?
+        package var d4c: D4COptions?
+        package var f0File: String?
     }
 
-    public struct DioOptions: Codable, Equatable, Sendable {
-        public var framePeriod: Double
-        public var f0Floor: Double
-        public var f0Ceil: Double
-        public var channelsInOctave: Double
-        public var speed: Int
-        public var allowedRange: Double
+    package struct DioOptions: Codable, Equatable, Sendable {
+        package var framePeriod: Double
+        package var f0Floor: Double
+        package var f0Ceil: Double
+        package var channelsInOctave: Double
+        package var speed: Int
+        package var allowedRange: Double
     }
 
-    public struct HarvestOptions: Codable, Equatable, Sendable {
-        public var framePeriod: Double
-        public var f0Floor: Double
-        public var f0Ceil: Double
+    package struct HarvestOptions: Codable, Equatable, Sendable {
+        package var framePeriod: Double
+        package var f0Floor: Double
+        package var f0Ceil: Double
     }
 
-    public struct CheapTrickOptions: Codable, Equatable, Sendable {
-        public var q1: Double
-        public var f0Floor: Double
-        public var fftSize: Int
+    package struct CheapTrickOptions: Codable, Equatable, Sendable {
+        package var q1: Double
+        package var f0Floor: Double
+        package var fftSize: Int
     }
 
-    public struct D4COptions: Codable, Equatable, Sendable {
-        public var threshold: Double
-        public var fftSize: Int
+    package struct D4COptions: Codable, Equatable, Sendable {
+        package var threshold: Double
+        package var fftSize: Int
     }
 }
 

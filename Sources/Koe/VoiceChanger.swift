@@ -40,15 +40,11 @@ import Synchronization
 /// needed; the output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable {
         /// The analysis: F0 method, frame period, F0 range, look-ahead; WORLD's defaults (DIO, 5 ms, 71–800 Hz).
-        public var analysis = StreamingAnalyzer.Options()
-        /// The lowest latency: live analysis and causal synthesis (`analysis.live`, the same switch; default
-        /// off). About 47 ms at WORLD's F0 floor, against about 215 ms.
-        public var live: Bool {
-            get { analysis.live }
-            set { analysis.live = newValue }
-        }
+        /// `analysis.live` gives the lowest latency, live analysis and causal synthesis: about 47 ms at WORLD's
+        /// F0 floor, against about 215 ms.
+        public var analysis = AnalysisOptions()
         /// Threads the changer may use, 1 to 1024 (default 1: the caller's thread alone): the channels side by
         /// side first, then each channel's vocoder its share, as in a file conversion.
         public var threads = 1
@@ -57,11 +53,11 @@ public final class VoiceChanger {
     }
 
     /// The channel counts a changer takes: as many as an audio file may hold.
-    public static let channelCounts = 1...RawPCMFormat.maxChannels
+    package static let channelCounts = 1...RawPCMFormat.maxChannels
 
     public let sampleRate: Int
     public let channels: Int
-    public let options: Options
+    package let options: Options
     /// Frames between an input frame and its output frame; fixed for the changer's life.
     public let latency: Int
 
@@ -128,7 +124,7 @@ public final class VoiceChanger {
             throw .invalidArgument("a voice changer takes 1 to \(Self.channelCounts.upperBound) channels (got \(channels))")
         }
         try ConversionSettings.requireThreads(options.threads)
-        try AnalysisCheck.require(options.analysis, sampleRate: sampleRate)
+        try KoeError.wrapping { try options.analysis.validate(sampleRate: sampleRate) }
         self.sampleRate = sampleRate
         self.channels = channels
         self.options = options
@@ -226,7 +222,7 @@ public final class VoiceChanger {
     }
 
     /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
-    public func process(_ input: [[Double]]) throws(KoeError) -> [[Double]] {
+    package func process(_ input: [[Double]]) throws(KoeError) -> [[Double]] {
         try processPlanar(input)
     }
 
@@ -257,7 +253,7 @@ public final class VoiceChanger {
     }
 
     /// Ends the stream: returns the `latency` frames per channel still held, as `Sample`s.
-    public func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
+    package func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
         try requireStreaming()
         isFinished = true
         try KoeError.wrapping { try engine.finishPlanar() }

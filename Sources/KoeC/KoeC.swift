@@ -26,7 +26,7 @@ final class CChanger {
 public func koe_create(_ sampleRate: Int32, _ channels: Int32, _ status: UnsafeMutablePointer<Int32>?) -> OpaquePointer? {
     var options = VoiceChanger.Options()
     options.threads = 1
-    options.live = true
+    options.analysis.live = true
     do {
         let changer = try VoiceChanger(sampleRate: Int(sampleRate), channels: Int(channels), options: options)
         status?.pointee = statusOK

@@ -31,7 +31,7 @@ public struct Recording: Sendable {
 /// What a figure shows.
 public struct PlotOptions: Sendable, Equatable {
     /// The F0 estimator of the track drawn over the spectrogram (default DIO refined by StoneMask).
-    public var f0Method = StreamingAnalyzer.F0Method.dio
+    public var f0Method = AnalysisOptions.F0Method.dio
     /// The F0 search range, in Hz (default WORLD's, 71 to 800 Hz).
     public var f0Range = 71.0...800
     /// The span of input time drawn, in seconds, cut at the end of the longest recording (default nil: from 0 to
@@ -117,7 +117,7 @@ public struct Figure {
     private static func f0Track(of recording: Recording, options: PlotOptions) throws(PlotError) -> [(Double, Double)] {
         let (signal, sampleRate) = (recording.samples, recording.sampleRate)
         do {
-            var analysis = StreamingAnalyzer.Options()
+            var analysis = AnalysisOptions()
             analysis.f0Method = options.f0Method
             analysis.f0Floor = options.f0Range.lowerBound
             analysis.f0Ceil = options.f0Range.upperBound
@@ -277,7 +277,7 @@ public func writePlot(of inputs: [String], to output: String, options: PlotOptio
     }
 }
 
-extension StreamingAnalyzer.F0Method {
+extension AnalysisOptions.F0Method {
     /// As a figure's caption names the estimator.
     fileprivate var displayName: String {
         switch self {

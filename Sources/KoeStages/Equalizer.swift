@@ -20,7 +20,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
     public var q: Double?
     /// How messages name the band: nil quotes its `TYPE:FREQ...` spec; a band the user did not write as a spec
     /// (a graphic EQ slider) is named as they gave it.
-    public var name: String?
+    package var name: String?
 
     public init(kind: Kind, frequency: Double, gainDB: Double = 0, q: Double? = nil, name: String? = nil) {
         self.kind = kind
@@ -50,7 +50,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// True when the band leaves every signal as it is: a peak or shelf of 0 dB.
-    public var isFlat: Bool {
+    package var isFlat: Bool {
         gainDB == 0 && [.peak, .lowshelf, .highshelf].contains(kind)
     }
 
@@ -83,7 +83,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 
     /// Gains a band may have: beyond ±60 dB a filter only amplifies rounding noise, and far beyond, its
     /// amplitude 10^(dB/40) overflows to infinity.
-    public static let gainRange = -60.0...60.0
+    package static let gainRange = -60.0...60.0
 
     private func validate(quoting spec: String) throws(KoeError) {
         guard frequency > 0, frequency.isFinite else {
@@ -135,18 +135,18 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// A ten-band octave graphic equalizer: peak filters at 31.25 Hz … 16 kHz.
-public struct GraphicEqualizer: Equatable, Sendable {
+package struct GraphicEqualizer: Equatable, Sendable {
     /// Band centres in Hz: ten octaves up from 31.25 Hz.
-    public static let frequencies: [Double] = (0..<10).map { 31.25 * pow(2, Double($0)) }
+    package static let frequencies: [Double] = (0..<10).map { 31.25 * pow(2, Double($0)) }
 
     /// Q of every band: √2 is a bandwidth of one octave between the half-gain (in dB) points, so neighbouring
     /// bands cross at half their gain, as on a standard octave graphic EQ.
-    public static let q = 2.0.squareRoot()
+    package static let q = 2.0.squareRoot()
 
     /// Gain of each band in dB, lowest band first.
-    public let gains: [Double]
+    package let gains: [Double]
 
-    public init(gains: [Double]) throws(KoeError) {
+    package init(gains: [Double]) throws(KoeError) {
         guard gains.count == Self.frequencies.count else {
             let expected = Self.frequencies.count
             throw KoeError.invalidArgument("graphic EQ needs \(expected) gains in dB (31.25 Hz … 16 kHz), got \(gains.count)")
@@ -158,7 +158,7 @@ public struct GraphicEqualizer: Equatable, Sendable {
     }
 
     /// Reads `G1,...,G10`.
-    public init(parsing list: String) throws(KoeError) {
+    package init(parsing list: String) throws(KoeError) {
         var gains: [Double] = []
         for field in list.split(separator: ",", omittingEmptySubsequences: false) {
             guard let gain = Double(field.trimmingCharacters(in: .whitespaces)), gain.isFinite else {
@@ -170,7 +170,7 @@ public struct GraphicEqualizer: Equatable, Sendable {
     }
 
     /// The peak bands that change something; 0 dB bands drop out.
-    public var bands: [EqualizerBand] {
+    package var bands: [EqualizerBand] {
         zip(Self.frequencies.indices, gains).compactMap { index, gain in
             guard gain != 0 else { return nil }
             let frequency = Self.frequencies[index]

@@ -30,7 +30,7 @@ public struct PitchCurve: Sendable, Equatable {
 
     /// What is wrong with a list of points, and at which index; nil when they make a curve. File readers use
     /// it to name the line instead.
-    public static func firstProblem(in points: [Point]) -> (index: Int?, reason: String)? {
+    package static func firstProblem(in points: [Point]) -> (index: Int?, reason: String)? {
         guard !points.isEmpty else { return (nil, "a pitch curve needs at least one point") }
         let ratios = VoiceSettings.ratioRange
         for (index, point) in points.enumerated() {
@@ -48,7 +48,7 @@ public struct PitchCurve: Sendable, Equatable {
     }
 
     /// The ratio at `time` seconds: linear between the points around it, the end points' ratio beyond them.
-    public func ratio(at time: Double) -> Double {
+    package func ratio(at time: Double) -> Double {
         guard let first = points.first, let last = points.last else { return 1 }
         if time <= first.time { return first.ratio }
         if time >= last.time { return last.ratio }

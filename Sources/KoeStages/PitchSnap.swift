@@ -41,21 +41,21 @@ extension PitchSnap {
         /// Frequency of A4 in Hz, the tuning the notes are counted from (default 440).
         public var a4 = 440.0
 
-        public init(scale: MusicalScale = .chromatic, strength: Double = 1, speed: Double = 0, a4: Double = 440) {
+        public init(scale: MusicalScale = MusicalScale(key: 0, mode: .chromatic), strength: Double = 1, speed: Double = 0, a4: Double = 440) {
             self.scale = scale
             self.strength = strength
             self.speed = speed
             self.a4 = a4
         }
 
-        public static let strengthRange = 0.0...1
+        package static let strengthRange = 0.0...1
         /// Up to 10 s: slower than that a note never arrives.
-        public static let speedRange = 0.0...10_000
+        package static let speedRange = 0.0...10_000
         /// Concert pitches in use, from baroque's 415 Hz to the highest orchestras'.
-        public static let a4Range = 400.0...480
+        package static let a4Range = 400.0...480
 
         /// The first setting out of its range, said in words; nil when the options can be used.
-        public var problem: String? {
+        package var problem: String? {
             if !Self.strengthRange.contains(strength) { return "snap strength must be between 0 and 1 (got \(strength))" }
             if !Self.speedRange.contains(speed) { return "snap speed must be between 0 and 10000 ms (got \(speed))" }
             if !Self.a4Range.contains(a4) { return "A4 must be between 400 and 480 Hz (got \(a4))" }
@@ -74,7 +74,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
         case wholeTone = "whole-tone"
 
         /// Semitones above the tonic of the notes in the mode.
-        public var intervals: [Int] {
+        package var intervals: [Int] {
             switch self {
             case .chromatic: Array(0..<12)
             case .major: [0, 2, 4, 5, 7, 9, 11]
@@ -100,7 +100,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     /// For each pitch class from C, whether the scale holds it.
     private let holds: [Bool]
 
-    public static let chromatic = MusicalScale(key: 0, mode: .chromatic)
+    package static let chromatic = MusicalScale(key: 0, mode: .chromatic)
 
     /// `key` is a pitch class, taken modulo 12.
     public init(key: Int, mode: Mode) {
@@ -157,7 +157,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
 
     /// The note of the scale nearest to `semitones` (counted from A4, fractions allowed), in semitones from A4.
     /// A tie goes to the lower note.
-    public func nearestNote(toSemitones semitones: Double) -> Double {
+    package func nearestNote(toSemitones semitones: Double) -> Double {
         var below = semitones.rounded(.down)
         var above = semitones.rounded(.up)
         // Every mode holds a note in any run of 3 semitones, so each walk takes at most 2 steps.

@@ -5,7 +5,7 @@ public struct Preset: Sendable, Equatable {
     public let summary: String
     public let voice: VoiceSettings
     /// The bands as designed; `bands(sampleRate:)` gives those a recording can take.
-    public let bands: [EqualizerBand]
+    package let bands: [EqualizerBand]
 
     public static func named(_ name: String) -> Preset? {
         all.first { $0.name == name.lowercased() }

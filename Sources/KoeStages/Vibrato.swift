@@ -18,12 +18,12 @@ public enum Vibrato {
         }
 
         /// From a slow swell to a fast trill.
-        public static let rateRange = 0.1...20
+        package static let rateRange = 0.1...20
         /// Up to an octave either way.
-        public static let depthRange = 0.0...1200
+        package static let depthRange = 0.0...1200
 
         /// The first setting out of its range, said in words; nil when the options can be used.
-        public var problem: String? {
+        package var problem: String? {
             if !Self.rateRange.contains(rate) { return "vibrato rate must be between 0.1 and 20 Hz (got \(rate))" }
             if !Self.depthRange.contains(depth) { return "vibrato depth must be between 0 and 1200 cents (got \(depth))" }
             return nil

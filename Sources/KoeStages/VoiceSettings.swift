@@ -10,7 +10,7 @@ public struct VoiceSettings: Sendable, Equatable {
     public var pitchMedian: Double?
     /// The input's median F0, in Hz, that `pitchRange` and `pitchMedian` work around; nil uses the running
     /// median of the voiced frames so far, all a live stream can know (default nil). See `F0Survey`.
-    public var referenceMedian: Double?
+    package var referenceMedian: Double?
     /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1).
     public var formant = 1.0
     /// Speed: 2 plays twice as fast with pitch and formants kept (default 1).
@@ -38,18 +38,18 @@ public struct VoiceSettings: Sendable, Equatable {
     /// Pitch and tempo ratios reach four octaves either way: beyond that an F0 or an output length runs off
     /// towards infinity rather than towards a voice. A live changer clamps its formant ratio to the same range;
     /// a conversion takes any positive one.
-    public static let ratioRange = 1.0 / 16...16
+    package static let ratioRange = 1.0 / 16...16
     /// What `pitchRange` may be: 0 (monotone) to 10.
-    public static let pitchRangeLimits = 0.0...10
+    package static let pitchRangeLimits = 0.0...10
     /// What `pitchMedian` may be, in Hz.
-    public static let medianRange = 10.0...5000
+    package static let medianRange = 10.0...5000
 
     /// True when the settings leave the voice as it is, so the vocoder can be left out of the chain.
-    public var isIdentity: Bool {
+    package var isIdentity: Bool {
         pitch == 1 && pitchRange == 1 && pitchMedian == nil && formant == 1 && tempo == 1 && !whisper
             && f0Track == nil && pitchCurve == nil && snap == nil && vibrato == nil
     }
 
     /// Whether F0 changes depend on the voice's median.
-    public var needsMedian: Bool { pitchRange != 1 || pitchMedian != nil }
+    package var needsMedian: Bool { pitchRange != 1 || pitchMedian != nil }
 }

@@ -37,7 +37,7 @@ package final class VoiceShift: BackgroundStage {
     /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
     /// more on that many threads of its own. Throws if the analysis cannot run at this rate with these options.
     package init(
-        sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1
+        sampleRate: Int, voice: VoiceSettings, analysis: AnalysisOptions = .init(), threads: Int = 1
     ) throws(WorldError) {
         self.sampleRate = sampleRate
         self.voice = voice

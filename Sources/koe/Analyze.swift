@@ -1,5 +1,6 @@
 import ArgumentParser
 import Koe
+import KoeWorld
 import KoeIO
 
 struct Analyze: ParsableCommand {
@@ -23,7 +24,7 @@ struct Analyze: ParsableCommand {
 
     @Option(name: .customLong("f0-method"), help: ArgumentHelp(
         "F0 estimator; dio (DIO refined by StoneMask) unless told otherwise.", valueName: "method"))
-    var f0Method: StreamingAnalyzer.F0Method?
+    var f0Method: AnalysisOptions.F0Method?
 
     @Option(help: ArgumentHelp("Channel to analyze, counted from 0.", valueName: "n"))
     var channel = 0
@@ -37,8 +38,7 @@ struct Analyze: ParsableCommand {
     var live = false
 
     func validate() throws {
-        if let problem = AnalysisLimits.problem(
-            with: analysis, sampleRate: nil, framePeriods: WorldParameters.framePeriods, name: AnalysisOptions.flag) {
+        if let problem = analysis.problem(sampleRate: nil, framePeriods: WorldParameters.framePeriods, name: AnalysisFlags.flag) {
             throw ValidationError(problem)
         }
         guard channel >= 0 else { throw ValidationError("--channel counts from 0 (got \(channel))") }
@@ -54,7 +54,7 @@ struct Analyze: ParsableCommand {
         let recording = try AudioFile(reading: input)
         let signal = try recording.readChannel(channel)
         if let problem = WorldParameters.problem(
-            with: analysis, sampleRate: recording.sampleRate, samples: signal.count, name: AnalysisOptions.flag) {
+            with: analysis, sampleRate: recording.sampleRate, samples: signal.count, name: AnalysisFlags.flag) {
             throw KoeError.invalidArgument(problem + " for \(input)")
         }
         let f0 = try f0File.map { try readF0($0, samples: signal.count, sampleRate: recording.sampleRate) }
@@ -71,7 +71,7 @@ struct Analyze: ParsableCommand {
         try AnalysisFolder.write(parameters, to: outputs)
     }
 
-    private var analysis: StreamingAnalyzer.Options {
+    private var analysis: AnalysisOptions {
         var options = range.analysis
         options.f0Method = f0Method ?? .dio
         options.live = live

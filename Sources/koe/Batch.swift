@@ -47,7 +47,7 @@ struct Batch: ParsableCommand {
     @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
-    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
 
     /// Set on the worker processes the batch starts; see `BatchWorkerPool`.
     @Flag(name: .customLong("worker"), help: .private)

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Koe
+import KoeStages
+import KoeWorld
 import KoeIO
 
 /// The voice options a live changer takes too: pitch, formants, F0 median and range, a preset.
@@ -33,7 +35,7 @@ struct VoiceOptions: ParsableArguments {
         }
         try requireWithin(pitch, VoiceSettings.ratioRange, "--pitch")
         if let formant, !(formant.isFinite && formant > 0) {
-            throw ValidationError("--formant must be a positive number (got \(formant.formatted))")
+            throw ValidationError("--formant must be a positive number (got \(formant.asWritten))")
         }
         try requireWithin(pitchMedian, VoiceSettings.medianRange, "--pitch-median", unit: " Hz")
         try requireWithin(semitones, -48...48, "--semitones")
@@ -75,7 +77,7 @@ struct ConversionVoiceOptions: ParsableArguments {
 func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ flag: String, unit: String = "") throws {
     guard let value, !range.contains(value) else { return }
     throw ValidationError(
-        "\(flag) must be between \(range.lowerBound.formatted)\(unit) and \(range.upperBound.formatted)\(unit) (got \(value.formatted))")
+        "\(flag) must be between \(range.lowerBound.asWritten)\(unit) and \(range.upperBound.asWritten)\(unit) (got \(value.asWritten))")
 }
 
 struct EqualizerOptions: ParsableArguments {
@@ -112,18 +114,18 @@ struct EqualizerOptions: ParsableArguments {
 /// The analysis frame grid and F0 range, as `koe convert`, `koe batch` and `koe analyze` take them.
 struct F0RangeOptions: ParsableArguments {
     @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
-    var framePeriod = StreamingAnalyzer.Options().framePeriod
+    var framePeriod = AnalysisOptions().framePeriod
 
     @Option(name: .customLong("f0-floor"), help: ArgumentHelp(
         "Lowest F0 searched, in Hz; also sets CheapTrick's FFT size.", valueName: "hz"))
-    var f0Floor = StreamingAnalyzer.Options().f0Floor
+    var f0Floor = AnalysisOptions().f0Floor
 
     @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
-    var f0Ceil = StreamingAnalyzer.Options().f0Ceil
+    var f0Ceil = AnalysisOptions().f0Ceil
 
     /// The library's analysis options with these three set.
-    var analysis: StreamingAnalyzer.Options {
-        var options = StreamingAnalyzer.Options()
+    var analysis: AnalysisOptions {
+        var options = AnalysisOptions()
         options.framePeriod = framePeriod
         options.f0Floor = f0Floor
         options.f0Ceil = f0Ceil
@@ -131,9 +133,9 @@ struct F0RangeOptions: ParsableArguments {
     }
 }
 
-struct AnalysisOptions: ParsableArguments {
+struct AnalysisFlags: ParsableArguments {
     @Option(name: .customLong("f0-method"), help: ArgumentHelp("F0 estimator.", valueName: "dio|harvest"))
-    var f0Method = StreamingAnalyzer.F0Method.dio
+    var f0Method = AnalysisOptions.F0Method.dio
 
     @OptionGroup var range: F0RangeOptions
 
@@ -151,44 +153,39 @@ struct AnalysisOptions: ParsableArguments {
     var live: Bool?
 
     func validate() throws {
-        if let problem = AnalysisLimits.problem(with: streamingOptions(), sampleRate: nil, name: Self.flag) {
+        if let problem = streamingOptions().problem(sampleRate: nil, name: Self.flag) {
             throw ValidationError(problem)
         }
     }
 
     /// The flag that sets an analysis setting.
-    static func flag(_ setting: AnalysisLimits.Setting) -> String {
+    static func flag(_ setting: AnalysisOptions.Setting) -> String {
         switch setting {
         case .framePeriod: "--frame-period"
         case .f0Floor: "--f0-floor"
         case .f0Ceil: "--f0-ceil"
         case .lookAhead: "--look-ahead"
         case .live: "--live"
+        case .harvestBlock, .lookBehind, .threads: setting.rawValue
         }
     }
 
     /// The analysis options; live unless `--no-live` when `liveByDefault`, else only with `--live`.
-    func streamingOptions(liveByDefault: Bool = false) -> StreamingAnalyzer.Options {
+    func streamingOptions(liveByDefault: Bool = false) -> AnalysisOptions {
         var options = range.analysis
         options.f0Method = f0Method
         options.live = live ?? liveByDefault
-        if let lookAhead {
-            options.lookAhead = lookAhead
-            // Out-of-range values are refused by `validate`, which reads these options too.
-            if AnalysisLimits.lookAhead.contains(lookAhead), AnalysisLimits.framePeriod.contains(options.framePeriod) {
-                options.lookAheadFrames = Int((lookAhead / options.framePeriod).rounded(.up))
-            }
-        }
+        options.lookAhead = lookAhead
         return options
     }
 }
 
-extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
+extension AnalysisOptions.F0Method: ExpressibleByArgument {}
 
 extension ConversionSettings {
     /// What the voice, equalizer and analysis options ask for: a preset's voice and bands first, the explicit
     /// options over them.
-    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
         self.init()
         if let preset = voice.preset {
             try apply(preset: preset)
@@ -200,7 +197,7 @@ extension ConversionSettings {
     }
 
     /// The same for a conversion, with its tempo and --vocoder.
-    init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+    init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
         try self.init(voice: voice.voice, equalizer: equalizer, analysis: analysis)
         if let tempo = voice.tempo { self.voice.tempo = tempo }
         forceVocoder = voice.forceVocoder

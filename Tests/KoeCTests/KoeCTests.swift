@@ -39,7 +39,7 @@ import TestSupport
     @Test func blocksOfAnySizeInPlaceGiveTheChangersOutput() throws {
         let input = Signals.speechLike(sampleRate: Int(sampleRate)).map(Float.init)
         var options = VoiceChanger.Options()
-        options.live = true
+        options.analysis.live = true
         let reference = try VoiceChanger(sampleRate: Int(sampleRate), channels: 1, options: options)
         reference.voice.pitch = 1.2
         reference.voice.formant = 0.9

@@ -101,7 +101,7 @@ import TestSupport
     func aStreamShorterThanAWindowComesOutAtItsLength(rate: Int, length: Int) throws {
         let input = Signals.vowel(f0: 150, sampleRate: rate, duration: 0.05).suffix(length).map { $0 }
         for method in ["dio", "live", "harvest"] {
-            var analysis = StreamingAnalyzer.Options()
+            var analysis = AnalysisOptions()
             analysis.live = method == "live"
             analysis.f0Method = method == "harvest" ? .harvest : .dio
             for (threads, tempo) in [(1, 1.0), (2, 1.0), (1, 0.8), (2, 0.8)] {

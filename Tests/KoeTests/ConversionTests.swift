@@ -100,7 +100,7 @@ import TestSupport
         let converted = try AudioFile(reading: folder.file("converted.wav")).readChannel(0)
 
         var options = VoiceChanger.Options()
-        options.live = live
+        options.analysis.live = live
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
         changer.voice.pitch = 1.2
         changer.voice.formant = 1.1

@@ -1,5 +1,7 @@
 import Foundation
 import Koe
+import KoeStages
+import KoeWorld
 import Testing
 import TestSupport
 
@@ -137,7 +139,7 @@ import TestSupport
             options.threads = threads
             #expect(throws: KoeError.self) { try VoiceChanger(sampleRate: 48000, channels: 1, options: options) }
         }
-        var analysis = StreamingAnalyzer.Options()
+        var analysis = AnalysisOptions()
         analysis.framePeriod = .nan
         var options = VoiceChanger.Options()
         options.analysis = analysis

@@ -55,7 +55,7 @@ import TestSupport
         #expect(performing: { try Synthesis(sampleRate: 16000, framePeriod: framePeriod) }, throws: isInvalidOption)
         #expect(performing: { try StreamingSynthesizer(sampleRate: 16000, framePeriod: framePeriod, fftSize: 1024) },
                 throws: isInvalidOption)
-        var streaming = StreamingAnalyzer.Options()
+        var streaming = AnalysisOptions()
         streaming.framePeriod = framePeriod
         #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: streaming) }, throws: isInvalidOption)
     }
@@ -67,7 +67,7 @@ import TestSupport
         #expect(performing: { try Dio(sampleRate: 16000, options: dio) }, throws: isInvalidOption)
         #expect(performing: { try Harvest(sampleRate: 16000, options: .init(f0Floor: floor, f0Ceil: ceil)) },
                 throws: isInvalidOption)
-        var streaming = StreamingAnalyzer.Options()
+        var streaming = AnalysisOptions()
         (streaming.f0Floor, streaming.f0Ceil) = (floor, ceil)
         #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: streaming) }, throws: isInvalidOption)
     }
@@ -94,18 +94,18 @@ import TestSupport
         }
         #expect(performing: { try D4C(sampleRate: 16000, fftSize: 1024, options: .init(threshold: .nan)) }, throws: isInvalidOption)
         for lookAhead in [-1, .nan, .infinity, 10_001] {
-            var options = StreamingAnalyzer.Options()
+            var options = AnalysisOptions()
             options.lookAhead = lookAhead
             #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: options) }, throws: isInvalidOption)
         }
-        var liveHarvest = StreamingAnalyzer.Options()
+        var liveHarvest = AnalysisOptions()
         (liveHarvest.live, liveHarvest.f0Method) = (true, .harvest)
         #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: liveHarvest) }, throws: isInvalidOption)
-        for frames in [Int.min, -1, 2001, Int.max] {
-            for path in [\StreamingAnalyzer.Options.blockFrames, \.lookAheadFrames, \.lookBehindFrames] {
-                var options = StreamingAnalyzer.Options()
+        for milliseconds: Double in [-.infinity, -1, 10_001, .infinity, .nan] {
+            for path in [\AnalysisOptions.harvestBlock, \.lookAhead, \.lookBehind] {
+                var options = AnalysisOptions()
                 options.f0Method = .harvest
-                options[keyPath: path] = frames
+                options[keyPath: path] = milliseconds
                 #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: options) }, throws: isInvalidOption)
             }
         }
