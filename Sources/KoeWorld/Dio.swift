@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// WORLD's DIO F0 estimator (Distributed Inline-filter Operation).
