@@ -138,9 +138,10 @@ release: deps
 
 # The LV2 bundle and the LADSPA plugin: thin C wrappers (Sources/KoePlugins) over the C ABI
 # (Sources/KoeC/include/koe.h), linked with the archive of the Swift code below it into one shared object each.
-# The Swift runtime and Foundation are linked in statically (-static-stdlib, and the toolchain's static archives
-# as one group, since the archives name their own dependencies only in Swift autolink entries the linker does not
-# read), so a host loads the plugin on a machine without a Swift toolchain. Only the descriptor function is
+# The Swift runtime, Dispatch and Synchronization are linked in statically (-static-stdlib, and the toolchain's
+# static archives as one group, since the archives name their own dependencies only in Swift autolink entries the
+# linker does not read), so a host loads the plugin on a machine without a Swift toolchain. The group pulls only
+# what the archive calls: no core module imports Foundation, which would add 49 MB. Only the descriptor function is
 # exported (Sources/KoePlugins/exports.map) and -Bsymbolic binds the plugin's calls to its own copy of the
 # runtime; NODELETE keeps the runtime's thread-local destructors and once-tokens valid after a host's dlclose.
 PLUGIN_DIR     := .build/plugins
