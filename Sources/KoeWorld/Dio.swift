@@ -1,4 +1,3 @@
-import Glibc
 import KoeDSP
 
 /// WORLD's DIO F0 estimator (Distributed Inline-filter Operation).
