@@ -163,7 +163,10 @@ PY_PLUGIN_TEST_DEPS := JACK-Client
 
 .PHONY: plugins install-plugins plugin-deps test-plugins plugin-test-deps
 
+# SwiftPM archives with `llvm-ar crs`, which adds to an existing archive and keeps the objects of source files since
+# removed (--whole-archive then links them: duplicate definitions); a fresh archive holds only the current ones.
 plugins: deps plugin-deps
+	rm -f .build/release/libKoeC.a
 	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
 	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
 	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/voice.c -o $(PLUGIN_OBJ)/voice.o
