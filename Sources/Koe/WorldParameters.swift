@@ -2,8 +2,8 @@ import KoeStages
 import KoeWorld
 
 /// WORLD's parameters of one signal: F0 on its frame axis, the power spectral envelope and the aperiodicity, and
-/// how they were made. Analyse a signal into them, change them, synthesise them back; `AnalysisFolder` keeps them
-/// as the folder `koe analyze` writes and `koe synth` reads.
+/// how they were made. Analyse a signal into them, change them, synthesise them back; `koe analyze` writes them as
+/// a folder that `koe synth` reads.
 public struct WorldParameters: Sendable {
     public var contour: F0Contour
     /// frames × (fftSize / 2 + 1)

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Why a biquad could not be designed.
 package enum BiquadError: Error, Equatable, CustomStringConvertible {

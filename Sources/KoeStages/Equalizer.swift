@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// One band of a parametric equalizer, written on the command line as `TYPE:FREQ[:GAIN_DB[:Q]]`,
@@ -32,7 +32,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 
     /// Reads `TYPE:FREQ[:GAIN_DB[:Q]]`; every error is one line that quotes the spec.
     public init(parsing spec: String) throws(KoeError) {
-        let fields = spec.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+        let fields = spec.trimmingSpaces().split(separator: ":", omittingEmptySubsequences: false)
         guard (2...4).contains(fields.count), !fields.contains(where: \.isEmpty) else {
             throw KoeError.invalidArgument("malformed EQ band '\(spec)': expected TYPE:FREQ[:GAIN_DB[:Q]]")
         }
@@ -161,7 +161,7 @@ package struct GraphicEqualizer: Equatable, Sendable {
     package init(parsing list: String) throws(KoeError) {
         var gains: [Double] = []
         for field in list.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let gain = Double(field.trimmingCharacters(in: .whitespaces)), gain.isFinite else {
+            guard let gain = Double(field.trimmingSpaces()), gain.isFinite else {
                 throw KoeError.invalidArgument("graphic EQ '\(list)': gain '\(field)' is not a number")
             }
             gains.append(gain)

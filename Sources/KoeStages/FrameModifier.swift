@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeWorld
 
 /// One frame of vocoder parameters, in buffers reused from frame to frame.

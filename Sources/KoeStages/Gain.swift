@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A gain in dB, as sox's `gain` effect applies it. No delay. A new gain set while audio plays is reached
 /// along a straight line over `glideSamples`, so it never clicks.

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A look-ahead peak limiter: keeps every sample within ±`ceiling`, so that WORLD's resynthesis, which can peak
 /// above its input, never clips. A signal that stays within the ceiling passes bit for bit (gain exactly 1),

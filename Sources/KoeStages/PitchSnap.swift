@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Pitch correction: pulls each voiced frame's F0 towards the nearest note of a scale.
 ///
@@ -116,7 +116,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     /// Reads `chromatic` or `KEY:SCALE`: KEY a letter A to G with an optional `#` or `b`, SCALE one of
     /// `Mode`'s names (`ionian` and `aeolian` are major and minor).
     public init(parsing spec: String) throws(KoeError) {
-        let text = spec.trimmingCharacters(in: .whitespaces)
+        let text = spec.trimmingSpaces()
         if text.lowercased() == Mode.chromatic.rawValue {
             self = .chromatic
             return

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Sinusoidal vibrato on voiced frames: F0 times 2^(depth/1200 · sin(2π · rate · t)), t in output seconds from
 /// the start of the stream, so the rate heard is `rate` whatever the tempo.

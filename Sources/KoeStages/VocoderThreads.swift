@@ -1,4 +1,4 @@
-import Foundation
+import KoeDSP
 import KoeWorld
 
 /// The vocoder's work on threads of its own, so its caller only settles F0 and hands the blocks over:
@@ -9,7 +9,7 @@ import KoeWorld
 /// output collects until taken.
 final class VocoderThreads: @unchecked Sendable {
     /// Guards every variable property, and signals each change of them.
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var waiting: [(index: Int, block: StreamingAnalyzer.PendingBlock)] = []
     private var analysed: [Int: StreamingAnalyzer.Block] = [:]
     /// New voices, by the index of the first block (or the end, at `submitted`) they change.
@@ -44,9 +44,7 @@ final class VocoderThreads: @unchecked Sendable {
         self.threads = threads
         runningThreads = threads
         for worker in 0..<threads {
-            let thread = Thread { [self] in work(prefersSynthesis: worker == 0) }
-            thread.name = "koe vocoder \(worker + 1)"
-            thread.start()
+            startThread { [self] in work(prefersSynthesis: worker == 0) }
         }
     }
 

@@ -1,4 +1,3 @@
-import Foundation
 import KoeWorld
 
 /// The vocoder stage: WORLD analysis of the stream, the voice changes frame by frame, and WORLD synthesis.

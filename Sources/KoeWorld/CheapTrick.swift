@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// CheapTrick: the spectral envelope frame by frame, from an F0-adaptive window three periods long,

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// D4C: band aperiodicity from the temporally static group delay (Morise 2016), after the

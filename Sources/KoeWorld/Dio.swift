@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// WORLD's DIO F0 estimator (Distributed Inline-filter Operation).

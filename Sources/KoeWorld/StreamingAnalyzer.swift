@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// WORLD analysis of a signal that arrives in pieces.
@@ -97,13 +96,13 @@ public final class StreamingAnalyzer {
     /// work on one thread at a time.
     package final class Recycler: @unchecked Sendable {
         /// Nil when the recycler is not shared.
-        private let lock: NSLock?
+        private let lock: Lock?
         private var samples: [[Double]] = []
         private var frameValues: [[Double]] = []
         private var matrices: [Matrix] = []
 
         init(shared: Bool) {
-            lock = shared ? NSLock() : nil
+            lock = shared ? Lock() : nil
         }
 
         /// The block's arrays will hold a later block's; a copy the caller keeps stays as it is.

@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// DIO on a signal that arrives in pieces: every frame's F0 is handed out once, final, a fixed look-ahead after

@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// WORLD's synthesis fed one frame at a time, in bounded memory, giving exactly the samples of the

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// WORLD's waveform synthesis from F0, spectral envelope and aperiodicity.

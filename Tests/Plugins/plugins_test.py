@@ -44,6 +44,9 @@ For every contender:
              host, moving pitch, formant and gain out of and back to identity while it plays: none either.
   contract   lv2info and analyseplugin see the URI, label, port symbols, ranges, order and the latency port
              (lv2:reportsLatency); the LV2 presets carry `koe presets`' pitch and formant ratios.
+For each koe plugin file:
+  size       at most 16 MB (2^20 bytes each): the Swift runtime is linked in, Foundation must not be (it made
+             them 56 MB).
 
 One PASS or FAIL line per check with its figures; the last line reads `plugins: N passed, M failed`; exits 1
 when a check fails.
@@ -85,6 +88,7 @@ RATIO_RANGE = (0.25, 4.0)      # koe's pitch and formant ports
 GAIN_RANGE = (-24.0, 24.0)     # koe's gain_db port
 BAD_VALUES = ("0", "-1", "nan", "1e9")
 TRAILING_SILENCE = 1.0         # s after each input's speech
+MAX_PLUGIN_MB = 16             # each plugin file, MB of 2^20 bytes
 
 RUBBERBAND_LV2 = "http://breakfastquay.com/rdf/lv2-rubberband#mono"
 RUBBERBAND_LADSPA = ("ladspa-rubberband.so", "rubberband-pitchshifter-mono")
@@ -604,6 +608,13 @@ def contract_lv2(hosts, koe):
     return f"ports in, out, pitch, formant, gain_db, latency (reportsLatency); hardRTCapable; presets {', '.join(p[0] for p in presets)} agree"
 
 
+def plugin_size(path):
+    size = path.stat().st_size
+    summary = f"{path.name} {size / 2**20:.1f} MB ({size} bytes)"
+    check(size <= MAX_PLUGIN_MB * 2**20, f"{summary}, above {MAX_PLUGIN_MB} MB")
+    return f"{summary}, at most {MAX_PLUGIN_MB} MB"
+
+
 def contract_ladspa(plugins):
     text = run(["analyseplugin", plugins.resolve() / "koe-ladspa.so"])
     check('Plugin Label: "koe_voice"' in text, "no label koe_voice")
@@ -644,6 +655,8 @@ def main():
     session = Session(root, hosts, arguments.koe)
     session.attempt("contract lv2", lambda: contract_lv2(hosts, arguments.koe))
     session.attempt("contract ladspa", lambda: contract_ladspa(arguments.plugins))
+    for plugin in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so"):
+        session.attempt(f"size {plugin.name}", lambda: plugin_size(plugin))
     cases = make_inputs(root)
     print(f"plugins: {len(cases)} inputs, {sum(soundfile.info(str(c.path)).duration for c in cases):.0f} s of speech, in {root}")
     for case in cases:
