@@ -41,6 +41,7 @@ demo: deps release
 
 test: deps test-deps release
 	$(SWIFT) test
+	$(PYTHON) Tests/Door/public_symbols.py
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
