@@ -25,7 +25,8 @@ the input does, and without the silence a plugin's latency would hold back the e
              (run at 0 semitones, where it passes the input through). Exact to within one host block, and the
              match must be real (correlation >= 0.99). In sox, whose -l removes the reported latency, the measured
              delay must be 0 there. For koe, the output read that late must also be `koe convert --live`'s
-             own samples: SNR >= 150 dB (the plugins and the CLI run one engine, so they are bit for bit equal).
+             own samples at the pitch the float control port holds: SNR >= 150 dB (the plugins and the CLI run one
+             engine, so they are bit for bit equal).
   unity      the issue's bar: pitch 1, formant 1, gain -6 dB (Rubber Band: 0 semitones, no gain port, 0 dB) against
              the input: the output lags by the reported latency within 5 ms (cross-correlation of the 20 ms
              envelopes, see measures.envelope) at the gain set +-1.5 dB. WORLD's own resynthesis of the input
@@ -412,7 +413,9 @@ class Session:
         port = self.latency(contender, case.rate)
         if contender.is_koe:
             reference_path = self.output("koe-convert", case.label)
-            run([self.koe, "convert", case.path, reference_path, "--live", "--pitch", PITCH, "--quiet"])
+            # A control port is a float: the plugin runs at 1.2 as a float holds it, and so does the reference.
+            host_pitch = repr(float(np.float32(PITCH)))
+            run([self.koe, "convert", case.path, reference_path, "--live", "--pitch", host_pitch, "--quiet"])
             reference, _ = soundfile.read(str(reference_path), dtype="float32")
             signal, against = self.render(contender, case, "shift"), "koe convert --live --pitch 1.2"
         else:
