@@ -159,22 +159,31 @@ public final class VoiceChanger {
     /// The sample rates and options `warmUp` has run with in this process.
     private static let warmedUp = Mutex<Set<String>>([])
 
-    /// Swift's runtime sets up some of the types a chain uses the first time they are used, under its locks:
-    /// once per process and set-up, a scratch chain runs a vowel so that happens here, not in `process`. Only a
-    /// changer on one thread promises `process` takes no lock, so only such a changer warms up.
+    /// Swift's runtime sets up some of the types a changer uses the first time they are used, under its locks:
+    /// once per process and set-up, a scratch changer runs a vowel through the pointer form while its settings
+    /// move out of identity and back, as a host's controls do, so that every path a block or a setting can take
+    /// has run here, not in `process`. Only a changer on one thread promises `process` takes no lock, so only
+    /// such a changer warms up; the scratch changer's own warm-up finds its key taken and returns.
     private static func warmUp(sampleRate: Int, options: Options) throws {
         let key = "\(sampleRate) \(options)"
         guard options.threads == 1, warmedUp.withLock({ $0.insert(key).inserted }) else { return }
-        var voice = VoiceSettings()
-        voice.pitch = 1.2
-        let engine = try makeEngine(sampleRate: sampleRate, channels: 1, options: options, voice: voice)
-        let vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
-        var output = [Float](repeating: 0, count: pieceFrames)
-        for start in stride(from: 0, to: vowel.count, by: pieceFrames) {
-            let piece = vowel[start..<min(vowel.count, start + pieceFrames)]
-            piece.withUnsafeBufferPointer { engine.load($0, channel: 0) }
-            try engine.run(readying: piece.count)
-            output.withUnsafeMutableBufferPointer { engine.unload(piece.count, channel: 0, into: $0) }
+        let scratch = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        let moves: [(VoiceChanger) -> Void] = [
+            { $0.voice.pitch = 1.2 }, { $0.voice.formant = 1.1 }, { $0.gainDB = -3 }, { $0.voice = VoiceSettings() },
+            { $0.gainDB = 0 }, { $0.voice.pitch = 0.9 },
+        ]
+        var vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
+        try vowel.withUnsafeMutableBufferPointer { samples throws(KoeError) in
+            for (index, start) in stride(from: 0, to: samples.count, by: pieceFrames).enumerated() {
+                moves[index % moves.count](scratch)
+                var channel = samples.baseAddress! + start
+                let frames = min(pieceFrames, samples.count - start)
+                try withUnsafePointer(to: &channel) { output throws(KoeError) in
+                    try output.withMemoryRebound(to: UnsafePointer<Float>.self, capacity: 1) { input throws(KoeError) in
+                        try scratch.process(input, into: output, frames: frames)
+                    }
+                }
+            }
         }
     }
 
