@@ -1,3 +1,5 @@
+import Foundation
+
 /// A dense row-major matrix of doubles: one row a frame, one column a frequency bin.
 /// Stored flat so a whole spectrogram is one contiguous allocation.
 public struct Matrix: Equatable, Sendable {
@@ -13,8 +15,13 @@ public struct Matrix: Equatable, Sendable {
         storage = []
     }
 
+    /// Throws for a negative size or one larger than this machine's memory.
     public init(rows: Int, columns: Int, repeating value: Double = 0) throws(WorldError) {
         let count = try Self.valueCount(rows: rows, columns: columns)
+        // An allocation that fails traps, so a matrix the machine cannot hold is refused before it is made.
+        guard UInt64(count) <= ProcessInfo.processInfo.physicalMemory / UInt64(MemoryLayout<Double>.stride) else {
+            throw .invalidParameters("a matrix of \(rows) x \(columns) values needs more memory than this machine has")
+        }
         self.rows = rows
         self.columns = columns
         storage = Array(repeating: value, count: count)

@@ -124,6 +124,8 @@ import TestSupport
         #expect(performing: { try F0Contour(time: [0, 0.005], f0: [100]) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: -1, columns: 3) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: Int.max, columns: 2) }, throws: isInvalidParameters)
+        // 10^18 values fit in `Int` but not in memory: the allocation trapped.
+        #expect(performing: { try Matrix(rows: 1_000_000_000, columns: 1_000_000_000) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: 2, columns: 3, storage: [1, 2, 3]) }, throws: isInvalidParameters)
     }
 
