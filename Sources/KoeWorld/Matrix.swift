@@ -1,5 +1,3 @@
-import Foundation
-
 /// A dense row-major matrix of doubles: one row a frame, one column a frequency bin.
 /// Stored flat so a whole spectrogram is one contiguous allocation.
 public struct Matrix: Equatable, Sendable {
@@ -18,10 +16,7 @@ public struct Matrix: Equatable, Sendable {
     /// Throws for a negative size or one larger than this machine's memory.
     public init(rows: Int, columns: Int, repeating value: Double = 0) throws(WorldError) {
         let count = try Self.valueCount(rows: rows, columns: columns)
-        // An allocation that fails traps, so a matrix the machine cannot hold is refused before it is made.
-        guard UInt64(count) <= ProcessInfo.processInfo.physicalMemory / UInt64(MemoryLayout<Double>.stride) else {
-            throw .invalidParameters("a matrix of \(rows) x \(columns) values needs more memory than this machine has")
-        }
+        try SignalRequirements.requireRoom(rows: rows, columns: columns, for: "a matrix")
         self.rows = rows
         self.columns = columns
         storage = Array(repeating: value, count: count)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why the vocoder refused its input. Messages are written for the person at the shell.
 public enum WorldError: Error, Equatable, CustomStringConvertible {
     case unsupportedSampleRate(Int)
@@ -62,6 +64,15 @@ public enum SignalRequirements {
             throw .signalTooLong(samples: signal.count, maximum: longestSignal)
         }
         try requireFinite(signal)
+    }
+
+    /// Throws unless `rows` × `columns` values fit in this machine's memory, `what` naming them. An allocation that
+    /// fails traps, so a size that a caller's values multiply up (frames × bins) is checked before it is made.
+    package static func requireRoom(rows: Int, columns: Int, for what: String) throws(WorldError) {
+        let (count, overflow) = rows.multipliedReportingOverflow(by: columns)
+        guard !overflow, count >= 0, UInt64(count) <= ProcessInfo.processInfo.physicalMemory / 8 else {
+            throw .invalidParameters("\(what) of \(rows) x \(columns) values needs more memory than this machine has")
+        }
     }
 
     /// Throws unless `sampleRate` is one the vocoder supports.
