@@ -114,9 +114,15 @@ struct FrameModifier {
         let inputSeconds = Double(frame) * framePeriod / 1000
         var edited = shiftedF0(f0, ratio: ratio)
         if let curve = voice.pitchCurve { edited *= curve.ratio(at: inputSeconds) }
+        // A given F0 far outside any voice (a track's 1e-300 Hz or 1e300 Hz) can leave the edits no pitch, 0 or
+        // infinity: such a frame is unvoiced, as the snap cannot place it and synthesis cannot render it.
+        guard edited > 0, edited.isFinite else {
+            snap.unvoiced()
+            return 0
+        }
         if let options = voice.snap { edited = snap.snapped(edited, options: options, framePeriod: framePeriod) }
         if let vibrato = voice.vibrato { edited *= vibrato.factor(atOutputTime: inputSeconds / voice.tempo) }
-        return edited
+        return edited.isFinite ? edited : 0
     }
 
     private mutating func shiftedF0(_ f0: Double, ratio: Double) -> Double {

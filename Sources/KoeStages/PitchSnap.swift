@@ -13,10 +13,11 @@ public struct PitchSnap {
 
     init() {}
 
-    /// `f0` (Hz, voiced) moved towards its note by `options`, one frame of `framePeriod` ms after the last.
+    /// `f0` (Hz, voiced: finite and above 0) moved towards its note by `options` (A4 within its range), one frame
+    /// of `framePeriod` ms after the last.
     mutating func snapped(_ f0: Double, options: Options, framePeriod: Double) -> Double {
         let cents = 1200 * log2(f0 / options.a4)
-        let needed = 100 * options.scale.nearestNote(toSemitones: cents / 100) - cents
+        let needed = 100 * options.scale.nearest(toSemitones: cents / 100) - cents
         if !wasVoiced { correction = 0 }
         let follow = options.speed > 0 ? 1 - exp(-framePeriod / options.speed) : 1
         correction += follow * (needed - correction)
@@ -156,8 +157,22 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The note of the scale nearest to `semitones` (counted from A4, fractions allowed), in semitones from A4.
-    /// A tie goes to the lower note.
-    package func nearestNote(toSemitones semitones: Double) -> Double {
+    /// A tie goes to the lower note. Throws for a value that is not finite or lies more than a million semitones
+    /// from A4 (every frequency a `Double` holds lies within 13,000).
+    package func nearestNote(toSemitones semitones: Double) throws(KoeError) -> Double {
+        guard abs(semitones) <= Self.farthestSemitones else {
+            throw KoeError.invalidArgument("\(semitones) semitones from A4 is not a pitch: it must be a finite number within ±\(Int(Self.farthestSemitones))")
+        }
+        return nearest(toSemitones: semitones)
+    }
+
+    /// Semitones from A4 a pitch may lie at: whole notes there are still a step of 1 apart as `Double`s and as
+    /// `Int`s, which the walk to a note of the scale counts on.
+    private static let farthestSemitones = 1e6
+
+    /// `nearestNote` of a pitch known to lie within `farthestSemitones`: that of a positive finite F0 against an
+    /// A4 of the snap's range.
+    func nearest(toSemitones semitones: Double) -> Double {
         var below = semitones.rounded(.down)
         var above = semitones.rounded(.up)
         // Every mode holds a note in any run of 3 semitones, so each walk takes at most 2 steps.

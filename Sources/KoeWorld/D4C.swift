@@ -46,9 +46,11 @@ public struct D4C: Sendable {
 
     /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`
     /// threads; the result is the same for any number. Throws if `signal` is empty or not finite throughout,
-    /// or a frame's time is not finite or lies beyond `F0Contour.farthestTime`.
+    /// a frame's time is not finite or lies beyond `F0Contour.farthestTime`, or the aperiodicity would not fit in
+    /// memory.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) throws(WorldError) -> Matrix {
         try SignalRequirements.validate(signal, contour: contour)
+        try SignalRequirements.requireRoom(rows: contour.frameCount, columns: fftSize / 2 + 1, for: "an aperiodicity")
         var aperiodicity = Matrix()
         signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &aperiodicity) }
         return aperiodicity

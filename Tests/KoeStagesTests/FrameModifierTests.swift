@@ -50,6 +50,21 @@ import Testing
         #expect(try editedF0(voice, f0: 100, frame: 3) == 150, "past the track's end the analysis is kept")
     }
 
+    /// A track's F0 far outside any voice, edited to 0 (5e-324 Hz an octave down) or past the largest `Double`
+    /// (1e300 Hz spread ten times around a 100 Hz median; 1.7e308 Hz raised an octave by the vibrato's crest at
+    /// frame 10), unvoices its frame: the snap trapped on the first two, synthesis was handed infinity.
+    @Test(arguments: [(5e-324, 0.5, 1.0), (1e300, 1.0, 10.0), (1.7e308, 1.0, 1.0)])
+    func anF0TheEditsCannotHoldUnvoicesItsFrame(track: Double, ratio: Double, range: Double) throws {
+        var voice = VoiceSettings()
+        voice.f0Track = try F0Track(values: [Double](repeating: track, count: 11))
+        voice.pitch = ratio
+        voice.pitchRange = range
+        voice.referenceMedian = 100
+        voice.snap = PitchSnap.Options()
+        voice.vibrato = Vibrato.Options(rate: 5, depth: 1200)
+        #expect(try editedF0(voice, f0: 150, frame: 10) == 0)
+    }
+
     /// Frame 200 is 1 s of input at 5 ms frames: halfway along a curve from 1 at 0 s to 2 at 2 s.
     @Test func theCurveIsReadAtTheFramesInputTime() throws {
         var voice = VoiceSettings()

@@ -1,3 +1,4 @@
+import Foundation
 import KoeWorld
 import Testing
 import TestSupport
@@ -141,7 +142,21 @@ import TestSupport
         #expect(performing: { try F0Contour(time: [0, 0.005], f0: [100]) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: -1, columns: 3) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: Int.max, columns: 2) }, throws: isInvalidParameters)
+        // 10^18 values fit in `Int` but not in memory: the allocation trapped.
+        #expect(performing: { try Matrix(rows: 1_000_000_000, columns: 1_000_000_000) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: 2, columns: 3, storage: [1, 2, 3]) }, throws: isInvalidParameters)
+    }
+
+    /// A contour of a few MB asks CheapTrick and D4C at 192 kHz for 32,769 bins a frame: here four times this
+    /// machine's memory, whose allocation trapped.
+    @Test func outputsLargerThanMemoryAreRefused() throws {
+        let cheapTrick = try CheapTrick(sampleRate: 192_000, options: .init(f0Floor: 10))
+        let bins = cheapTrick.fftSize / 2 + 1
+        let frames = Int(4 * ProcessInfo.processInfo.physicalMemory / UInt64(bins * 8))
+        let contour = F0Contour(f0: [Double](repeating: 0, count: frames), framePeriod: 5)
+        #expect(performing: { try cheapTrick.estimate([0.1], contour: contour) }, throws: isInvalidParameters)
+        let d4c = try D4C(sampleRate: 192_000, fftSize: cheapTrick.fftSize)
+        #expect(performing: { try d4c.estimate([0.1], contour: contour) }, throws: isInvalidParameters)
     }
 
     @Test func synthesisRefusesParametersThatDoNotFitTogether() throws {
