@@ -114,9 +114,10 @@ struct FrameModifier {
         let inputSeconds = Double(frame) * framePeriod / 1000
         var edited = shiftedF0(f0, ratio: ratio)
         if let curve = voice.pitchCurve { edited *= curve.ratio(at: inputSeconds) }
-        // A given F0 far outside any voice (a track's 1e-300 Hz or 1e300 Hz) can leave the edits no pitch, 0 or
-        // infinity: such a frame is unvoiced, as the snap cannot place it and synthesis cannot render it.
-        guard edited > 0, edited.isFinite else {
+        // A given F0 far outside any voice (a track's 1e-320 Hz or 1e300 Hz) can leave the edits no pitch: 0, a
+        // subnormal (whose ratio to A4 is 0) or infinity. Such a frame is unvoiced, as the snap cannot place it
+        // and synthesis cannot render it.
+        guard edited > 0, edited.isNormal else {
             snap.unvoiced()
             return 0
         }
@@ -181,7 +182,8 @@ struct MedianTracker {
     /// adding costs little however many bins the histogram has.
     mutating func add(_ f0: Double) {
         let position = log2(f0 / MedianTracker.lowest) * MedianTracker.binsPerOctave
-        let bin = min(max(Int(position), 0), counts.count - 1)
+        // Clamped before it becomes an index: a given F0 of 1e-320 Hz lies at -infinity.
+        let bin = Int(min(max(position, 0), Double(counts.count - 1)))
         counts[bin] += 1
         total += 1
         if bin < medianBin {

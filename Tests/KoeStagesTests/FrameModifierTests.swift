@@ -50,10 +50,11 @@ import Testing
         #expect(try editedF0(voice, f0: 100, frame: 3) == 150, "past the track's end the analysis is kept")
     }
 
-    /// A track's F0 far outside any voice, edited to 0 (5e-324 Hz an octave down) or past the largest `Double`
-    /// (1e300 Hz spread ten times around a 100 Hz median; 1.7e308 Hz raised an octave by the vibrato's crest at
-    /// frame 10), unvoices its frame: the snap trapped on the first two, synthesis was handed infinity.
-    @Test(arguments: [(5e-324, 0.5, 1.0), (1e300, 1.0, 10.0), (1.7e308, 1.0, 1.0)])
+    /// A track's F0 far outside any voice, edited to 0 (5e-324 Hz an octave down), left subnormal (5e-324 Hz,
+    /// whose ratio to A4 is 0) or past the largest `Double` (1e300 Hz spread ten times around a 100 Hz median;
+    /// 1.7e308 Hz raised an octave by the vibrato's crest at frame 10), unvoices its frame: the snap trapped on
+    /// the first three, synthesis was handed infinity.
+    @Test(arguments: [(5e-324, 0.5, 1.0), (5e-324, 1.0, 1.0), (1e300, 1.0, 10.0), (1.7e308, 1.0, 1.0)])
     func anF0TheEditsCannotHoldUnvoicesItsFrame(track: Double, ratio: Double, range: Double) throws {
         var voice = VoiceSettings()
         voice.f0Track = try F0Track(values: [Double](repeating: track, count: 11))
@@ -108,6 +109,15 @@ import Testing
         var tracker = MedianTracker()
         for f0 in [100.0, 110, 120, 130, 400] { tracker.add(f0) }
         #expect(abs(tracker.value / 120 - 1) < 0.0006)
+    }
+
+    /// An F0 track's extremes (a subnormal F0's position, log2(0), trapped) count in the end bins.
+    @Test func medianTrackerCountsExtremeValuesAtItsEnds() {
+        var tracker = MedianTracker()
+        for f0 in [5e-324, 5e-324, 1e308] { tracker.add(f0) }
+        #expect(abs(tracker.value / 20 - 1) < 0.0006)
+        for f0 in [1e308, 1e308, 1e308] { tracker.add(f0) }
+        #expect(abs(tracker.value / 5120 - 1) < 0.0006)
     }
 
     /// Against the middle of the sorted values after every addition, rising, falling and jumping about.
