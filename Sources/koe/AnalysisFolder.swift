@@ -19,11 +19,12 @@ enum AnalysisFolder {
     static let spectrogramName = "sp.npy"
     static let aperiodicityName = "ap.npy"
     static let metaName = "meta.json"
+    static let names = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
 
     /// Temporary files for the folder's, which `write` fills and moves into place: taken before a long analysis,
     /// so a folder that cannot be written fails first.
     static func outputs(in folder: String) throws -> AtomicOutputSet {
-        try AtomicOutputSet(folder: folder, names: [f0Name, timeName, spectrogramName, aperiodicityName, metaName])
+        try AtomicOutputSet(folder: folder, names: names)
     }
 
     // MARK: Writing

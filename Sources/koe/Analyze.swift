@@ -51,24 +51,7 @@ struct Analyze: ParsableCommand {
     }
 
     func run() throws {
-        let recording = try AudioFile(reading: input)
-        let signal = try recording.readChannel(channel)
-        if let problem = WorldParameters.problem(
-            with: analysis, sampleRate: recording.sampleRate, samples: signal.count, name: AnalysisFlags.flag) {
-            throw KoeError.invalidArgument(problem + " for \(input)")
-        }
-        let f0 = try f0File.map { try readF0($0, samples: signal.count, sampleRate: recording.sampleRate) }
-        let outputs = try AnalysisFolder.outputs(in: outputDirectory)
-
-        var parameters = try KoeError.wrapping(source: input) {
-            try WorldParameters(analyzing: signal, sampleRate: recording.sampleRate, options: analysis, f0: f0)
-        }
-        parameters.meta.channel = channel
-        parameters.meta.channels = recording.channels
-        parameters.meta.input = input
-        parameters.meta.koeVersion = KoeCommand.version
-        parameters.meta.options?.f0File = f0File
-        try AnalysisFolder.write(parameters, to: outputs)
+        try FileAnalysis(options: analysis, channel: channel, f0File: f0File).write(input, to: outputDirectory)
     }
 
     private var analysis: AnalysisOptions {
@@ -78,10 +61,43 @@ struct Analyze: ParsableCommand {
         return options
     }
 
+}
+
+/// One recording analysed into the folder `koe analyze` writes; `koe batch --analyze` writes one per input.
+struct FileAnalysis {
+    let options: AnalysisOptions
+    let channel: Int
+    let f0File: String?
+
+    /// Analyses `input` into `folder`, whose files appear only when all of them are complete; returns the
+    /// recording's length in seconds.
+    @discardableResult
+    func write(_ input: String, to folder: String) throws -> Double {
+        let recording = try AudioFile(reading: input)
+        let signal = try recording.readChannel(channel)
+        if let problem = WorldParameters.problem(
+            with: options, sampleRate: recording.sampleRate, samples: signal.count, name: AnalysisFlags.flag) {
+            throw KoeError.invalidArgument(problem + " for \(input)")
+        }
+        let f0 = try f0File.map { try readF0($0, samples: signal.count, sampleRate: recording.sampleRate) }
+        let outputs = try AnalysisFolder.outputs(in: folder)
+
+        var parameters = try KoeError.wrapping(source: input) {
+            try WorldParameters(analyzing: signal, sampleRate: recording.sampleRate, options: options, f0: f0)
+        }
+        parameters.meta.channel = channel
+        parameters.meta.channels = recording.channels
+        parameters.meta.input = input
+        parameters.meta.koeVersion = KoeCommand.version
+        parameters.meta.options?.f0File = f0File
+        try AnalysisFolder.write(parameters, to: outputs)
+        return Double(signal.count) / Double(recording.sampleRate)
+    }
+
     /// The F0 of a 1-D .npy file, one value an analysis frame of the input.
     private func readF0(_ path: String, samples: Int, sampleRate: Int) throws -> F0Track {
         let track = try F0Track(numPyFile: path)
-        if let problem = WorldParameters.problem(with: track, samples: samples, sampleRate: sampleRate, framePeriod: range.framePeriod) {
+        if let problem = WorldParameters.problem(with: track, samples: samples, sampleRate: sampleRate, framePeriod: options.framePeriod) {
             throw KoeError.badInput(source: path, reason: problem)
         }
         return track
