@@ -152,7 +152,7 @@ package struct Conversion {
             framesIn += chunk.count / source.channels
             try write(try engine.process(interleaved: chunk, isFinal: false))
             if source.mayWaitForInput {
-                try write(try engine.collect())
+                try write(try engine.drain())
             }
             heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / engine.lengthRatio)
             progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))

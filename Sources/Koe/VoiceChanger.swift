@@ -248,9 +248,9 @@ public final class VoiceChanger {
             try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
         }
         try run(frames: frames) { channel, piece in
-            engine.load(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count), channel: channel)
-        } unload: { channel, piece in
-            engine.unload(
+            engine.push(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count), channel: channel)
+        } drain: { channel, piece in
+            engine.drain(
                 piece.count, channel: channel,
                 into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
         }
@@ -265,11 +265,11 @@ public final class VoiceChanger {
     package func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
         try requireStreaming()
         isFinished = true
-        try KoeError.wrapping { try engine.finishPlanar() }
+        try KoeError.wrapping { try engine.finish() }
         let frames = engine.readyFrames
         return (0..<channels).map { channel in
             var tail = [Sample](repeating: 0, count: frames)
-            tail.withUnsafeMutableBufferPointer { engine.unload(frames, channel: channel, into: $0) }
+            tail.withUnsafeMutableBufferPointer { engine.drain(frames, channel: channel, into: $0) }
             return tail
         }
     }
@@ -311,10 +311,10 @@ public final class VoiceChanger {
         }
         var output = (0..<channels).map { _ in [Sample](repeating: 0, count: frames) }
         try run(frames: frames) { channel, piece in
-            input[channel].withUnsafeBufferPointer { engine.load(UnsafeBufferPointer(rebasing: $0[piece]), channel: channel) }
-        } unload: { channel, piece in
+            input[channel].withUnsafeBufferPointer { engine.push(UnsafeBufferPointer(rebasing: $0[piece]), channel: channel) }
+        } drain: { channel, piece in
             output[channel].withUnsafeMutableBufferPointer {
-                engine.unload(piece.count, channel: channel, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
+                engine.drain(piece.count, channel: channel, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
             }
         }
         return output
@@ -324,10 +324,10 @@ public final class VoiceChanger {
     /// of any size, once seen, allocates nothing more.
     static let pieceFrames = 1024
 
-    /// Converts `frames` frames a piece at a time: `load` gives each channel's input of a piece (a range of the
-    /// block's frames) to its chain, which runs until it has as many frames ready, and `unload` takes them.
+    /// Converts `frames` frames a piece at a time: `push` gives each channel's input of a piece (a range of the
+    /// block's frames) to its chain, which runs until it has as many frames ready, and `drain` takes them.
     private func run(
-        frames: Int, load: (_ channel: Int, _ piece: Range<Int>) -> Void, unload: (_ channel: Int, _ piece: Range<Int>) -> Void
+        frames: Int, push: (_ channel: Int, _ piece: Range<Int>) -> Void, drain: (_ channel: Int, _ piece: Range<Int>) -> Void
     ) throws(KoeError) {
         hasStarted = true
         var start = 0
@@ -339,11 +339,11 @@ public final class VoiceChanger {
             }
             received += piece.count
             for channel in 0..<channels {
-                load(channel, piece)
+                push(channel, piece)
             }
             try KoeError.wrapping { try engine.run(readying: piece.count) }
             for channel in 0..<channels {
-                unload(channel, piece)
+                drain(channel, piece)
             }
             start = piece.upperBound
         } while start < frames

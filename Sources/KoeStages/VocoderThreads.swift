@@ -6,7 +6,7 @@ import KoeWorld
 /// time in stream order. The first thread synthesises whenever it can, before analysing, so output flows,
 /// memory stays bounded and the synthesiser's buffers stay in one core's cache; the others analyse first and
 /// synthesise only when nothing is left to analyse. `submit` waits while too many frames are in hand; the
-/// output collects until taken.
+/// output waits until drained.
 final class VocoderThreads: @unchecked Sendable {
     /// Guards every variable property, and signals each change of them.
     private let condition = Condition()
@@ -85,7 +85,7 @@ final class VocoderThreads: @unchecked Sendable {
     }
 
     /// Appends the samples synthesised since the last call to `samples`; the output keeps its capacity.
-    func takeOutput(into samples: inout [Double]) {
+    func drain(into samples: inout [Double]) {
         condition.lock()
         defer { condition.unlock() }
         samples.append(contentsOf: output)

@@ -140,11 +140,11 @@ package final class StreamingDio {
         final.reserveCapacity(windowFrames)
         repair.reserve(windowFrames: windowFrames)
         centred.reserveCapacity(max(samples, openingLength))
-        filters.reserve(forAppendsOf: max(samples, openingLength))
+        filters.reserve(forPushesOf: max(samples, openingLength))
     }
 
     /// Frames handed out so far.
-    package var finalFrameCount: Int { repair.settledCount }
+    package var finalFrameCount: Int { repair.drainedCount }
 
     /// Input samples and band events held for frames still to come.
     var heldState: (samples: Int, intervals: Int) {
@@ -179,13 +179,13 @@ package final class StreamingDio {
         }
         // Whole-signal DIO analyses one sample past the end, a zero less the mean, and nothing beyond.
         filter([0][...])
-        filters.flush(through: length) { band, _, values in
+        filters.finish(through: length) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         }
         let frameCount = F0Contour.frameCount(samples: length, sampleRate: sampleRate, framePeriod: options.dio.framePeriod)
-        let first = repair.settledCount
+        let first = repair.drainedCount
         fillWindow(frames: first..<frameCount, horizon: nil)
-        settle(frameCount: frameCount)
+        drain(frameCount: frameCount)
         return final
     }
 
@@ -207,12 +207,12 @@ package final class StreamingDio {
             centred[index] -= offset
         }
         // The bank makes provisional band signals only in live mode.
-        filters.append(centred) { band, _, values in
+        filters.push(centred) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         } provisional: { band, first, values in
             continueProvisionally(band: band, first: first, values: values)
         } afterBlock: { inputThrough in
-            while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
+            while frameCentre(repair.drainedCount) + lookAheadSamples <= inputThrough {
                 settleNextFrame(inputThrough: inputThrough)
             }
         }
@@ -242,7 +242,7 @@ package final class StreamingDio {
     /// bench/LiveF0, this window agrees best with whole-signal DIO; one ending half a window or a window of the
     /// lowest band earlier, where the provisional band signals end, agrees less).
     private func settleNextFrame(inputThrough inputHorizon: Int) {
-        let frame = repair.settledCount
+        let frame = repair.drainedCount
         let windowEnd = options.live ? inputHorizon : inputHorizon - bandReaches[0]
         var last = frame
         while frameCentre(last + 1) <= windowEnd {
@@ -263,7 +263,7 @@ package final class StreamingDio {
         } else {
             fillWindow(frames: frame..<(last + 1), horizon: inputHorizon)
         }
-        settle(frameCount: nil)
+        drain(frameCount: nil)
         for band in events.indices {
             events[band].dropIntervals(before: cursors[band])
         }
@@ -300,10 +300,10 @@ package final class StreamingDio {
         }
     }
 
-    private func settle(frameCount: Int?) {
+    private func drain(frameCount: Int?) {
         windowCandidates.withUnsafeBufferPointer { candidates in
             windowScores.withUnsafeBufferPointer { scores in
-                repair.settle(candidates: candidates, scores: scores, frameCount: frameCount, into: &final)
+                repair.drain(candidates: candidates, scores: scores, frameCount: frameCount, into: &final)
             }
         }
     }

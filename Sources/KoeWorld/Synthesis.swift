@@ -69,7 +69,7 @@ public struct Synthesis: Sendable {
         for frame in f0.indices {
             spectrogram.withRow(frame) { envelope in
                 aperiodicity.withRow(frame) { aperiodicity in
-                    synthesizer.append(f0: f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
+                    synthesizer.push(f0: f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
                 }
             }
             _ = synthesizer.drain(into: &output)

@@ -77,7 +77,7 @@ import TestSupport
             fromSingle += try single.process(chunk, isFinal: false)
             fromShared += try shared.process(chunk, isFinal: false)
             #expect(fromShared.count <= fromSingle.count)
-            try shared.collect(into: &fromShared)
+            try shared.drain(into: &fromShared)
             #expect(fromShared == fromSingle, "after \(start + chunk.count) samples")
         }
         #expect(try shared.process([], isFinal: true) == single.process([], isFinal: true))
@@ -149,16 +149,6 @@ import TestSupport
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitch = 1.2 }, threads: 3)
             _ = try stage.process(input, isFinal: false)
         }
-    }
-
-    @Test func takeFirstHandsOverAllOrCopiesPart() {
-        var buffer = [Double](repeating: 1, count: 10_000)
-        buffer.removeLast(9_990)
-        #expect(buffer.takeFirst(4) == [1, 1, 1, 1])
-        #expect(buffer.count == 6)
-        #expect(buffer.takeFirst(6) == [Double](repeating: 1, count: 6))
-        #expect(buffer.isEmpty && buffer.capacity == 0)
-        #expect(buffer.takeFirst(0).isEmpty)
     }
 
     @Test func unchangedVoiceMatchesOfflineWorldResynthesis() throws {

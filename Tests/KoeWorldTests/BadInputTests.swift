@@ -192,19 +192,19 @@ import TestSupport
         let row = [Double](repeating: 1e-4, count: 513)
         var nan = row
         nan[7] = .nan
-        #expect(performing: { try synthesizer.append(f0: 150, spectrum: Array(row.prefix(512)), aperiodicity: row) },
+        #expect(performing: { try synthesizer.push(f0: 150, spectrum: Array(row.prefix(512)), aperiodicity: row) },
                 throws: isInvalidParameters)
-        #expect(performing: { try synthesizer.append(f0: .nan, spectrum: row, aperiodicity: row) }, throws: isInvalidParameters)
-        #expect(performing: { try synthesizer.append(f0: 150, spectrum: nan, aperiodicity: row) }, throws: isInvalidParameters)
-        #expect(performing: { try synthesizer.append(f0: 150, spectrum: row, aperiodicity: nan) }, throws: isInvalidParameters)
+        #expect(performing: { try synthesizer.push(f0: .nan, spectrum: row, aperiodicity: row) }, throws: isInvalidParameters)
+        #expect(performing: { try synthesizer.push(f0: 150, spectrum: nan, aperiodicity: row) }, throws: isInvalidParameters)
+        #expect(performing: { try synthesizer.push(f0: 150, spectrum: row, aperiodicity: nan) }, throws: isInvalidParameters)
         for _ in 0..<4 {
-            try synthesizer.append(f0: 150, spectrum: row, aperiodicity: row)
+            try synthesizer.push(f0: 150, spectrum: row, aperiodicity: row)
         }
         var output: [Double] = []
         _ = synthesizer.drain(into: &output)
         _ = synthesizer.finish(into: &output)
         #expect(output.count == 320)
-        #expect(throws: WorldError.streamFinished) { try synthesizer.append(f0: 150, spectrum: row, aperiodicity: row) }
+        #expect(throws: WorldError.streamFinished) { try synthesizer.push(f0: 150, spectrum: row, aperiodicity: row) }
     }
 
     @Test func aStreamingAnalyzerRefusesSamplesAfterItsEnd() throws {

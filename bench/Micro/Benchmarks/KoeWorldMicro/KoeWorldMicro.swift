@@ -143,7 +143,7 @@ let benchmarks: @Sendable () -> Void = {
             let frame = synthesisFrames.next()
             spectrogram.withRow(frame) { envelope in
                 aperiodicity.withRow(frame) { aperiodicity in
-                    synthesizer.append(f0: stretch.f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
+                    synthesizer.push(f0: stretch.f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
                 }
             }
             synthesized.removeAll(keepingCapacity: true)
