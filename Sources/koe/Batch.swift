@@ -55,6 +55,7 @@ struct Batch: ParsableCommand {
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
     @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
+    @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
     /// Set on the worker processes the batch starts; see `BatchWorkerPool`.
     @Flag(name: .customLong("worker"), help: .private)
@@ -103,9 +104,9 @@ struct Batch: ParsableCommand {
         try convertAll(toConvert, record: record, progress: progress)
         progress.finishBar()
 
-        if batch.json {
+        if reporting.json {
             Report.json(progress.jsonSummary(manifest: manifestPath))
-        } else if !batch.quiet {
+        } else if !reporting.quiet {
             Report.note(progress.summary(manifest: manifestPath))
         }
         if progress.failed > 0 { throw ExitCode.failure }
@@ -168,7 +169,7 @@ struct Batch: ParsableCommand {
     }
 
     private var showsProgress: Bool {
-        !batch.quiet && (batch.progress || isatty(STDERR_FILENO) != 0)
+        !reporting.quiet && (reporting.progress || isatty(STDERR_FILENO) != 0)
     }
 
     /// This program, run as a worker with this batch's own arguments.
@@ -235,15 +236,6 @@ struct BatchOptions: ParsableArguments {
     @Option(help: ArgumentHelp("With --analyze: the channel to analyze, counted from 0.", valueName: "n"))
     var channel = 0
 
-    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal).")
-    var progress = false
-
-    @Flag(help: "No progress bar and no summary line.")
-    var quiet = false
-
-    @Flag(help: "Print the summary as one JSON object on stderr.")
-    var json = false
-
     func validate() throws {
         if outputFolder.isEmpty { throw ValidationError("--output-dir must name a folder") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
@@ -252,7 +244,6 @@ struct BatchOptions: ParsableArguments {
             throw ValidationError("--out-type \(outputType): not an audio file extension libsndfile knows (wav, flac, aiff, ogg, ...)")
         }
         if let manifest, manifest.isEmpty { throw ValidationError("--manifest must name a file") }
-        if progress && quiet { throw ValidationError("--progress and --quiet exclude each other") }
         if analyze && outputType != nil { throw ValidationError("--analyze writes folders of .npy files, so --out-type does not apply") }
         if channel < 0 { throw ValidationError("--channel counts from 0 (got \(channel))") }
         if channel != 0 && !analyze { throw ValidationError("--channel is for --analyze: a conversion converts every channel") }

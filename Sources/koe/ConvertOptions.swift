@@ -27,7 +27,7 @@ struct VoiceOptions: ParsableArguments {
     var formant: Double?
 
     @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
-    var preset: String?
+    var preset: Preset?
 
     func validate() throws {
         if pitch != nil && semitones != nil {
@@ -40,10 +40,6 @@ struct VoiceOptions: ParsableArguments {
         try requireWithin(pitchMedian, VoiceSettings.medianRange, "--pitch-median", unit: " Hz")
         try requireWithin(semitones, -48...48, "--semitones")
         try requireWithin(pitchRange, VoiceSettings.pitchRangeLimits, "--pitch-range")
-        if let preset, Preset.named(preset) == nil {
-            let names = Preset.all.map(\.name).joined(separator: ", ")
-            throw ValidationError("unknown preset '\(preset)' (presets: \(names))")
-        }
     }
 
     /// `base` (the preset's voice, when there is one) with every explicit option applied on top.
@@ -83,31 +79,25 @@ func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ flag: Strin
 struct EqualizerOptions: ParsableArguments {
     @Option(name: .customLong("eq"), help: ArgumentHelp(
         "An EQ band, repeatable; TYPE is peak, lowshelf, highshelf, lowpass or highpass (e.g. peak:1000:6:1.4).",
-        valueName: "type:freq[:gain-db[:q]]"))
-    var bandSpecs: [String] = []
+        valueName: "type:freq[:gain-db[:q]]"), transform: parsed(EqualizerBand.init(parsing:)))
+    var explicitBands: [EqualizerBand] = []
 
     /// Gains and the gain may be negative: taken as values even when they start with a minus sign.
     @Option(name: .customLong("geq"), parsing: .unconditional, help: ArgumentHelp(
-        "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"))
-    var graphic: String?
+        "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"),
+        transform: parsed(GraphicEqualizer.init(parsing:)))
+    var graphic: GraphicEqualizer?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Output gain in dB.", valueName: "db"))
     var gain: Double?
 
     func validate() throws {
-        do {
-            _ = try bands()
-        } catch let error as KoeError {
-            throw ValidationError(error.description)
-        }
         if let gain, !gain.isFinite { throw ValidationError("--gain must be a number of dB (got \(gain))") }
     }
 
     /// The explicit bands: the `--eq` ones, then the graphic EQ's. They follow the preset's.
-    func bands() throws -> [EqualizerBand] {
-        let explicit = try bandSpecs.map { try EqualizerBand(parsing: $0) }
-        let graphicBands = try graphic.map { try GraphicEqualizer(parsing: $0).bands } ?? []
-        return explicit + graphicBands
+    var bands: [EqualizerBand] {
+        explicitBands + (graphic?.bands ?? [])
     }
 }
 
@@ -188,10 +178,10 @@ extension ConversionSettings {
     init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
         self.init()
         if let preset = voice.preset {
-            try apply(preset: preset)
+            try apply(preset: preset.name)
         }
         self.voice = voice.settings(over: self.voice)
-        self.equalizer = try equalizer.bands()
+        self.equalizer = equalizer.bands
         gainDB = equalizer.gain ?? 0
         self.analysis = analysis.streamingOptions()
     }
@@ -204,14 +194,15 @@ extension ConversionSettings {
     }
 }
 
+/// What convert and batch say while and after they work.
 struct ReportingOptions: ParsableArguments {
-    @Flag(help: "Print one JSON object of statistics on stderr at the end.")
+    @Flag(help: "Print the statistics (convert) or the summary (batch) as one JSON object on stderr at the end.")
     var json = false
 
-    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal and the input a file).")
+    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal and the length known).")
     var progress = false
 
-    @Flag(help: "No progress bar.")
+    @Flag(help: "No progress bar, and no summary line.")
     var quiet = false
 
     func validate() throws {
@@ -320,6 +311,26 @@ struct RawOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
     }
+}
+
+/// A value argument-parser takes through a library initializer that throws: its reason becomes the usage error.
+func parsed<Value>(_ initializer: @escaping (String) throws(KoeError) -> Value) -> (String) throws -> Value {
+    { argument in
+        do {
+            return try initializer(argument)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}
+
+extension Preset: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let preset = Preset.named(argument) else { return nil }
+        self = preset
+    }
+
+    public static var allValueStrings: [String] { all.map(\.name) }
 }
 
 extension RawPCMFormat.Encoding: ExpressibleByArgument {}
