@@ -55,6 +55,7 @@ public final class VoiceChanger {
     /// The channel counts a changer takes: as many as an audio file may hold.
     package static let channelCounts = 1...RawPCMFormat.maxChannels
 
+    /// Fixed for the changer's life, like `channels` and `latency`: read them from any thread.
     public let sampleRate: Int
     public let channels: Int
     package let options: Options
@@ -68,6 +69,9 @@ public final class VoiceChanger {
     /// value never stops the audio. A stream keeps time and analyses its own F0: `tempo` stays 1 and `f0Track` nil.
     /// The pitch curve's times count input seconds from the start of the stream; pitch range and median work
     /// around the running median of the voiced frames so far.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** changing pitch, formant and
+    /// the other numbers allocates nothing and takes no lock (the plugins' test moves them under a host's
+    /// `run()`); a new pitch curve's points are the caller's array.
     public var voice: VoiceSettings {
         get { currentVoice }
         set { change(to: newValue.clamped(keeping: currentVoice)) }
@@ -75,6 +79,7 @@ public final class VoiceChanger {
 
     /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
     /// `latency` either way, so switching it never moves the output; a block within ±1 passes it unchanged.
+    /// **When:** between any two `process` calls, on their thread; allocates nothing.
     public var limitsOutput = true {
         didSet { engine.setLimiting(limitsOutput) }
     }
@@ -82,6 +87,7 @@ public final class VoiceChanger {
     /// The EQ bands, applied in order after the vocoder (default none). Bands that cannot be built at this
     /// sample rate (at or above Nyquist, a non-positive Q) and flat bands are left out: reading the property
     /// gives the bands that act.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public var equalizer: [EqualizerBand] {
         get { equalizerBands }
         set {
@@ -91,7 +97,8 @@ public final class VoiceChanger {
         }
     }
 
-    /// Output gain in dB (default 0; clamped to -60…60 dB).
+    /// Output gain in dB (default 0; clamped to -60…60 dB; a non-finite value is ignored).
+    /// **When:** between any two `process` calls, on their thread; allocates nothing and takes no lock.
     public var gainDB: Double {
         get { gain }
         set {
@@ -116,6 +123,7 @@ public final class VoiceChanger {
 
     /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, a channel count outside
     /// `channelCounts`, threads outside 1…1024, or analysis options WORLD cannot run with.
+    /// **Real time:** no: it allocates every buffer the stream needs, so that `process` need not.
     public init(sampleRate: Int, channels: Int, options: Options = Options()) throws(KoeError) {
         guard SignalRequirements.sampleRates.contains(sampleRate) else {
             throw .invalidArgument(WorldError.unsupportedSampleRate(sampleRate).description)
@@ -189,6 +197,7 @@ public final class VoiceChanger {
 
     /// Takes on a named voice (see `Preset.all`): its pitch, pitch range, formant, whisper and EQ bands (those
     /// this sample rate can hold). Tempo is a file conversion's setting; a live changer keeps time.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(preset name: String) throws(KoeError) {
         guard let preset = Preset.named(name) else {
             let names = Preset.all.map(\.name).joined(separator: ", ")
@@ -208,6 +217,7 @@ public final class VoiceChanger {
     /// Refused, with nothing changed: a voice out of range, one that needs the whole input (a tempo other than
     /// 1, an F0 track), or an explicit band this sample rate cannot hold. The analysis and threads are fixed at
     /// construction and not read here.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(_ settings: ConversionSettings) throws(KoeError) {
         try settings.validateSound()
         guard settings.voice.tempo == 1 else {
@@ -226,6 +236,7 @@ public final class VoiceChanger {
     // MARK: Processing
 
     /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
+    /// **Real time:** no: the returned arrays are allocated; the unsafe-pointer form is the one for a callback.
     public func process(_ input: [[Float]]) throws(KoeError) -> [[Float]] {
         try processPlanar(input)
     }
@@ -257,6 +268,7 @@ public final class VoiceChanger {
     }
 
     /// Ends the stream: returns the `latency` frames per channel still held. Call `reset` before a new stream.
+    /// **Real time:** no: the returned arrays are allocated.
     public func finish() throws(KoeError) -> [[Float]] {
         try finish(as: Float.self)
     }
@@ -275,6 +287,7 @@ public final class VoiceChanger {
     }
 
     /// Ends the stream into `output`, one pointer per channel, each with room for `latency` frames.
+    /// **When:** once, after the last `process`, on its thread.
     public func finish(into output: UnsafePointer<UnsafeMutablePointer<Float>>) throws(KoeError) {
         let tail = try finish()
         for channel in 0..<channels {
@@ -283,6 +296,7 @@ public final class VoiceChanger {
     }
 
     /// Forgets the stream: the next `process` starts a new one, with the current settings and no glide.
+    /// **When:** between `process` calls, on their thread. **Real time:** no: it rebuilds the stages.
     public func reset() {
         // Building a chain with settings that were valid once cannot fail.
         if let fresh = try? Self.makeEngine(
