@@ -33,7 +33,7 @@ struct Live: ParsableCommand {
     @Option(name: .customLong("set"), help: ArgumentHelp("Change the voice of the running koe live --virtual-mic NAME to the settings that follow (pitch=R, formant=R), then exit.", valueName: "name"))
     var setTarget: String?
 
-    @Argument(help: ArgumentHelp("With --set: pitch=R and/or formant=R, ratios from 0.25 to 4.", valueName: "setting"))
+    @Argument(help: ArgumentHelp("With --set: pitch=R and/or formant=R, ratios as --pitch and --formant take them.", valueName: "setting"))
     var settings: [String] = []
 
     @Option(help: ArgumentHelp("Playback device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
@@ -135,15 +135,17 @@ struct Live: ParsableCommand {
         // The quantum is known from the first cycle, which comes within one once the capture runs.
         for _ in 0..<Int(VirtualMicrophone.timeout * 100) where microphone.quantum == 0 { usleep(10_000) }
         let latency = { Double(changerLatency + microphone.quantum) / Double(sampleRate) }
+        let breakdown = {
+            " (koe \(LiveStatus.fixed(Double(changerLatency) / Double(sampleRate) * 1000, 1)) ms + quantum \(microphone.quantum) frames)"
+        }
         Report.note(
             "virtual mic '\(name)' (node \(try VirtualMicrophone.nodeName(for: name))) from \(microphone.input) at "
-                + "\(sampleRate) Hz, latency \(LiveStatus.fixed(latency() * 1000, 1)) ms (koe "
-                + "\(LiveStatus.fixed(Double(changerLatency) / Double(sampleRate) * 1000, 1)) ms + quantum \(microphone.quantum) "
-                + "frames); change it with: koe live --set '\(name)' pitch=R formant=R")
+                + "\(sampleRate) Hz, latency \(LiveStatus.fixed(latency() * 1000, 1)) ms\(breakdown()); change it with: "
+                + "koe live --set '\(name)' pitch=R formant=R")
 
         let keys = LiveKeys()
         defer { keys.restore() }
-        let status = LiveStatus(engine: engine, latency: latency, onTerminal: isatty(STDERR_FILENO) != 0)
+        let status = LiveStatus(engine: engine, latency: latency, breakdown: breakdown, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
         var failure: String?
         while !quit && LiveSignals.received == 0 {
@@ -273,9 +275,13 @@ final class LiveStatus {
     private let onTerminal: Bool
     private let start = LiveStatus.now()
 
-    init(engine: LiveEngine, latency: @escaping () -> Double, onTerminal: Bool) {
+    /// Where the latency comes from, for the summary (empty: nothing to add).
+    private let breakdown: () -> String
+
+    init(engine: LiveEngine, latency: @escaping () -> Double, breakdown: @escaping () -> String = { "" }, onTerminal: Bool) {
         self.engine = engine
         self.latency = latency
+        self.breakdown = breakdown
         self.onTerminal = onTerminal
     }
 
@@ -293,7 +299,7 @@ final class LiveStatus {
         if onTerminal { Self.write("\r\u{1B}[K") }
         Report.note(
             "live: \(Self.fixed(Self.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
-                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency() * 1000, 1)) ms")
+                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
     }
 
     /// A status line goes out in one write, or not at all: a terminal that cannot take it now gets the next one.
