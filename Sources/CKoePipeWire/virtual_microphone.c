@@ -48,6 +48,7 @@ struct koe_virtual_microphone {
     uint32_t rate, forced_rate;
 
     char description[NAME_SIZE], node_name[NAME_SIZE], input[NAME_SIZE];
+    uint32_t input_id;
     int input_is_sink;
 
     struct pw_stream *capture, *playback;
@@ -96,7 +97,8 @@ static void on_core_done(void *data, uint32_t id, int seq) {
 static void on_core_error(void *data, uint32_t id, int seq, int result, const char *message) {
     (void)seq;
     struct koe_virtual_microphone *microphone = data;
-    if (id != PW_ID_CORE) return;
+    /* The first reason stays: a capture device that went away makes the server refuse what follows. */
+    if (id != PW_ID_CORE || microphone->failure[0]) return;
     if (result == -EPIPE) snprintf(microphone->failure, sizeof microphone->failure, "lost the connection to PipeWire");
     else snprintf(microphone->failure, sizeof microphone->failure, "PipeWire: %s", message ? message : spa_strerror(result));
     pw_thread_loop_signal(microphone->loop, false);
@@ -171,9 +173,17 @@ static void on_global(void *data, uint32_t id, uint32_t permissions, const char 
     }
 }
 
+static void on_global_remove(void *data, uint32_t id) {
+    struct koe_virtual_microphone *microphone = data;
+    if (!microphone->input[0] || id != microphone->input_id || microphone->failure[0]) return;
+    snprintf(microphone->failure, sizeof microphone->failure, "the capture device '%s' went away", microphone->input);
+    pw_thread_loop_signal(microphone->loop, false);
+}
+
 static const struct pw_registry_events registry_events = {
     .version = PW_VERSION_REGISTRY_EVENTS,
     .global = on_global,
+    .global_remove = on_global_remove,
 };
 
 static int is_synced(struct koe_virtual_microphone *microphone) { return microphone->synced; }
@@ -276,6 +286,7 @@ koe_virtual_microphone *koe_virtual_microphone_connect(const char *description, 
         goto done;
     }
     copy_name(microphone->input, source->name);
+    microphone->input_id = source->id;
     microphone->input_is_sink = strcmp(source->media_class, "Audio/Sink") == 0;
     if (microphone->forced_rate) microphone->rate = microphone->forced_rate;
     if (microphone->rate == 0) {
@@ -302,7 +313,7 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     struct koe_virtual_microphone *microphone = data;
     if (playback) microphone->playback_state = state;
     else microphone->capture_state = state;
-    if (state == PW_STREAM_STATE_ERROR)
+    if (state == PW_STREAM_STATE_ERROR && !microphone->failure[0])
         snprintf(microphone->failure, sizeof microphone->failure, "the %s stream failed: %s",
                  playback ? "source" : "capture", message ? message : "unknown error");
     pw_thread_loop_signal(microphone->loop, false);

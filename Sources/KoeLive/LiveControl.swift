@@ -68,9 +68,9 @@ package final class LiveControl {
 
     /// `koe live --set`'s side: sends `assignments` to the microphone called `description` and returns its answer.
     package static func request(description: String, assignments: [String]) throws(KoeError) -> String {
-        let path = try path(for: VirtualMicrophone.nodeName(for: description))
         let line = assignments.joined(separator: " ")
         _ = try parse(line)
+        let path = try path(for: VirtualMicrophone.nodeName(for: description))
         let connection: Int32
         do {
             connection = try connect(path)

@@ -54,8 +54,14 @@ struct Live: ParsableCommand {
             if virtualMic != nil || input != nil || output != nil || listDevices {
                 throw ValidationError("--set changes a running virtual microphone: it takes no device option")
             }
-            return
         }
+        do {
+            if let name = setTarget ?? virtualMic { _ = try VirtualMicrophone.nodeName(for: name) }
+            if setTarget != nil { _ = try LiveControl.parse(settings.joined(separator: " ")) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if setTarget != nil { return }
         if let word = settings.first { throw ValidationError("'\(word)' goes with --set NAME") }
         if virtualMic != nil && (output != nil || listDevices) {
             throw ValidationError("--virtual-mic offers the voice as a source: it takes no --output or --list-devices")
