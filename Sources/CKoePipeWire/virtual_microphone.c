@@ -240,8 +240,10 @@ koe_virtual_microphone *koe_virtual_microphone_connect(const char *description, 
     block_signals(&saved);
     microphone->loop = pw_thread_loop_new("koe-pipewire", NULL);
     microphone->context = microphone->loop
+        /* client-rt.conf loads module-rt: the data thread, where the voice is changed, runs at real-time
+         * priority where the system allows it, as the PipeWire daemons' own do. */
         ? pw_context_new(pw_thread_loop_get_loop(microphone->loop),
-                         pw_properties_new(PW_KEY_APP_NAME, "koe", NULL), 0)
+                         pw_properties_new(PW_KEY_APP_NAME, "koe", PW_KEY_CONFIG_NAME, "client-rt.conf", NULL), 0)
         : NULL;
     if (!microphone->context || pw_thread_loop_start(microphone->loop) < 0) {
         pthread_sigmask(SIG_SETMASK, &saved, NULL);

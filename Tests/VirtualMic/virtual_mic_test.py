@@ -241,7 +241,7 @@ class Recorder:
 
     def __init__(self, session, name):
         self.session = session
-        self.path = session.root / f"{name}.wav"
+        self.path = session.root / f"recording-{name}.wav"
         self.node = f"koe-test-recorder-{name}"
         self.process = session.start(name, ["pw-record", "--target", "0", "-P", f"node.name={self.node}",
                                             "--rate", RATE, "--channels", 2, "--channel-map", "FL,FR",
@@ -361,10 +361,26 @@ def main():
         attempt("appear", appear)
         shifted.wait_ready()
 
+        # Two recordings: the speech at --pitch 1.2, then the same speech with the pitch changed from outside
+        # halfway through. Each holds one playing, so the channels' delay and where the speech starts are unique.
         recorder = Recorder(session, "shifted")
-        player = play(session, stimulus, "pitch")
-        wait_done(player, len(stimulus) / RATE + WAIT_SECONDS)
-        # The same speech again, the pitch changed from outside halfway through.
+        wait_done(play(session, stimulus, "pitch"), len(stimulus) / RATE + WAIT_SECONDS)
+        time.sleep(1.0)
+        played, recorded = recorder.finish()
+
+        def pitch():
+            check(np.all(np.isfinite(recorded)), "the recording holds non-finite samples")
+            delay = measures.envelope_delay(played, recorded, RATE, RATE // 2)
+            ratio, frames = measures.f0_ratio(played, recorded, RATE, delay)
+            level = measures.level_db(played, recorded, delay)
+            check(frames >= measures.MIN_VOICED_FRAMES and abs(ratio / PITCH - 1) <= F0_TOLERANCE and level > SILENT_DB,
+                  f"F0 ratio {ratio:.4f} over {frames} frames, level {level:.1f} dB (bar: within 3 % of {PITCH}, "
+                  f"above {SILENT_DB} dB)")
+            return (f"F0 ratio {ratio:.4f} over {frames} jointly voiced frames (bar: {PITCH} +- 3 %), level "
+                    f"{level:+.1f} dB against the input, finite; delay {1000 * delay / RATE:.1f} ms by the envelopes")
+        attempt("pitch", pitch)
+
+        recorder = Recorder(session, "set")
         player = play(session, stimulus, "set")
         played_at = time.monotonic()
         time.sleep(len(stimulus) / 2 / RATE)
@@ -372,39 +388,18 @@ def main():
         answer = session.run([koe, "live", "--set", NAME, f"pitch={SET_PITCH}"])
         wait_done(player, len(stimulus) / RATE + WAIT_SECONDS)
         time.sleep(1.0)
-        played, recorded = recorder.finish()
-
-        # Where each playing starts on the input channel: the first within the first playing's length and the
-        # wait before it, the second after the first ends.
-        window = len(stimulus) + int(5 * RATE)
-        first = measures.envelope_delay(stimulus, played[:window], RATE, window)
-        rest = first + len(stimulus)
-        second = rest + measures.envelope_delay(stimulus, played[rest:rest + window], RATE, window)
-
-        def pitch():
-            check(np.all(np.isfinite(recorded)), "the recording holds non-finite samples")
-            span = slice(first, first + len(stimulus))
-            delay = measures.envelope_delay(played[span], recorded[span], RATE, RATE // 2)
-            ratio, frames = pitch_between(played, recorded, delay, first, first + len(stimulus))
-            level = measures.level_db(played[span], recorded[span], delay)
-            check(frames >= measures.MIN_VOICED_FRAMES and abs(ratio / PITCH - 1) <= F0_TOLERANCE and level > SILENT_DB,
-                  f"F0 ratio {ratio:.4f} over {frames} frames, level {level:.1f} dB (bar: within 3 % of {PITCH}, "
-                  f"above {SILENT_DB} dB)")
-            return (f"F0 ratio {ratio:.4f} over {frames} jointly voiced frames (bar: {PITCH} +- 3 %), level "
-                    f"{level:+.1f} dB against the input, finite; delay {1000 * delay / RATE:.1f} ms by the envelopes")
-
-        attempt("pitch", pitch)
+        set_played, set_recorded = recorder.finish()
 
         def set_pitch():
             check(answer.returncode == 0, f"koe live --set: exit {answer.returncode}: {answer.stderr.strip()}")
-            span = slice(second, second + len(stimulus))
-            delay = measures.envelope_delay(played[span], recorded[span], RATE, RATE // 2)
-            # The command's time on the recording, counted from where pw-play's stream started: at most a few
-            # milliseconds early, pw-play's own start.
-            command = second + int(set_at * RATE)
-            before, before_frames = pitch_between(played, recorded, delay, second, command)
-            after, after_frames = pitch_between(played, recorded, delay, command + int(SET_SECONDS * RATE),
-                                                second + len(stimulus))
+            delay = measures.envelope_delay(set_played, set_recorded, RATE, RATE // 2)
+            # The command's time on the recording, counted from where the speech starts on the input channel
+            # (its only playing): pw-play's own start makes it at most a few milliseconds early.
+            start = measures.envelope_delay(stimulus, set_played, RATE, len(set_played))
+            command = start + int(set_at * RATE)
+            before, before_frames = pitch_between(set_played, set_recorded, delay, start, command)
+            after, after_frames = pitch_between(set_played, set_recorded, delay, command + int(SET_SECONDS * RATE),
+                                                start + len(stimulus) + delay)
             check(after_frames >= measures.MIN_VOICED_FRAMES and abs(after / SET_PITCH - 1) <= F0_TOLERANCE
                   and abs(before / PITCH - 1) <= F0_TOLERANCE,
                   f"F0 ratio {before:.4f} before, {after:.4f} from {SET_SECONDS:.0f} s after the command over "
@@ -431,7 +426,7 @@ def main():
         def xruns():
             missed, refused, latency, quantum = shifted.summary()
             check(missed == 0 and refused == 0, f"xruns {missed}, refused blocks {refused}")
-            return f"xruns {missed}, refused blocks {refused} over {len(recorded) / RATE:.1f} s recorded"
+            return f"xruns {missed}, refused blocks {refused} over {(len(recorded) + len(set_recorded)) / RATE:.1f} s recorded"
         attempt("xruns", xruns)
 
         def realtime():
