@@ -5,7 +5,6 @@
 #include "virtual_microphone.h"
 
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>

@@ -1,7 +1,6 @@
 import CPortAudio
 import Glibc
 import Koe
-import Synchronization
 
 /// PortAudio, initialised for as long as this object lives: the devices, and the streams opened through it.
 package final class PortAudioLibrary {
