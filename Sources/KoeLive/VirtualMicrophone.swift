@@ -11,9 +11,15 @@ package final class VirtualMicrophone {
     private let microphone: OpaquePointer
     private var engine: Unmanaged<LiveEngine>?
 
+    /// The longest description, in UTF-8 bytes: PipeWire's node names and descriptions are kept that short here.
+    package static let maximumNameBytes = 200
+
     /// The node.name a description gives: its ASCII letters and digits lowercased, runs of anything else as one
-    /// `_` ("koe voice" → "koe_voice"). Throws for a name with neither.
+    /// `_` ("koe voice" → "koe_voice"). Throws for a name with neither, or longer than `maximumNameBytes`.
     package static func nodeName(for description: String) throws(KoeError) -> String {
+        guard description.utf8.count <= maximumNameBytes else {
+            throw KoeError.invalidArgument("a virtual microphone's name is at most \(maximumNameBytes) bytes long")
+        }
         var name = ""
         for character in description.lowercased().unicodeScalars {
             if character.isASCII && (("a"..."z").contains(character) || ("0"..."9").contains(character)) {

@@ -36,7 +36,7 @@ import Testing
                           ["live", "--virtual-mic", "koe cli test", "--output", "system"],
                           ["live", "--set", "koe cli test", "pitch=1.2", "--virtual-mic", "koe cli test"],
                           ["live", "--set", "koe cli test", "pitch=99"], ["live", "--set", "koe cli test", "tempo=1.2"],
-                          ["live", "--virtual-mic", "!!"]] {
+                          ["live", "--virtual-mic", "!!"], ["live", "--virtual-mic", String(repeating: "k", count: 201)]] {
             let refused = try koe.run(arguments)
             #expect(refused.status == 2, "\(arguments): exit status \(refused.status)")
             #expect(refused.errorLines.count == 1, "\(arguments): stderr: \(refused.standardError)")

@@ -23,6 +23,7 @@ between the two channels is koe's, end to end through PipeWire.
   xruns      koe's summary line: no missed cycle, no refused block.
   realtime   the counter's report: no heap or lock call within the process step after the first block.
   vanish     SIGINT: koe exits 130 (or 0) and the source is gone from `pactl list sources` within 3 s.
+  sigterm    the same for SIGTERM (in the delay's run), exit 0.
   delay      `koe live --virtual-mic "koe voice" --live` at pitch 1, whose output is its input delayed: the delay
              by cross-correlation of the two channels is at most koe's --live bound (`koe convert --live --json`)
              plus two quanta (the quantum koe reports), and koe's reported latency is the bound plus one quantum.
@@ -207,10 +208,10 @@ class Koe:
         self.session.wait_for(lambda: "virtual mic" in self.log() or self.process.poll() is not None, "start line")
         check(self.process.poll() is None, f"koe exited {self.process.returncode}: {self.log()[-300:]!r}")
 
-    def interrupt(self):
-        """SIGINT; the exit status and the seconds until the source left pactl's list."""
+    def interrupt(self, how=signal.SIGINT):
+        """A signal; the exit status and the seconds until the source left pactl's list."""
         sent = time.monotonic()
-        self.process.send_signal(signal.SIGINT)
+        self.process.send_signal(how)
         try:
             status = self.process.wait(WAIT_SECONDS)
         except subprocess.TimeoutExpired:
@@ -448,9 +449,13 @@ def main():
             excerpt = stimulus[:int(4 * RATE)]
             wait_done(play(session, excerpt, "delay"), len(excerpt) / RATE + WAIT_SECONDS)
             time.sleep(0.5)
-            # koe stops first, so that its summary gives the quantum the recording ran at.
-            unshifted.interrupt()
+            # koe stops first, so that its summary gives the quantum the recording ran at; SIGTERM, as a service
+            # manager stops it.
+            status, vanished = unshifted.interrupt(signal.SIGTERM)
             played, recorded = recorder.finish()
+            report("sigterm", status == 0 and vanished <= VANISH_SECONDS,
+                   f"SIGTERM: exit {status}, the source gone from pactl list sources {vanished:.2f} s later "
+                   f"(bar: exit 0, {VANISH_SECONDS:.0f} s)")
             _, _, reported, quantum = unshifted.summary()
             lag, correlation = measures.lag(played, recorded, RATE // 2)
             measured = lag / RATE
