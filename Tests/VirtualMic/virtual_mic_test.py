@@ -29,6 +29,8 @@ between the two channels is koe's, end to end through PipeWire.
              plus two quanta (the quantum koe reports), and koe's reported latency is the bound plus one quantum.
   errors     a NAME already taken, a capture device that is not there, and no PipeWire server: each a one-line
              error naming the problem and a non-zero exit, within ERROR_SECONDS.
+  default    its own source made the default source while it runs, and configured so when it starts again: koe
+             captures the null sink's monitor both times, never itself.
 
 One PASS or FAIL line per check; the last line reads `virtual-mic: N passed, M failed`; exits 1 when one fails.
 """
@@ -483,6 +485,32 @@ def main():
             said.append(f"no server: {text}")
             return "; ".join(said)
         attempt("errors", errors)
+
+        def own_default():
+            """Its own source made the default, koe keeps capturing the source it started with; started again
+            with its own source configured as the default (and so absent), it takes the fallback: never itself."""
+            def capture_peers():
+                listing = session.run(["pw-link", "-l"]).stdout.splitlines()
+                peers = set()
+                for line, following in zip(listing, listing[1:]):
+                    if line.startswith(f"{NODE}.capture:input_") and "|<-" in following:
+                        peers.add(following.split("|<-")[1].strip().split(":")[0])
+                return peers
+            said = []
+            for run in ("running", "restarted"):
+                mic = Koe(session, koe, counter, f"koe-default-{run}", [])
+                mic.wait_ready()
+                if run == "running":
+                    check(session.run(["pactl", "set-default-source", NODE]).returncode == 0, "set-default-source failed")
+                    time.sleep(1.0)
+                peers = capture_peers()
+                default = re.search(r"Default Source: (.*)", session.run(["pactl", "info"]).stdout)
+                mic.interrupt()
+                check(peers == {SINK}, f"{run}, the default source {default.group(1) if default else '?'}: koe "
+                      f"captures from {sorted(peers)}, not {SINK}")
+                said.append(f"{run}: captures {SINK} while the default source is {default.group(1) if default else '?'}")
+            return "; ".join(said)
+        attempt("default", own_default)
     except Failure as failure:
         report("setup", False, str(failure))
     except KeyboardInterrupt as interruption:
