@@ -29,6 +29,8 @@ between the two channels is koe's, end to end through PipeWire.
              plus two quanta (the quantum koe reports), and koe's reported latency is the bound plus one quantum.
   errors     a NAME already taken, a capture device that is not there, and no PipeWire server: each a one-line
              error naming the problem and a non-zero exit, within ERROR_SECONDS.
+  terminal   on a pseudo-terminal: the status line, the up arrow raises the pitch a semitone (1.2 -> 1.27), q
+             ends it with exit 0.
   default    its own source made the default source while it runs, and configured so when it starts again: koe
              captures the null sink's monitor both times, never itself.
 
@@ -38,7 +40,9 @@ One PASS or FAIL line per check; the last line reads `virtual-mic: N passed, M f
 import argparse
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -304,6 +308,46 @@ def one_line_error(session, argv, extra, words):
     return good, f"exit {result.returncode} in {time.monotonic() - started:.1f} s: {result.stderr.strip()!r}"
 
 
+def terminal_session(session, koe):
+    """koe live --virtual-mic with a pseudo-terminal as stdin, stdout and stderr: the status line, an arrow key,
+    then q."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen([str(koe), "live", "--virtual-mic", NAME, "--pitch", str(PITCH)], stdin=terminal,
+                               stdout=terminal, stderr=terminal, env=session.env, close_fds=True)
+    os.close(terminal)
+    screen = b""
+
+    def read_until(pattern):
+        nonlocal screen
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:
+            if re.search(pattern, screen.decode(errors="replace")):
+                return True
+            ready, _, _ = select.select([controller], [], [], 0.1)
+            if ready:
+                try:
+                    screen += os.read(controller, 4096)
+                except OSError:
+                    break
+        return bool(re.search(pattern, screen.decode(errors="replace")))
+
+    try:
+        status_line = (r"in \[[#-]{12}\] +-?\d+ dB out \[[#-]{12}\] +-?\d+ dB  pitch 1\.2  formant 1\.0  latency \d+ ms"
+                       r"  xruns \d+")
+        check(read_until(status_line), f"no status line on the terminal: {screen[-300:]!r}")
+        os.write(controller, b"\x1b[A")
+        check(read_until(r"pitch 1\.27 "), f"the up arrow did not raise the pitch: {screen[-300:]!r}")
+        os.write(controller, b"q")
+        status = process.wait(WAIT_SECONDS)
+        check(status == 0, f"exit {status} after q")
+        return "status line seen, up arrow: pitch 1.2 -> 1.27, q: exit 0"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(controller)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--koe", type=Path, default=REPOSITORY / ".build/release/koe")
@@ -511,6 +555,7 @@ def main():
                 said.append(f"{run}: captures {SINK} while the default source is {default.group(1) if default else '?'}")
             return "; ".join(said)
         attempt("default", own_default)
+        attempt("terminal", lambda: terminal_session(session, koe))
     except Failure as failure:
         report("setup", False, str(failure))
     except KeyboardInterrupt as interruption:
