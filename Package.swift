@@ -35,6 +35,7 @@ let package = Package(
         .systemLibrary(name: "CPortAudio"),
         // `koe live --virtual-mic`: libpipewire (Debian libpipewire-0.3-dev, `make deps`), through CKoePipeWire's
         // few plain C functions, since PipeWire's API is mostly macros and inline functions Swift cannot call.
+        // SwiftPM drops the -D_REENTRANT of its pkg-config flags with a warning; glibc needs no such macro.
         .systemLibrary(
             name: "CPipeWire",
             pkgConfig: "libpipewire-0.3",
