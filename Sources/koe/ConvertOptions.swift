@@ -314,7 +314,9 @@ struct RawOptions: ParsableArguments {
 }
 
 /// A value argument-parser takes through a library initializer that throws: its reason becomes the usage error.
-func parsed<Value>(_ initializer: @escaping (String) throws(KoeError) -> Value) -> (String) throws -> Value {
+func parsed<Value>(
+    _ initializer: @escaping @Sendable (String) throws(KoeError) -> Value
+) -> @Sendable (String) throws -> Value {
     { argument in
         do {
             return try initializer(argument)
