@@ -54,6 +54,11 @@ struct Live: ParsableCommand {
             if virtualMic != nil || input != nil || output != nil || listDevices {
                 throw ValidationError("--set changes a running virtual microphone: it takes no device option")
             }
+            var options = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
+            try curves.apply(to: &options)
+            if !options.changedParts.isEmpty {
+                throw ValidationError("--set takes its settings as pitch=R formant=R, not \(options.changedParts.joined(separator: ", "))")
+            }
         }
         do {
             if let name = setTarget ?? virtualMic { _ = try VirtualMicrophone.nodeName(for: name) }

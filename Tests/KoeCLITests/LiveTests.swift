@@ -43,7 +43,8 @@ import Testing
         }
         for (arguments, words) in [(["live", "--set", "koe cli test", "pitch=99"], "pitch must be a ratio"),
                                    (["live", "--set", "koe cli test", "tempo=1.2"], "'tempo=1.2'"),
-                                   (["live", "--virtual-mic", "!!"], "a letter or a digit")] {
+                                   (["live", "--virtual-mic", "!!"], "a letter or a digit"),
+                                   (["live", "--set", "koe cli test", "pitch=1.2", "--formant", "1.1"], "not voice options")] {
             let refused = try koe.run(arguments)
             #expect(refused.standardError.contains(words), "\(arguments): stderr: \(refused.standardError)")
         }
