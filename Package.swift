@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "Koe", dependencies: ["KoeStages", "KoeWorld", "KoeIO"]),
-        .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
+        .target(name: "KoeC", dependencies: ["Koe", "KoeWorld"], exclude: ["include"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
         .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),

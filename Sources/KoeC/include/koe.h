@@ -16,6 +16,8 @@
 #ifndef KOE_H
 #define KOE_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,7 +28,8 @@ enum {
     KOE_OK = 0,
     KOE_ERROR_ARGUMENT = -1,  /* NULL changer or buffer, sample rate outside 8000-192000, channels < 1, frames < 0 */
     KOE_ERROR_PRESET = -2,    /* no preset of that name (see `koe presets`) */
-    KOE_ERROR_PROCESS = -3    /* the changer refused the block (e.g. non-finite samples); the output is unspecified */
+    KOE_ERROR_PROCESS = -3,   /* the changer refused the block (e.g. non-finite samples); the output is unspecified */
+    KOE_ERROR_IO = -4         /* a file could not be read or written (koe_convert) */
 };
 
 /* A new changer, or NULL with *status (when status is not NULL) saying why. Allocates. */
@@ -56,6 +59,51 @@ int koe_process(koe_changer *changer, const float *const *input, float *const *o
 
 /* Forgets the stream (held samples become silence); same settings, same latency. Allocates. */
 int koe_reset(koe_changer *changer);
+
+/* A changer with a choice of analysis, or NULL with *status and the reason in message[0..message_size)
+ * (NUL-terminated; either may be NULL): `live` nonzero for live analysis and synthesis (koe_create's), 0 for
+ * WORLD's default analysis (about 215 ms of latency, the output of `koe convert`); `threads` 1 to 1024, 1 being
+ * the calling thread alone. Allocates. */
+koe_changer *koe_create_changer(int sample_rate, int channels, int live, int threads, int *status,
+                                char *message, size_t message_size);
+
+/* Pitch as a shift in semitones (the same setting as koe_set_pitch); non-finite ignored. */
+int koe_set_semitones(koe_changer *changer, double semitones);
+
+/* Scale of F0 excursions around the running median in log-F0: 0 monotone, 1 unchanged; clamped to 0...10. */
+int koe_set_pitch_range(koe_changer *changer, double ratio);
+
+/* The median F0 to move the voice to, in Hz, clamped to 10...5000; 0 keeps the voice's median (the default). */
+int koe_set_pitch_median(koe_changer *changer, double hertz);
+
+/* Nonzero: replace the excitation by noise. */
+int koe_set_whisper(koe_changer *changer, int whisper);
+
+/* Nonzero (the default): the output limiter keeps every sample within +-1. */
+int koe_set_limit(koe_changer *changer, int limit);
+
+/* The EQ bands, in the CLI's --eq form ("peak:1000:6:1.4"), replacing the current ones; an unparsable spec is
+ * KOE_ERROR_ARGUMENT with the reason in message, and nothing changes. Allocates. */
+int koe_set_equalizer(koe_changer *changer, const char *const *specs, int count, char *message, size_t message_size);
+
+/* The settings as the changer holds them (clamped). pitch_median is 0 when none is set. */
+typedef struct koe_voice {
+    double pitch, formant, pitch_range, pitch_median, gain_db;
+    int whisper, limit;
+} koe_voice;
+int koe_get_voice(const koe_changer *changer, koe_voice *voice);
+
+/* Ends the stream: writes the koe_latency() frames still held into output[c][0..latency). Then only
+ * koe_reset() starts a new stream. Allocates. */
+int koe_finish(koe_changer *changer, float *const *output);
+
+/* Converts the audio file `input` into `output` as `koe convert input output OPTIONS` does: options are the
+ * CLI's long options by name without dashes and in snake_case, each with its value as text ("pitch" "1.2",
+ * "eq" "peak:1000:6" (repeatable), "live" "1"; see the README's Python section for the list). The output
+ * appears only complete. KOE_ERROR_ARGUMENT for bad options or input, KOE_ERROR_IO for a file that cannot be
+ * read or written, with the reason in message. Runs on the calling thread unless "threads" asks for more. */
+int koe_convert(const char *input, const char *output, const char *const *names, const char *const *values,
+                int count, char *message, size_t message_size);
 
 /* A one-line English description of a status, for messages. Never NULL. */
 const char *koe_status_string(int status);
