@@ -1,0 +1,170 @@
+"""WORLD's analysis and synthesis with pyworld's API: ``import koe.world as pw``.
+
+The functions, their positional and keyword arguments, defaults, float64 results and shapes are pyworld 0.3.x's;
+the numbers are WORLD's (see koe's conformance tests). What differs: float32 input is accepted (and gives the
+float64 result), bad input raises ``ValueError`` or ``TypeError`` instead of crashing or computing NaN, and the
+GIL is released while koe computes, so threads calling these functions run at once. Every call computes on the
+calling thread, as pyworld's do; ``cheaptrick``, ``d4c`` and ``wav2world`` take ``threads=`` to use more.
+"""
+
+import operator
+
+import numpy as np
+
+from . import _koe
+
+__all__ = [
+    "dio", "harvest", "stonemask", "cheaptrick", "d4c", "synthesize", "get_cheaptrick_fft_size",
+    "get_cheaptrick_f0_floor", "wav2world",
+]
+
+default_frame_period = 5.0
+default_f0_floor = 71.0
+default_f0_ceil = 800.0
+
+
+def _rate(fs):
+    """fs as an int: a positive whole number of Hz (an integral float is taken, as pyworld takes it)."""
+    if isinstance(fs, (float, np.floating)):
+        if not (np.isfinite(fs) and float(fs).is_integer()):
+            raise ValueError(f"fs must be a whole number of Hz (got {fs})")
+        fs = int(fs)
+    try:
+        fs = operator.index(fs)
+    except TypeError:
+        raise TypeError(f"fs must be an int (got {type(fs).__name__})") from None
+    if fs <= 0:
+        raise ValueError(f"fs must be positive (got {fs})")
+    return fs
+
+
+def _array(values, name, ndim, finite=True):
+    """values as a C-contiguous float64 array of `ndim` dimensions; float32 and float64 are taken."""
+    array = np.asarray(values)
+    if array.dtype not in (np.float64, np.float32):
+        raise TypeError(f"{name} must be a float64 or float32 array (got dtype {array.dtype})")
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D (got shape {array.shape})")
+    if array.size == 0:
+        raise ValueError(f"{name} is empty")
+    if finite and not np.isfinite(array).all():
+        position = np.unravel_index(np.flatnonzero(~np.isfinite(array))[0], array.shape)
+        raise ValueError(f"{name} holds NaN or infinity at index {position if ndim > 1 else position[0]}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def _signal(x):
+    return _array(x, "x", 1)
+
+
+def _contour(f0, temporal_positions):
+    f0 = _array(f0, "f0", 1)
+    time = _array(temporal_positions, "temporal_positions", 1)
+    if f0.shape != time.shape:
+        raise ValueError(f"f0 has {f0.size} frames but temporal_positions {time.size}")
+    return f0, time
+
+
+def _threads(threads):
+    threads = operator.index(threads)
+    if not 1 <= threads <= 1024:
+        raise ValueError(f"threads must be from 1 to 1024 (got {threads})")
+    return threads
+
+
+def dio(x, fs, f0_floor=default_f0_floor, f0_ceil=default_f0_ceil, channels_in_octave=2.0,
+        frame_period=default_frame_period, speed=1, allowed_range=0.1):
+    """DIO F0 estimation.
+
+    x: the signal (1-D float64 or float32); fs: its sample rate in Hz; f0_floor, f0_ceil: the F0 range searched
+    (Hz); channels_in_octave: bands per octave; frame_period: ms between frames; speed: decimation 1-12;
+    allowed_range: voiced/unvoiced threshold. Returns (f0, temporal_positions), float64, 0 where unvoiced.
+    """
+    x, fs = _signal(x), _rate(fs)
+    frames = _koe.frame_count(fs, float(frame_period), x.size)
+    f0, time = np.empty(frames), np.empty(frames)
+    _koe.dio(x, fs, float(f0_floor), float(f0_ceil), float(channels_in_octave), float(frame_period),
+             operator.index(speed), float(allowed_range), f0, time)
+    return f0, time
+
+
+def harvest(x, fs, f0_floor=default_f0_floor, f0_ceil=default_f0_ceil, frame_period=default_frame_period):
+    """Harvest F0 estimation. Arguments and result as dio's: (f0, temporal_positions)."""
+    x, fs = _signal(x), _rate(fs)
+    frames = _koe.frame_count(fs, float(frame_period), x.size)
+    f0, time = np.empty(frames), np.empty(frames)
+    _koe.harvest(x, fs, float(f0_floor), float(f0_ceil), float(frame_period), f0, time)
+    return f0, time
+
+
+def stonemask(x, f0, temporal_positions, fs):
+    """StoneMask F0 refinement: the F0 of each frame refined from the signal around it (float64)."""
+    x, fs = _signal(x), _rate(fs)
+    f0, time = _contour(f0, temporal_positions)
+    refined = np.empty(f0.size)
+    _koe.stonemask(x, fs, time, f0, refined)
+    return refined
+
+
+def get_cheaptrick_fft_size(fs, f0_floor=default_f0_floor):
+    """The FFT size CheapTrick uses at this sample rate and F0 floor."""
+    return _koe.cheaptrick_fft_size(_rate(fs), float(f0_floor))
+
+
+def get_cheaptrick_f0_floor(fs, fft_size):
+    """The lowest F0 CheapTrick analyses with an FFT of fft_size; frames below are analysed as unvoiced."""
+    return _koe.cheaptrick_f0_floor(_rate(fs), operator.index(fft_size))
+
+
+def cheaptrick(x, f0, temporal_positions, fs, q1=-0.15, f0_floor=default_f0_floor, fft_size=None, threads=1):
+    """CheapTrick spectral envelope: (frames, fft_size // 2 + 1) power spectra, float64.
+
+    q1: spectral recovery parameter; f0_floor sets the FFT size when fft_size is None (when fft_size is given,
+    f0_floor is not used, as in pyworld); threads: threads to use (koe's; default 1, the calling thread).
+    """
+    x, fs = _signal(x), _rate(fs)
+    f0, time = _contour(f0, temporal_positions)
+    fft_size = get_cheaptrick_fft_size(fs, f0_floor) if fft_size is None else operator.index(fft_size)
+    spectrogram = np.empty((f0.size, fft_size // 2 + 1))
+    _koe.cheaptrick(x, fs, time, f0, float(q1), fft_size, _threads(threads), spectrogram)
+    return spectrogram
+
+
+def d4c(x, f0, temporal_positions, fs, threshold=0.85, fft_size=None, threads=1):
+    """D4C aperiodicity: (frames, fft_size // 2 + 1) values in (0, 1], float64.
+
+    threshold: voiced/unvoiced threshold (0 keeps every F0 frame voiced); fft_size: CheapTrick's (None: the one at
+    the default F0 floor); threads: threads to use (koe's; default 1, the calling thread).
+    """
+    x, fs = _signal(x), _rate(fs)
+    f0, time = _contour(f0, temporal_positions)
+    fft_size = get_cheaptrick_fft_size(fs) if fft_size is None else operator.index(fft_size)
+    aperiodicity = np.empty((f0.size, fft_size // 2 + 1))
+    _koe.d4c(x, fs, time, f0, float(threshold), fft_size, _threads(threads), aperiodicity)
+    return aperiodicity
+
+
+def synthesize(f0, spectrogram, aperiodicity, fs, frame_period=default_frame_period):
+    """WORLD synthesis: the waveform (float64) of int(frames * frame_period * fs / 1000) samples."""
+    fs = _rate(fs)
+    f0 = _array(f0, "f0", 1)
+    spectrogram = _array(spectrogram, "spectrogram", 2)
+    aperiodicity = _array(aperiodicity, "aperiodicity", 2)
+    if spectrogram.shape[0] != f0.size:
+        raise ValueError(f"spectrogram has {spectrogram.shape[0]} frames but f0 has {f0.size}")
+    if aperiodicity.shape != spectrogram.shape:
+        raise ValueError(f"aperiodicity has shape {aperiodicity.shape} but spectrogram {spectrogram.shape}")
+    y = np.empty(_koe.synthesis_length(fs, float(frame_period), f0.size))
+    _koe.synthesize(f0, spectrogram, aperiodicity, spectrogram.shape[1], fs, float(frame_period), y)
+    return y
+
+
+def wav2world(x, fs, fft_size=None, frame_period=default_frame_period, threads=1):
+    """All of WORLD's analysis in one call: DIO refined by StoneMask, CheapTrick and D4C at their defaults.
+    Returns (f0, sp, ap)."""
+    x = _signal(x)
+    rough, time = dio(x, fs, frame_period=frame_period)
+    f0 = stonemask(x, rough, time, fs)
+    sp = cheaptrick(x, f0, time, fs, fft_size=fft_size, threads=threads)
+    ap = d4c(x, f0, time, fs, fft_size=fft_size, threads=threads)
+    return f0, sp, ap
