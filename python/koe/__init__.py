@@ -7,6 +7,7 @@
     koe.convert("in.wav", "out.wav", pitch=1.2, formant=1.1)
 """
 
+import numbers
 import operator
 import os
 
@@ -102,12 +103,11 @@ class VoiceChanger:
         return self._changer.voice()[name]
 
     def _set(self, name, value):
-        if isinstance(value, (bool, np.bool_)) and name not in ("whisper", "limit"):
-            raise TypeError(f"{name} must be a number (got a bool)")
-        try:
-            self._changer.set(name, float(value))
-        except TypeError:
-            raise TypeError(f"{name} must be a number (got {type(value).__name__})") from None
+        is_flag = isinstance(value, (bool, np.bool_))
+        if is_flag != (name in ("whisper", "limit")) or not isinstance(value, (numbers.Real, np.bool_)):
+            raise TypeError(f"{name} must be {'True or False' if name in ('whisper', 'limit') else 'a number'} "
+                            f"(got {type(value).__name__})")
+        self._changer.set(name, float(value))
 
     pitch = property(lambda self: self._voice("pitch"), lambda self, v: self._set("pitch", v),
                      doc="F0 ratio, 2 an octave up; clamped to 1/16...16.")
