@@ -1,0 +1,29 @@
+"""WORLD with pyworld 0.3.x's API (see world.py)."""
+
+from typing import Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+_Signal = npt.NDArray[Union[np.float64, np.float32]]
+_Array = npt.NDArray[np.float64]
+
+default_frame_period: float
+default_f0_floor: float
+default_f0_ceil: float
+
+def dio(x: _Signal, fs: int, f0_floor: float = ..., f0_ceil: float = ..., channels_in_octave: float = ...,
+        frame_period: float = ..., speed: int = ..., allowed_range: float = ...) -> Tuple[_Array, _Array]: ...
+def harvest(x: _Signal, fs: int, f0_floor: float = ..., f0_ceil: float = ...,
+            frame_period: float = ...) -> Tuple[_Array, _Array]: ...
+def stonemask(x: _Signal, f0: _Signal, temporal_positions: _Signal, fs: int) -> _Array: ...
+def get_cheaptrick_fft_size(fs: int, f0_floor: float = ...) -> int: ...
+def get_cheaptrick_f0_floor(fs: int, fft_size: int) -> float: ...
+def cheaptrick(x: _Signal, f0: _Signal, temporal_positions: _Signal, fs: int, q1: float = ..., f0_floor: float = ...,
+               fft_size: Optional[int] = ..., threads: int = ...) -> _Array: ...
+def d4c(x: _Signal, f0: _Signal, temporal_positions: _Signal, fs: int, threshold: float = ...,
+        fft_size: Optional[int] = ..., threads: int = ...) -> _Array: ...
+def synthesize(f0: _Signal, spectrogram: _Signal, aperiodicity: _Signal, fs: int,
+               frame_period: float = ...) -> _Array: ...
+def wav2world(x: _Signal, fs: int, fft_size: Optional[int] = ..., frame_period: float = ...,
+              threads: int = ...) -> Tuple[_Array, _Array, _Array]: ...
