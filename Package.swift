@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "KoeStages", "KoeWorld", "TestSupport"]),
         .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
-        .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "TestSupport"]),
+        .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "KoeWorld", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

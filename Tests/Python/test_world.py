@@ -166,7 +166,7 @@ class TestBadInput:
         with pytest.raises(TypeError, match="fs must be an int"):
             kw.harvest(self.x, "16000")
 
-    @pytest.mark.parametrize("fs", [0, -16000, 1000, 10 ** 6])
+    @pytest.mark.parametrize("fs", [0, -16000, 1000, 10 ** 6, 10 ** 12])
     def test_rates(self, fs):
         with pytest.raises(ValueError):
             kw.harvest(self.x, fs)

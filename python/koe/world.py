@@ -35,6 +35,8 @@ def _rate(fs):
         raise TypeError(f"fs must be an int (got {type(fs).__name__})") from None
     if fs <= 0:
         raise ValueError(f"fs must be positive (got {fs})")
+    if fs > 2 ** 31 - 1:
+        raise ValueError(f"sample rate {fs} Hz is not supported (8000 to 192000 Hz)")
     return fs
 
 
