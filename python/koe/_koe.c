@@ -248,6 +248,60 @@ static PyObject *synthesize(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- the codecs ---- */
+
+static PyObject *aperiodicity_band_count(PyObject *self, PyObject *args) {
+    int fs, bands = 0;
+    if (!PyArg_ParseTuple(args, "i", &fs)) return NULL;
+    char message[MESSAGE_SIZE] = "";
+    int status = koe_world_aperiodicity_band_count(fs, &bands, message, sizeof message);
+    if (status != KOE_OK) return raise_status(status, message);
+    return PyLong_FromLong(bands);
+}
+
+/* One codec call: input and output row-major float64, `frames` rows each; `columns_in` and `columns_out` the
+ * caller's, checked against the buffers' sizes. */
+typedef enum { CODE_APERIODICITY, DECODE_APERIODICITY, CODE_ENVELOPE, DECODE_ENVELOPE } Codec;
+
+static PyObject *run_codec(PyObject *args, Codec codec) {
+    PyObject *input_object, *output_object;
+    Py_ssize_t frames, columns_in, columns_out;
+    int fs, fft_size, dimensions;
+    if (!PyArg_ParseTuple(args, "OnnniiiO", &input_object, &frames, &columns_in, &columns_out, &fs, &fft_size,
+                          &dimensions, &output_object))
+        return NULL;
+    Values input, output = {.held = 0};
+    if (get_values(input_object, &input, 'd', 0, "input") != 0) return NULL;
+    if (get_values(output_object, &output, 'd', 1, "output") != 0 || require_count(&input, frames * columns_in, "input") != 0
+        || require_count(&output, frames * columns_out, "output") != 0) {
+        release(&input); release(&output); return NULL;
+    }
+    char message[MESSAGE_SIZE] = "";
+    int status = KOE_ERROR_ARGUMENT;
+    double *in = doubles(&input), *out = doubles(&output);
+    Py_BEGIN_ALLOW_THREADS
+    switch (codec) {
+    case CODE_APERIODICITY: status = koe_world_code_aperiodicity(in, frames, fs, fft_size, out, message, sizeof message); break;
+    case DECODE_APERIODICITY: status = koe_world_decode_aperiodicity(in, frames, fs, fft_size, out, message, sizeof message); break;
+    case CODE_ENVELOPE:
+        status = koe_world_code_spectral_envelope(in, frames, fs, fft_size, dimensions, out, message, sizeof message);
+        break;
+    case DECODE_ENVELOPE:
+        status = koe_world_decode_spectral_envelope(in, frames, fs, fft_size, dimensions, out, message, sizeof message);
+        break;
+    }
+    Py_END_ALLOW_THREADS
+    release(&input); release(&output);
+    if (status != KOE_OK) return raise_status(status, message);
+    Py_RETURN_NONE;
+}
+
+/* Each (input, frames, columns_in, columns_out, fs, fft_size, dimensions, output). */
+static PyObject *code_aperiodicity(PyObject *self, PyObject *args) { return run_codec(args, CODE_APERIODICITY); }
+static PyObject *decode_aperiodicity(PyObject *self, PyObject *args) { return run_codec(args, DECODE_APERIODICITY); }
+static PyObject *code_spectral_envelope(PyObject *self, PyObject *args) { return run_codec(args, CODE_ENVELOPE); }
+static PyObject *decode_spectral_envelope(PyObject *self, PyObject *args) { return run_codec(args, DECODE_ENVELOPE); }
+
 /* ---- koe convert ---- */
 
 /* convert(input, output, names, values): names and values are lists of str of one length. */
@@ -501,6 +555,13 @@ static PyMethodDef methods[] = {
     {"d4c", d4c, METH_VARARGS, "d4c(x, fs, time, f0, threshold, fft_size, threads, ap)"},
     {"synthesis_length", synthesis_length, METH_VARARGS, "synthesis_length(fs, frame_period, frames)"},
     {"synthesize", synthesize, METH_VARARGS, "synthesize(f0, sp, ap, bins, fs, frame_period, y)"},
+    {"aperiodicity_band_count", aperiodicity_band_count, METH_VARARGS, "aperiodicity_band_count(fs)"},
+    {"code_aperiodicity", code_aperiodicity, METH_VARARGS, "code_aperiodicity(ap, frames, bins, bands, fs, fft_size, 0, coded)"},
+    {"decode_aperiodicity", decode_aperiodicity, METH_VARARGS, "decode_aperiodicity(coded, frames, bands, bins, fs, fft_size, 0, ap)"},
+    {"code_spectral_envelope", code_spectral_envelope, METH_VARARGS,
+     "code_spectral_envelope(sp, frames, bins, dimensions, fs, fft_size, dimensions, coded)"},
+    {"decode_spectral_envelope", decode_spectral_envelope, METH_VARARGS,
+     "decode_spectral_envelope(coded, frames, dimensions, bins, fs, fft_size, dimensions, sp)"},
     {"convert", convert, METH_VARARGS, "convert(input, output, names, values)"},
     {NULL, NULL, 0, NULL},
 };

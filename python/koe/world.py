@@ -15,7 +15,8 @@ from . import _koe
 
 __all__ = [
     "dio", "harvest", "stonemask", "cheaptrick", "d4c", "synthesize", "get_cheaptrick_fft_size",
-    "get_cheaptrick_f0_floor", "wav2world",
+    "get_cheaptrick_f0_floor", "wav2world", "get_num_aperiodicities", "code_aperiodicity", "decode_aperiodicity",
+    "code_spectral_envelope", "decode_spectral_envelope",
 ]
 
 default_frame_period = 5.0
@@ -40,14 +41,15 @@ def _rate(fs):
     return fs
 
 
-def _array(values, name, ndim, finite=True):
-    """values as a C-contiguous float64 array of `ndim` dimensions; float32 and float64 are taken."""
+def _array(values, name, ndim, finite=True, empty_rows=False):
+    """values as a C-contiguous float64 array of `ndim` dimensions; float32 and float64 are taken. `empty_rows`:
+    rows of no values are taken (coded aperiodicity below 12 kHz)."""
     array = np.asarray(values)
     if array.dtype not in (np.float64, np.float32):
         raise TypeError(f"{name} must be a float64 or float32 array (got dtype {array.dtype})")
     if array.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-D (got shape {array.shape})")
-    if array.size == 0:
+    if array.size == 0 and not (empty_rows and array.shape[0] > 0):
         raise ValueError(f"{name} is empty")
     if finite and not np.isfinite(array).all():
         position = np.unravel_index(np.flatnonzero(~np.isfinite(array))[0], array.shape)
@@ -159,6 +161,66 @@ def synthesize(f0, spectrogram, aperiodicity, fs, frame_period=default_frame_per
     y = np.empty(_koe.synthesis_length(fs, float(frame_period), f0.size))
     _koe.synthesize(f0, spectrogram, aperiodicity, spectrogram.shape[1], fs, float(frame_period), y)
     return y
+
+
+def get_num_aperiodicities(fs):
+    """Values a frame of coded aperiodicity holds at fs: WORLD's bands 3 kHz apart, none below 12 kHz."""
+    return _koe.aperiodicity_band_count(_rate(fs))
+
+
+def _fft_size_of(spectra, name):
+    bins = spectra.shape[1]
+    if bins < 2:
+        raise ValueError(f"{name} has {bins} bins a frame; fft_size // 2 + 1 are needed")
+    return (bins - 1) * 2
+
+
+def code_aperiodicity(aperiodicity, fs):
+    """Aperiodicity coded to get_num_aperiodicities(fs) values a frame (dB at bands 3 kHz apart), float64.
+
+    Below 12 kHz there are no bands: the result has frames of no values (where pyworld raises IndexError), and
+    decoding it gives the aperiodicity WORLD's decoder gives.
+    """
+    fs = _rate(fs)
+    aperiodicity = _array(aperiodicity, "aperiodicity", 2)
+    fft_size = _fft_size_of(aperiodicity, "aperiodicity")
+    frames, bands = aperiodicity.shape[0], get_num_aperiodicities(fs)
+    coded = np.empty((frames, bands))
+    _koe.code_aperiodicity(aperiodicity, frames, aperiodicity.shape[1], bands, fs, fft_size, 0, coded)
+    return coded
+
+
+def decode_aperiodicity(coded_aperiodicity, fs, fft_size):
+    """The aperiodicity, (frames, fft_size // 2 + 1), that coded_aperiodicity stands for."""
+    fs, fft_size = _rate(fs), operator.index(fft_size)
+    coded = _array(coded_aperiodicity, "coded_aperiodicity", 2, empty_rows=True)
+    frames, bands = coded.shape
+    if bands != get_num_aperiodicities(fs):
+        raise ValueError(f"coded_aperiodicity has {bands} values a frame; {get_num_aperiodicities(fs)} at {fs} Hz")
+    aperiodicity = np.empty((frames, fft_size // 2 + 1))
+    _koe.decode_aperiodicity(coded, frames, bands, aperiodicity.shape[1], fs, fft_size, 0, aperiodicity)
+    return aperiodicity
+
+
+def code_spectral_envelope(spectrogram, fs, number_of_dimensions):
+    """The spectral envelope coded to number_of_dimensions coefficients a frame (mel-cepstrum-like), float64."""
+    fs, dimensions = _rate(fs), operator.index(number_of_dimensions)
+    spectrogram = _array(spectrogram, "spectrogram", 2)
+    fft_size = _fft_size_of(spectrogram, "spectrogram")
+    frames = spectrogram.shape[0]
+    coded = np.empty((frames, max(dimensions, 0)))
+    _koe.code_spectral_envelope(spectrogram, frames, spectrogram.shape[1], coded.shape[1], fs, fft_size, dimensions, coded)
+    return coded
+
+
+def decode_spectral_envelope(coded_spectral_envelope, fs, fft_size):
+    """The spectral envelope, (frames, fft_size // 2 + 1), that coded_spectral_envelope stands for."""
+    fs, fft_size = _rate(fs), operator.index(fft_size)
+    coded = _array(coded_spectral_envelope, "coded_spectral_envelope", 2)
+    frames, dimensions = coded.shape
+    spectrogram = np.empty((frames, fft_size // 2 + 1))
+    _koe.decode_spectral_envelope(coded, frames, dimensions, spectrogram.shape[1], fs, fft_size, dimensions, spectrogram)
+    return spectrogram
 
 
 def wav2world(x, fs, fft_size=None, frame_period=default_frame_period, threads=1):

@@ -59,6 +59,23 @@ int koe_world_synthesize(const double *f0, long frames, const double *spectrogra
                          long bins, int fs, double frame_period, double *y, long length,
                          char *message, size_t message_size);
 
+/* WORLD's codecs (pyworld's code_ and decode_ functions). Envelopes and aperiodicities have fft_size / 2 + 1 bins
+ * a frame; a coded envelope `dimensions` coefficients, a coded aperiodicity koe_world_aperiodicity_band_count's
+ * values (none below 12 kHz: such aperiodicity codes to frames of no values and decodes as WORLD decodes it). */
+int koe_world_aperiodicity_band_count(int fs, int *count, char *message, size_t message_size);
+
+int koe_world_code_aperiodicity(const double *aperiodicity, long frames, int fs, int fft_size, double *coded,
+                                char *message, size_t message_size);
+
+int koe_world_decode_aperiodicity(const double *coded, long frames, int fs, int fft_size, double *aperiodicity,
+                                  char *message, size_t message_size);
+
+int koe_world_code_spectral_envelope(const double *spectrogram, long frames, int fs, int fft_size, int dimensions,
+                                     double *coded, char *message, size_t message_size);
+
+int koe_world_decode_spectral_envelope(const double *coded, long frames, int fs, int fft_size, int dimensions,
+                                       double *spectrogram, char *message, size_t message_size);
+
 #ifdef __cplusplus
 }
 #endif
