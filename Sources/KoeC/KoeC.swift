@@ -193,7 +193,7 @@ public func koe_reset(_ changer: OpaquePointer?) -> Int32 {
     return statusOK
 }
 
-/// `koe_voice` of koe.h, field for field (Swift lays a struct of these out as C does).
+/// `koe_voice_settings` of koe.h, field for field (Swift lays a struct of these out as C does).
 struct CVoiceSettings {
     var pitch: Double
     var formant: Double

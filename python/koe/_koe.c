@@ -500,7 +500,7 @@ static PyObject *Changer_set_equalizer(Changer *self, PyObject *args) {
 
 /* voice(): the settings as the changer holds them, a dict. */
 static PyObject *Changer_voice(Changer *self, PyObject *unused) {
-    koe_voice voice;
+    koe_voice_settings voice;
     if (!self->changer || koe_get_voice(self->changer, &voice) != KOE_OK) {
         PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
         return NULL;

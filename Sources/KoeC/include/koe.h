@@ -87,11 +87,11 @@ int koe_set_limit(koe_changer *changer, int limit);
 int koe_set_equalizer(koe_changer *changer, const char *const *specs, int count, char *message, size_t message_size);
 
 /* The settings as the changer holds them (clamped). pitch_median is 0 when none is set. */
-typedef struct koe_voice {
+typedef struct koe_voice_settings {
     double pitch, formant, pitch_range, pitch_median, gain_db;
     int whisper, limit;
-} koe_voice;
-int koe_get_voice(const koe_changer *changer, koe_voice *voice);
+} koe_voice_settings;
+int koe_get_voice(const koe_changer *changer, koe_voice_settings *voice);
 
 /* Ends the stream: writes the koe_latency() frames still held into output[c][0..latency). Then only
  * koe_reset() starts a new stream. Allocates. */
