@@ -1,5 +1,5 @@
-// The C ABI over Koe (include/koe.h): what the plugins call. Each function forwards to one VoiceChanger call
-// and turns every error into a status; nothing here allocates or locks on the way to `process`.
+// The C ABI over Koe (include/koe.h): what the plugins and the Python extension call. Each function forwards to
+// one VoiceChanger call and turns every error into a status; nothing here allocates or locks on the way to `process`.
 import Koe
 
 let statusOK: Int32 = 0

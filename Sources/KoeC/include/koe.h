@@ -1,8 +1,10 @@
-/* koe.h — koe's voice changer for C callers (the LV2 and LADSPA plugins use exactly this).
+/* koe.h — koe's voice changer and `koe convert` for C callers (the LV2 and LADSPA plugins and the Python
+ * extension use exactly this; koe_world.h has WORLD's whole-signal functions).
  *
  * One changer serves one stream of `channels` planar float channels at one sample rate. Every block of N
- * frames in gives N frames out, delayed by koe_latency() frames. It runs on the calling thread alone, with
- * koe's live analysis and synthesis (VoiceChanger.Options.live): about 47 ms of latency at any rate.
+ * frames in gives N frames out, delayed by koe_latency() frames. A koe_create() changer runs on the calling
+ * thread alone, with koe's live analysis and synthesis (VoiceChanger.Options.live): about 47 ms of latency at
+ * any rate; koe_create_changer() chooses the analysis and the threads.
  *
  * Thread-safety: a changer is used from one thread at a time; the setters take effect from the next
  * koe_process() and may be called between any two of them.
@@ -10,7 +12,8 @@
  * own to VoiceChanger's (one thread, pointer form), which neither allocates nor takes a lock, from the first
  * block on, whatever the signal and the block size; a call that completes an analysis block does that block's
  * work. Tests/Plugins counts the heap and lock calls made under a host's run(). koe_create(), koe_set_preset(),
- * koe_reset() and koe_destroy() allocate or free and belong outside an audio callback.
+ * koe_reset() and koe_destroy() allocate or free and belong outside an audio callback, as does every function
+ * whose comment says "Allocates" (and koe_convert).
  * No function throws, exits or traps on bad arguments: each returns a status (or NULL with *status set).
  */
 #ifndef KOE_H
