@@ -110,6 +110,24 @@ public func koe_set_limit(_ changer: OpaquePointer?, _ limit: Int32) -> Int32 {
     update(changer) { $0.limitsOutput = limit != 0 }
 }
 
+@_cdecl("koe_set_snap")
+public func koe_set_snap(
+    _ changer: OpaquePointer?, _ scale: UnsafePointer<CChar>?, _ strength: Double, _ speed: Double, _ a4: Double,
+    _ message: UnsafeMutablePointer<CChar>?, _ messageSize: Int
+) -> Int32 {
+    reportingErrors(message, messageSize) {
+        guard let handle = CChanger.from(changer) else { throw CallError("the changer is NULL") }
+        handle.changer.voice.snap = try scale.map { scale throws(KoeError) in
+            PitchSnap.Options(scale: try MusicalScale(parsing: String(cString: scale)), strength: strength, speed: speed, a4: a4)
+        }
+    }
+}
+
+@_cdecl("koe_set_vibrato")
+public func koe_set_vibrato(_ changer: OpaquePointer?, _ rate: Double, _ depth: Double) -> Int32 {
+    update(changer) { $0.voice.vibrato = rate == 0 ? nil : Vibrato.Options(rate: rate, depth: depth) }
+}
+
 @_cdecl("koe_set_equalizer")
 public func koe_set_equalizer(
     _ changer: OpaquePointer?, _ specs: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int32,

@@ -47,6 +47,24 @@ def test_blocks_equal_the_cli_conversion_after_the_latency(speech, koe_binary, s
     assert np.array_equal(converted, expected), f"largest difference {np.max(np.abs(converted - expected))}"
 
 
+def test_snap_and_vibrato_equal_the_cli_conversion(speech, koe_binary, scratch):
+    x, fs = speech["samples/en-m-16k.wav"]
+    x = x.astype(np.float32)
+    changer = koe.VoiceChanger(fs)
+    changer.snap = ("A:minor", 0.8, 20)
+    changer.vibrato = (5.5, 50)
+    assert changer.snap == ("A:minor", 0.8, 20.0, 440.0) and changer.vibrato == (5.5, 50.0)
+    out = run_blocks(changer, x)
+    expected = cli_conversion(koe_binary, scratch, x, fs, "--snap", "A:minor", "--snap-strength", "0.8",
+                              "--snap-speed", "20", "--vibrato", "5.5:50")
+    assert np.array_equal(out[changer.latency:], expected)
+    with pytest.raises(ValueError, match="scale|key|mode"):
+        changer.snap = "H:minor"
+    changer.snap = None
+    changer.vibrato = None
+    assert changer.snap is None and changer.vibrato is None
+
+
 def test_float64_and_stereo(speech):
     x, fs = speech["samples/en-m-16k.wav"]
     mono = koe.VoiceChanger(fs)

@@ -70,7 +70,8 @@ class VoiceChanger:
 
     The voice settings are properties, settable at any time between blocks (they glide over 50 ms): ``pitch``,
     ``semitones``, ``formant``, ``gain_db``, ``pitch_range``, ``pitch_median`` (None: the voice's own),
-    ``whisper``, ``limit`` (the output limiter, on by default), ``eq`` (bands in the CLI's form) and ``preset``.
+    ``whisper``, ``limit`` (the output limiter, on by default), ``eq`` (bands in the CLI's form), ``snap`` (pitch
+    correction to a scale), ``vibrato`` and ``preset``.
     Out-of-range values are clamped, as a live changer clamps them; reading gives the value in use.
 
     sample_rate: 8000 to 192000 Hz; channels: at least 1; live: koe's lowest-latency analysis (about 47 ms) instead
@@ -88,6 +89,8 @@ class VoiceChanger:
         self._sample_rate, self._channels, self._live = sample_rate, channels, bool(live)
         self._preset = None
         self._eq = []
+        self._snap = None
+        self._vibrato = None
         self._dtype = np.dtype(np.float32)
 
     sample_rate = property(lambda self: self._sample_rate, doc="Frames per second, fixed.")
@@ -170,6 +173,42 @@ class VoiceChanger:
             raise TypeError("eq must be a str or a list of str such as 'peak:1000:6:1.4'")
         self._changer.set_equalizer(specs)
         self._eq = specs
+
+    @property
+    def snap(self):
+        """Pitch correction as set: None (off), or (scale, strength, speed_ms, a4_hz)."""
+        return self._snap
+
+    @snap.setter
+    def snap(self, value):
+        """Set a scale (``"A:minor"``, ``"chromatic"``), a tuple (scale, strength=1, speed_ms=0, a4_hz=440), or None."""
+        if value is None:
+            self._changer.set_snap(None, 1.0, 0.0, 440.0)
+            self._snap = None
+            return
+        scale, *rest = (value,) if isinstance(value, str) else tuple(value)
+        if not isinstance(scale, str) or len(rest) > 3:
+            raise TypeError("snap takes a scale such as 'A:minor', a tuple (scale, strength, speed_ms, a4_hz), or None")
+        strength, speed, a4 = (list(map(float, rest)) + [1.0, 0.0, 440.0][len(rest):])
+        self._changer.set_snap(scale, strength, speed, a4)
+        self._snap = (scale, strength, speed, a4)
+
+    @property
+    def vibrato(self):
+        """A sinusoidal vibrato on voiced frames as set: None (off) or (rate_hz, depth_cents)."""
+        return self._vibrato
+
+    @vibrato.setter
+    def vibrato(self, value):
+        if value is None:
+            self._changer.set_vibrato(0.0, 0.0)
+            self._vibrato = None
+            return
+        rate, depth = map(float, value)
+        if not rate > 0:
+            raise ValueError(f"vibrato rate must be a positive number of Hz (got {rate})")
+        self._changer.set_vibrato(rate, depth)
+        self._vibrato = (rate, depth)
 
     def _planar(self, x):
         """x as (channels, frames) C-contiguous float32, checked; and its dtype."""

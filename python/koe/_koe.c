@@ -498,6 +498,30 @@ static PyObject *Changer_set_equalizer(Changer *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* set_snap(scale or None, strength, speed, a4) */
+static PyObject *Changer_set_snap(Changer *self, PyObject *args) {
+    const char *scale;
+    double strength, speed, a4;
+    if (!PyArg_ParseTuple(args, "zddd", &scale, &strength, &speed, &a4)) return NULL;
+    if (claim(self) != 0) return NULL;
+    char message[MESSAGE_SIZE] = "";
+    int status = koe_set_snap(self->changer, scale, strength, speed, a4, message, sizeof message);
+    self->busy = 0;
+    if (status != KOE_OK) return raise_status(status, message);
+    Py_RETURN_NONE;
+}
+
+/* set_vibrato(rate, depth): rate 0 turns it off. */
+static PyObject *Changer_set_vibrato(Changer *self, PyObject *args) {
+    double rate, depth;
+    if (!PyArg_ParseTuple(args, "dd", &rate, &depth)) return NULL;
+    if (claim(self) != 0) return NULL;
+    int status = koe_set_vibrato(self->changer, rate, depth);
+    self->busy = 0;
+    if (status != KOE_OK) return raise_status(status, NULL);
+    Py_RETURN_NONE;
+}
+
 /* voice(): the settings as the changer holds them, a dict. */
 static PyObject *Changer_voice(Changer *self, PyObject *unused) {
     koe_voice_settings voice;
@@ -522,6 +546,8 @@ static PyMethodDef Changer_methods[] = {
     {"set", (PyCFunction)Changer_set, METH_VARARGS, "set(name, value): one numeric voice setting."},
     {"set_preset", (PyCFunction)Changer_set_preset, METH_VARARGS, "set_preset(name)."},
     {"set_equalizer", (PyCFunction)Changer_set_equalizer, METH_VARARGS, "set_equalizer(specs)."},
+    {"set_snap", (PyCFunction)Changer_set_snap, METH_VARARGS, "set_snap(scale or None, strength, speed, a4)."},
+    {"set_vibrato", (PyCFunction)Changer_set_vibrato, METH_VARARGS, "set_vibrato(rate, depth): rate 0 is off."},
     {"voice", (PyCFunction)Changer_voice, METH_NOARGS, "voice(): the settings, a dict."},
     {NULL, NULL, 0, NULL},
 };

@@ -85,6 +85,15 @@ int koe_set_whisper(koe_changer *changer, int whisper);
 /* Nonzero (the default): the output limiter keeps every sample within +-1. */
 int koe_set_limit(koe_changer *changer, int limit);
 
+/* Pitch correction: pull voiced F0 to the nearest note of `scale` ("chromatic" or KEY:SCALE such as "A:minor",
+ * as --snap takes it), with strength 0...1, speed in ms (the time constant) and A4 in Hz, clamped as the changer
+ * clamps them; a NULL scale turns it off. An unparsable scale is KOE_ERROR_ARGUMENT with the reason in message. */
+int koe_set_snap(koe_changer *changer, const char *scale, double strength, double speed, double a4,
+                 char *message, size_t message_size);
+
+/* A sinusoidal vibrato on voiced frames: rate in Hz, depth in cents either way, clamped; rate 0 turns it off. */
+int koe_set_vibrato(koe_changer *changer, double rate, double depth);
+
 /* The EQ bands, in the CLI's --eq form ("peak:1000:6:1.4"), replacing the current ones; an unparsable spec is
  * KOE_ERROR_ARGUMENT with the reason in message, and nothing changes. Allocates. */
 int koe_set_equalizer(koe_changer *changer, const char *const *specs, int count, char *message, size_t message_size);
