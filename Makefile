@@ -236,7 +236,7 @@ wheel: deps
 # then the same wheel with numpy 1.x (the extension uses the buffer protocol, not numpy's C API): the changer,
 # convert, the codecs and bad input. About 5 minutes on 2 cores. Part of `make test`.
 test-python: python-venv release python-test-deps
-	KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/Python
+	KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) OPENBLAS_NUM_THREADS=1 $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/Python
 	rm -rf $(PYTHON_VENV)-numpy1
 	$(PYTHON) -m venv $(PYTHON_VENV)-numpy1
 	$(PYTHON_VENV)-numpy1/bin/python -m pip install --quiet dist/koe-*.whl "numpy<2" $(filter-out numpy,$(PY_WHEEL_TEST_DEPS))

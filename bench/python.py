@@ -8,7 +8,7 @@ Bars: pyworld / koe.world >= 4x for harvest and >= 3x for wav2world (median of t
 alternating); two threads each running koe.world.harvest on the signal at once take <= 0.65 of the time of the
 two calls one after the other (the GIL is released; on 2 cores). The speech is the project's 48 kHz samples end to
 end, repeated to 65 s. Exits non-zero when a bar is missed; a loaded machine misses the thread bar, so the load
-average is printed with the figures.
+average is printed with the figures. OpenBLAS's spinning threads are turned off (see below).
 """
 
 import argparse
@@ -18,6 +18,11 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+# numpy's OpenBLAS keeps worker threads that spin on the other core after start-up: they took a core from the
+# second harvest thread (two threads at 0.86 of the serial time, 0.52 to 0.62 without them). Nothing timed here
+# calls BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 import pyworld
