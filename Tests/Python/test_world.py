@@ -196,5 +196,12 @@ class TestBadInput:
             kw.dio(self.x, 16000, frame_period=-1)
         with pytest.raises(ValueError, match="FFT size"):
             kw.cheaptrick(self.x, *kw.dio(self.x, 16000), 16000, fft_size=64)
+        for size in (2 ** 40, -2, 1 << 17):
+            with pytest.raises(ValueError, match="FFT size"):
+                kw.cheaptrick(self.x, *kw.dio(self.x, 16000), 16000, fft_size=size)
+            with pytest.raises(ValueError, match="FFT size"):
+                kw.decode_spectral_envelope(np.ones((3, 24)), 16000, size)
+        with pytest.raises(ValueError, match="dimensions"):
+            kw.code_spectral_envelope(np.ones((3, 513)), 16000, 10 ** 12)
         with pytest.raises(ValueError, match="threads"):
             kw.d4c(self.x, *kw.dio(self.x, 16000), 16000, threads=0)

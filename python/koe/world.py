@@ -69,6 +69,15 @@ def _contour(f0, temporal_positions):
     return f0, time
 
 
+def _fft_size(fs, fft_size):
+    """fft_size as an int CheapTrick accepts at fs, checked before anything is allocated for it."""
+    fft_size = operator.index(fft_size)
+    if not 0 < fft_size < 2 ** 31:
+        raise ValueError(f"FFT size {fft_size} is not one CheapTrick takes")
+    _koe.cheaptrick_f0_floor(fs, fft_size)  # raises ValueError, with the sizes taken, unless fs suits it
+    return fft_size
+
+
 def _threads(threads):
     threads = operator.index(threads)
     if not 1 <= threads <= 1024:
@@ -128,7 +137,7 @@ def cheaptrick(x, f0, temporal_positions, fs, q1=-0.15, f0_floor=default_f0_floo
     """
     x, fs = _signal(x), _rate(fs)
     f0, time = _contour(f0, temporal_positions)
-    fft_size = get_cheaptrick_fft_size(fs, f0_floor) if fft_size is None else operator.index(fft_size)
+    fft_size = get_cheaptrick_fft_size(fs, f0_floor) if fft_size is None else _fft_size(fs, fft_size)
     spectrogram = np.empty((f0.size, fft_size // 2 + 1))
     _koe.cheaptrick(x, fs, time, f0, float(q1), fft_size, _threads(threads), spectrogram)
     return spectrogram
@@ -142,7 +151,7 @@ def d4c(x, f0, temporal_positions, fs, threshold=0.85, fft_size=None, threads=1)
     """
     x, fs = _signal(x), _rate(fs)
     f0, time = _contour(f0, temporal_positions)
-    fft_size = get_cheaptrick_fft_size(fs) if fft_size is None else operator.index(fft_size)
+    fft_size = get_cheaptrick_fft_size(fs) if fft_size is None else _fft_size(fs, fft_size)
     aperiodicity = np.empty((f0.size, fft_size // 2 + 1))
     _koe.d4c(x, fs, time, f0, float(threshold), fft_size, _threads(threads), aperiodicity)
     return aperiodicity
@@ -192,7 +201,8 @@ def code_aperiodicity(aperiodicity, fs):
 
 def decode_aperiodicity(coded_aperiodicity, fs, fft_size):
     """The aperiodicity, (frames, fft_size // 2 + 1), that coded_aperiodicity stands for."""
-    fs, fft_size = _rate(fs), operator.index(fft_size)
+    fs = _rate(fs)
+    fft_size = _fft_size(fs, fft_size)
     coded = _array(coded_aperiodicity, "coded_aperiodicity", 2, empty_rows=True)
     frames, bands = coded.shape
     if bands != get_num_aperiodicities(fs):
@@ -208,14 +218,17 @@ def code_spectral_envelope(spectrogram, fs, number_of_dimensions):
     spectrogram = _array(spectrogram, "spectrogram", 2)
     fft_size = _fft_size_of(spectrogram, "spectrogram")
     frames = spectrogram.shape[0]
-    coded = np.empty((frames, max(dimensions, 0)))
+    if not 1 <= dimensions <= fft_size // 2:
+        raise ValueError(f"a coded envelope of FFT size {fft_size} has 1 to {fft_size // 2} dimensions (got {dimensions})")
+    coded = np.empty((frames, dimensions))
     _koe.code_spectral_envelope(spectrogram, frames, spectrogram.shape[1], coded.shape[1], fs, fft_size, dimensions, coded)
     return coded
 
 
 def decode_spectral_envelope(coded_spectral_envelope, fs, fft_size):
     """The spectral envelope, (frames, fft_size // 2 + 1), that coded_spectral_envelope stands for."""
-    fs, fft_size = _rate(fs), operator.index(fft_size)
+    fs = _rate(fs)
+    fft_size = _fft_size(fs, fft_size)
     coded = _array(coded_spectral_envelope, "coded_spectral_envelope", 2)
     frames, dimensions = coded.shape
     spectrogram = np.empty((frames, fft_size // 2 + 1))
