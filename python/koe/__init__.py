@@ -219,10 +219,13 @@ class VoiceChanger:
             raise ValueError(f"a mono changer takes a 1-D array (got shape {array.shape})")
         if self._channels > 1 and (array.ndim != 2 or array.shape[0] != self._channels):
             raise ValueError(f"a {self._channels}-channel changer takes a ({self._channels}, frames) array (got shape {array.shape})")
-        if not np.isfinite(array).all():
-            position = np.unravel_index(np.flatnonzero(~np.isfinite(array))[0], array.shape)
-            raise ValueError(f"the audio holds NaN or infinity at index {position if array.ndim > 1 else position[0]}")
-        return np.ascontiguousarray(array.reshape(self._channels, -1), dtype=np.float32), array.dtype
+        with np.errstate(over="ignore"):  # a value beyond float32's range becomes infinity, refused below
+            planar = np.ascontiguousarray(array.reshape(self._channels, -1), dtype=np.float32)
+        if not np.isfinite(planar).all():
+            position = np.unravel_index(np.flatnonzero(~np.isfinite(planar))[0], planar.shape)
+            index = position if array.ndim > 1 else position[1]
+            raise ValueError(f"the audio holds NaN or infinity (or a value beyond float32's range) at index {index}")
+        return planar, array.dtype
 
     def process(self, x):
         """Converts the next block; returns as many frames, of x's shape and dtype."""
