@@ -6,6 +6,9 @@ import subprocess
 import pytest
 
 import koe
+from conftest import REPOSITORY
+
+SOURCE = REPOSITORY / "samples/en-m-16k.wav"
 
 # (keyword options, the same as command-line flags)
 OPTION_SETS = [
@@ -22,9 +25,7 @@ OPTION_SETS = [
 
 @pytest.mark.parametrize("options, flags", OPTION_SETS, ids=[" ".join(flags) for _, flags in OPTION_SETS])
 def test_equals_the_cli_byte_for_byte(koe_binary, scratch, options, flags):
-    source = koe.__file__ and "samples/en-m-16k.wav"
-    from conftest import REPOSITORY
-    source = REPOSITORY / "samples/en-m-16k.wav"
+    source = SOURCE
     mine, theirs = scratch / "python.wav", scratch / "cli.wav"
     koe.convert(source, mine, **options)
     subprocess.run([koe_binary, "convert", str(source), str(theirs), *flags], check=True)
@@ -38,8 +39,7 @@ def cli_error(koe_binary, *arguments):
 
 
 def test_errors(koe_binary, scratch):
-    from conftest import REPOSITORY
-    source = REPOSITORY / "samples/en-m-16k.wav"
+    source = SOURCE
     missing = scratch / "missing.wav"
     with pytest.raises(OSError) as raised:
         koe.convert(missing, scratch / "out.wav", pitch=1.2)
