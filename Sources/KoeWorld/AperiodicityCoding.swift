@@ -11,8 +11,8 @@ import KoeDSP
 /// Below 12 kHz there are no bands (`bandCount` is 0; pyworld's `code_aperiodicity` fails there with an
 /// IndexError). This codes such aperiodicity as WORLD's C++ does: to frames of no values. Decoding them gives every
 /// frame the voiced interpolation between the two fixed ends, as WORLD does (its band average is then NaN, which
-/// never exceeds −0.5): the codec keeps nothing of the aperiodicity at these rates, and synthesis, which renders
-/// frames of F0 0 from noise alone whatever their aperiodicity, still gets one usable for voiced frames.
+/// never exceeds −0.5). The codec keeps nothing of the aperiodicity at these rates, but what it decodes is
+/// usable: synthesis reads the aperiodicity only for voiced pulses, and gets WORLD's smooth default there.
 public struct AperiodicityCoding: Sendable {
     public let sampleRate: Int
     /// The FFT size of the aperiodicity: `fftSize / 2 + 1` bins a frame.
