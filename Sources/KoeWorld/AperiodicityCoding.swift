@@ -11,8 +11,8 @@ import KoeDSP
 /// Below 12 kHz there are no bands (`bandCount` is 0; pyworld's `code_aperiodicity` fails there with an
 /// IndexError). This codes such aperiodicity as WORLD's C++ does: to frames of no values. Decoding them gives every
 /// frame the voiced interpolation between the two fixed ends, as WORLD does (its band average is then NaN, which
-/// never exceeds −0.5): the codec keeps nothing of the aperiodicity at these rates, and synthesis, which renders
-/// frames of F0 0 from noise alone whatever their aperiodicity, still gets one usable for voiced frames.
+/// never exceeds −0.5). The codec keeps nothing of the aperiodicity at these rates, but what it decodes is
+/// usable: synthesis reads the aperiodicity only for voiced pulses, and gets WORLD's smooth default there.
 public struct AperiodicityCoding: Sendable {
     public let sampleRate: Int
     /// The FFT size of the aperiodicity: `fftSize / 2 + 1` bins a frame.
@@ -104,13 +104,25 @@ public struct AperiodicityCoding: Sendable {
         var levels = [Double](repeating: 0, count: bandCount + 2)
         levels[0] = -60.0
         levels[bandCount + 1] = -Self.safeGuardMinimum
-        for frame in 0..<coded.rows {
-            let bands = coded.row(frame)
-            guard !Self.isUnvoiced(bands) else { continue }
-            levels.replaceSubrange(1..<(bandCount + 1), with: bands)
-            let decibels = Matlab.interp1(x: knots, y: levels, at: binFrequencies)
-            for bin in 0..<bins {
-                aperiodicity[frame, bin] = pow(10.0, decibels[bin] / 20.0)
+        knots.withUnsafeBufferPointer { knots in
+            levels.withUnsafeMutableBufferPointer { levels in
+                binFrequencies.withUnsafeBufferPointer { binFrequencies in
+                    aperiodicity.storage.withUnsafeMutableBufferPointer { output in
+                        for frame in 0..<coded.rows {
+                            let isUnvoiced = coded.withRow(frame) { bands in
+                                guard !Self.isUnvoiced(bands) else { return true }
+                                _ = UnsafeMutableBufferPointer(rebasing: levels[1..<(bandCount + 1)]).update(fromContentsOf: bands)
+                                return false
+                            }
+                            guard !isUnvoiced else { continue }
+                            let row = UnsafeMutableBufferPointer(rebasing: output[(frame * bins)..<((frame + 1) * bins)])
+                            Matlab.interp1(x: knots, y: UnsafeBufferPointer(levels), at: binFrequencies, into: row)
+                            for bin in row.indices {
+                                row[bin] = pow(10.0, row[bin] / 20.0)
+                            }
+                        }
+                    }
+                }
             }
         }
         if let position = SignalRequirements.firstNonFinite(aperiodicity.storage) {
@@ -121,7 +133,7 @@ public struct AperiodicityCoding: Sendable {
     }
 
     /// WORLD's voicing test of a coded frame: its bands average above −0.5 dB. A frame of no bands is voiced.
-    private static func isUnvoiced(_ bands: [Double]) -> Bool {
+    private static func isUnvoiced(_ bands: UnsafeBufferPointer<Double>) -> Bool {
         guard !bands.isEmpty else { return false }
         var sum = 0.0
         for band in bands {
