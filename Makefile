@@ -46,6 +46,7 @@ test: deps test-deps release
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
 	$(MAKE) --no-print-directory test-virtual-mic
+	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-install
 	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
@@ -227,6 +228,54 @@ test-deps:
 	@$(call apt_install,$(TEST_DEPS))
 	@$(PYTHON) -c "import pyworld, soundfile, numpy, parselmouth" 2>/dev/null || \
 		$(PYTHON) -m pip install --quiet $(PY_TEST_DEPS)
+
+# The Python package (python/koe, pyproject.toml, setup.py) as one wheel in dist/: pip runs setuptools, the PEP 517
+# backend, whose build step runs `swift build --product KoeC` and links the extension as the plugins are linked, so
+# the wheel needs no Swift toolchain, only Debian's libfftw3-double3 and libsndfile1. Its version follows
+# `koe --version`.
+PYTHON_VENV         := .build/python-venv
+PY_WHEEL_TEST_DEPS  := pytest numpy pyworld soundfile
+PYTHON_TEST_DEPS    := sox codec2-examples
+
+.PHONY: wheel test-python python-venv python-test-deps bench-python
+
+wheel: deps
+	rm -rf dist build
+	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir dist .
+	@ls dist/koe-*.whl
+
+# The wheel in a fresh venv with pytest, numpy, pyworld and soundfile: imported with no toolchain and no
+# LD_LIBRARY_PATH (`env -i PATH=/usr/bin:/bin`), its extension's libraries resolved outside the toolchain, then
+# Tests/Python against pyworld on ../shared/corpus, samples/ and codec2's 8 kHz speech, and against the release koe;
+# then the same wheel with numpy 1.x (the extension uses the buffer protocol, not numpy's C API): the changer,
+# convert, the codecs and bad input. About 5 minutes on 2 cores. Part of `make test`.
+test-python: python-venv release python-test-deps
+	KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) OPENBLAS_NUM_THREADS=1 $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/Python
+	rm -rf $(PYTHON_VENV)-numpy1
+	$(PYTHON) -m venv $(PYTHON_VENV)-numpy1
+	$(PYTHON_VENV)-numpy1/bin/python -m pip install --quiet dist/koe-*.whl "numpy<2" $(filter-out numpy,$(PY_WHEEL_TEST_DEPS))
+	KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) $(PYTHON_VENV)-numpy1/bin/python -m pytest -q -p no:cacheprovider \
+		Tests/Python/test_changer.py Tests/Python/test_convert.py Tests/Python/test_readme.py Tests/Python/test_codecs.py \
+		"Tests/Python/test_world.py::TestBadInput" "Tests/Python/test_world.py::test_float32_gives_the_float64_result" \
+		"Tests/Python/test_world.py::test_wav2world"
+
+# A fresh venv holding the wheel and the test packages; the wheel imports there without the toolchain.
+python-venv: wheel
+	rm -rf $(PYTHON_VENV)
+	$(PYTHON) -m venv $(PYTHON_VENV)
+	$(PYTHON_VENV)/bin/python -m pip install --quiet dist/koe-*.whl $(PY_WHEEL_TEST_DEPS)
+	cd /tmp && env -i PATH=/usr/bin:/bin $(CURDIR)/$(PYTHON_VENV)/bin/python -c "import koe, koe.world; print('imported', koe.__file__)"
+	@extension=$$(ls $(PYTHON_VENV)/lib/python*/site-packages/koe/_koe*.so); \
+		if ldd $$extension | grep -E 'not found|swift'; then \
+			echo "python-venv: $$extension needs the libraries above" >&2; exit 1; fi
+
+python-test-deps:
+	@$(call apt_install,$(PYTHON_TEST_DEPS))
+
+# pyworld against koe.world on 65 s of 48 kHz speech, one call each, default arguments, one thread: harvest
+# (bar 4x) and wav2world (bar 3x); two threads running harvest at once against one after the other (bar 0.65).
+bench-python: python-venv
+	$(PYTHON_VENV)/bin/python bench/python.py
 
 # `make install [PREFIX=/usr/local] [DESTDIR=]`: the release binary, its manual pages (koe.1 and one per subcommand,
 # made by swift-argument-parser's generate-manual plugin from the built binary, so they say what it parses), its

@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "Koe", dependencies: ["KoeStages", "KoeWorld", "KoeIO"]),
-        .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
+        .target(name: "KoeC", dependencies: ["Koe", "KoeWorld"], exclude: ["include"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
         .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio", "CKoePipeWire"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
@@ -72,7 +72,7 @@ let package = Package(
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
         .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "KoeStages", "KoeWorld", "TestSupport"]),
         .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
-        .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "TestSupport"]),
+        .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "KoeWorld", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

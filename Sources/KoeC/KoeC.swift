@@ -1,11 +1,12 @@
-// The C ABI over Koe (include/koe.h): what the plugins call. Each function forwards to one VoiceChanger call
-// and turns every error into a status; nothing here allocates or locks on the way to `process`.
+// The C ABI over Koe (include/koe.h): what the plugins and the Python extension call. Each function forwards to
+// one VoiceChanger call and turns every error into a status; nothing here allocates or locks on the way to `process`.
 import Koe
 
 let statusOK: Int32 = 0
 let statusArgument: Int32 = -1
 let statusPreset: Int32 = -2
 let statusProcess: Int32 = -3
+let statusIO: Int32 = -4
 
 /// What a `koe_changer *` points at: the changer and the channel count its buffers are checked against.
 final class CChanger {
@@ -37,6 +38,25 @@ public func koe_create(_ sampleRate: Int32, _ channels: Int32, _ status: UnsafeM
     }
 }
 
+@_cdecl("koe_create_changer")
+public func koe_create_changer(
+    _ sampleRate: Int32, _ channels: Int32, _ live: Int32, _ threads: Int32, _ status: UnsafeMutablePointer<Int32>?,
+    _ message: UnsafeMutablePointer<CChar>?, _ messageSize: Int
+) -> OpaquePointer? {
+    var options = VoiceChanger.Options()
+    options.threads = Int(threads)
+    options.analysis.live = live != 0
+    do {
+        let changer = try VoiceChanger(sampleRate: Int(sampleRate), channels: Int(channels), options: options)
+        status?.pointee = statusOK
+        return OpaquePointer(Unmanaged.passRetained(CChanger(changer: changer, channels: Int(channels))).toOpaque())
+    } catch {
+        status?.pointee = statusArgument
+        write(error.description, into: message, size: messageSize)
+        return nil
+    }
+}
+
 @_cdecl("koe_destroy")
 public func koe_destroy(_ changer: OpaquePointer?) {
     guard let changer else { return }
@@ -63,6 +83,73 @@ public func koe_set_formant(_ changer: OpaquePointer?, _ ratio: Double) -> Int32
 @_cdecl("koe_set_gain_db")
 public func koe_set_gain_db(_ changer: OpaquePointer?, _ decibels: Double) -> Int32 {
     update(changer) { $0.gainDB = decibels }
+}
+
+@_cdecl("koe_set_semitones")
+public func koe_set_semitones(_ changer: OpaquePointer?, _ semitones: Double) -> Int32 {
+    update(changer) { $0.voice.semitones = semitones }
+}
+
+@_cdecl("koe_set_pitch_range")
+public func koe_set_pitch_range(_ changer: OpaquePointer?, _ ratio: Double) -> Int32 {
+    update(changer) { $0.voice.pitchRange = ratio }
+}
+
+@_cdecl("koe_set_pitch_median")
+public func koe_set_pitch_median(_ changer: OpaquePointer?, _ hertz: Double) -> Int32 {
+    update(changer) { $0.voice.pitchMedian = hertz == 0 ? nil : hertz }
+}
+
+@_cdecl("koe_set_whisper")
+public func koe_set_whisper(_ changer: OpaquePointer?, _ whisper: Int32) -> Int32 {
+    update(changer) { $0.voice.whisper = whisper != 0 }
+}
+
+@_cdecl("koe_set_limit")
+public func koe_set_limit(_ changer: OpaquePointer?, _ limit: Int32) -> Int32 {
+    update(changer) { $0.limitsOutput = limit != 0 }
+}
+
+@_cdecl("koe_set_snap")
+public func koe_set_snap(
+    _ changer: OpaquePointer?, _ scale: UnsafePointer<CChar>?, _ strength: Double, _ speed: Double, _ a4: Double,
+    _ message: UnsafeMutablePointer<CChar>?, _ messageSize: Int
+) -> Int32 {
+    reportingErrors(message, messageSize) {
+        guard let handle = CChanger.from(changer) else { throw CallError("the changer is NULL") }
+        handle.changer.voice.snap = try scale.map { scale throws(KoeError) in
+            PitchSnap.Options(scale: try MusicalScale(parsing: String(cString: scale)), strength: strength, speed: speed, a4: a4)
+        }
+    }
+}
+
+@_cdecl("koe_set_vibrato")
+public func koe_set_vibrato(_ changer: OpaquePointer?, _ rate: Double, _ depth: Double) -> Int32 {
+    update(changer) { $0.voice.vibrato = rate == 0 ? nil : Vibrato.Options(rate: rate, depth: depth) }
+}
+
+@_cdecl("koe_set_equalizer")
+public func koe_set_equalizer(
+    _ changer: OpaquePointer?, _ specs: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int32,
+    _ message: UnsafeMutablePointer<CChar>?, _ messageSize: Int
+) -> Int32 {
+    reportingErrors(message, messageSize) {
+        guard let handle = CChanger.from(changer) else { throw CallError("the changer is NULL") }
+        let bands = try strings(specs, count, "EQ bands").map { spec throws(KoeError) in try EqualizerBand(parsing: spec) }
+        handle.changer.equalizer = bands
+    }
+}
+
+/// The C caller's voice settings: what `koe_get_voice` fills.
+@_cdecl("koe_get_voice")
+public func koe_get_voice(_ changer: OpaquePointer?, _ voice: UnsafeMutableRawPointer?) -> Int32 {
+    guard let handle = CChanger.from(changer), let voice else { return statusArgument }
+    let settings = handle.changer.voice
+    voice.assumingMemoryBound(to: CVoiceSettings.self).pointee = CVoiceSettings(
+        pitch: settings.pitch, formant: settings.formant, pitchRange: settings.pitchRange,
+        pitchMedian: settings.pitchMedian ?? 0, gainDB: handle.changer.gainDB, whisper: settings.whisper ? 1 : 0,
+        limit: handle.changer.limitsOutput ? 1 : 0)
+    return statusOK
 }
 
 @_cdecl("koe_set_preset")
@@ -103,11 +190,36 @@ public func koe_process(
     }
 }
 
+@_cdecl("koe_finish")
+public func koe_finish(_ changer: OpaquePointer?, _ output: UnsafePointer<UnsafeMutablePointer<Float>?>?) -> Int32 {
+    guard let handle = CChanger.from(changer), let output else { return statusArgument }
+    for channel in 0..<handle.channels where output[channel] == nil {
+        return statusArgument
+    }
+    do {
+        try handle.changer.finish(into: UnsafeRawPointer(output).assumingMemoryBound(to: UnsafeMutablePointer<Float>.self))
+        return statusOK
+    } catch {
+        return statusProcess
+    }
+}
+
 @_cdecl("koe_reset")
 public func koe_reset(_ changer: OpaquePointer?) -> Int32 {
     guard let handle = CChanger.from(changer) else { return statusArgument }
     handle.changer.reset()
     return statusOK
+}
+
+/// `koe_voice_settings` of koe.h, field for field (Swift lays a struct of these out as C does).
+struct CVoiceSettings {
+    var pitch: Double
+    var formant: Double
+    var pitchRange: Double
+    var pitchMedian: Double
+    var gainDB: Double
+    var whisper: Int32
+    var limit: Int32
 }
 
 @_cdecl("koe_status_string")
@@ -118,6 +230,7 @@ public func koe_status_string(_ status: Int32) -> UnsafePointer<CChar> {
     case statusArgument: text = "invalid argument (NULL changer or buffer, sample rate outside 8000-192000 Hz, channels < 1, frames < 0)"
     case statusPreset: text = "unknown preset"
     case statusProcess: text = "the voice changer refused the block"
+    case statusIO: text = "a file could not be read or written"
     default: text = "unknown status"
     }
     return UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)

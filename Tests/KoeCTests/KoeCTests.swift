@@ -1,6 +1,8 @@
+import Glibc
 import Koe
 import KoeC
 import KoeIO
+import KoeWorld
 import Testing
 import TestSupport
 
@@ -145,5 +147,77 @@ import TestSupport
         let expected = Array(converted.prefix(late.count))
         let equal = late == expected
         #expect(equal, "largest difference \(largestDifference(late, expected))")
+    }
+}
+
+/// WORLD through koe_world.h: KoeWorld's numbers in the caller's buffers; every refusal a status and a message.
+@Suite struct KoeWorldCTests {
+    private let sampleRate: Int32 = 16000
+    private var signal: [Double] { Signals.speechLike(sampleRate: Int(sampleRate)) }
+
+    private func message(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> (status: Int32, text: String) {
+        var buffer = [CChar](repeating: 1, count: 256)
+        let status = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+        return (status, String(cString: buffer))
+    }
+
+    @Test func analysisAndSynthesisEqualKoeWorlds() throws {
+        let x = signal
+        var frames = 0
+        #expect(koe_world_frame_count(sampleRate, 5, x.count, &frames, nil, 0) == 0)
+        var f0 = [Double](repeating: 0, count: frames), time = f0
+        #expect(koe_world_harvest(x, x.count, sampleRate, 71, 800, 5, &f0, &time, frames, nil, 0) == 0)
+        let contour = try Harvest(sampleRate: Int(sampleRate)).estimate(x)
+        #expect(f0 == contour.f0 && time == contour.time)
+
+        var fftSize: Int32 = 0
+        #expect(koe_world_cheaptrick_fft_size(sampleRate, 71, &fftSize, nil, 0) == 0)
+        let bins = Int(fftSize) / 2 + 1
+        var sp = [Double](repeating: 0, count: frames * bins), ap = sp
+        #expect(koe_world_cheaptrick(x, x.count, sampleRate, time, f0, frames, -0.15, fftSize, 2, &sp, nil, 0) == 0)
+        #expect(koe_world_d4c(x, x.count, sampleRate, time, f0, frames, 0.85, fftSize, 1, &ap, nil, 0) == 0)
+        let envelope = try CheapTrick(sampleRate: Int(sampleRate)).estimate(x, contour: contour)
+        #expect(sp == envelope.storage)
+        let aperiodicity = try D4C(sampleRate: Int(sampleRate), fftSize: Int(fftSize)).estimate(x, contour: contour)
+        #expect(ap == aperiodicity.storage)
+
+        var length = 0
+        #expect(koe_world_synthesis_length(sampleRate, 5, frames, &length, nil, 0) == 0)
+        var y = [Double](repeating: 0, count: length)
+        #expect(koe_world_synthesize(f0, frames, sp, ap, bins, sampleRate, 5, &y, length, nil, 0) == 0)
+        #expect(y == (try Synthesis(sampleRate: Int(sampleRate), framePeriod: 5).synthesize(f0: f0, spectrogram: envelope, aperiodicity: aperiodicity)))
+    }
+
+    @Test func refusalsAreStatusesWithMessages() {
+        var frames = 0
+        let x = signal
+        var f0 = [Double](repeating: 0, count: 4), time = f0
+        let rate = message { koe_world_frame_count(1000, 5, 100, &frames, $0, $1) }
+        #expect(rate.status == -1 && rate.text.contains("1000 Hz is not supported"))
+        let null = message { koe_world_dio(nil, 100, sampleRate, 71, 800, 2, 5, 1, 0.1, &f0, &time, 4, $0, $1) }
+        #expect(null.status == -1 && null.text == "the signal is NULL")
+        let size = message { koe_world_dio(x, x.count, sampleRate, 71, 800, 2, 5, 1, 0.1, &f0, &time, 4, $0, $1) }
+        #expect(size.status == -1 && size.text.contains("the buffer given holds 4"))
+        var nan = x
+        nan[7] = .nan
+        let finite = message { koe_world_harvest(nan, nan.count, sampleRate, 71, 800, 5, &f0, &time, 4, $0, $1) }
+        #expect(finite.status == -1 && finite.text.contains("sample 7 is not a finite number"))
+        let threads = message { koe_world_d4c(x, x.count, sampleRate, time, f0, 4, 0.85, 1024, 0, &f0, $0, $1) }
+        #expect(threads.status == -1 && threads.text.contains("threads"))
+        // A message longer than the buffer is cut at a character's boundary and terminated.
+        var short = [CChar](repeating: 1, count: 8)
+        #expect(koe_world_frame_count(1000, 5, 100, &frames, &short, short.count) == -1)
+        #expect(String(cString: short) == "sample ")
+        #expect(koe_world_frame_count(16000, 5, 100, nil, nil, 0) == -1)
+    }
+
+    @Test func convertRefusesBadOptionsWithTheirReason() {
+        let names: [UnsafePointer<CChar>?] = [UnsafePointer(strdup("pich"))]
+        let values: [UnsafePointer<CChar>?] = [UnsafePointer(strdup("1.2"))]
+        defer { (names + values).forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+        let unknown = message { koe_convert("in.wav", "out.wav", names, values, 1, $0, $1) }
+        #expect(unknown.status == -1 && unknown.text.hasPrefix("unknown option 'pich'"))
+        let missing = message { koe_convert("/no/such/file.wav", "out.wav", nil, nil, 0, $0, $1) }
+        #expect(missing.status == -4 && missing.text.contains("/no/such/file.wav"))
     }
 }

@@ -28,6 +28,9 @@ import TestSupport
         #expect(throws: refused) { try Synthesis(sampleRate: sampleRate, framePeriod: 5) }
         #expect(throws: refused) { try StreamingSynthesizer(sampleRate: sampleRate, framePeriod: 5, fftSize: 1024) }
         #expect(throws: refused) { try StreamingAnalyzer(sampleRate: sampleRate) }
+        #expect(throws: refused) { try SpectralEnvelopeCoding(sampleRate: sampleRate, fftSize: 1024, dimensions: 40) }
+        #expect(throws: refused) { try AperiodicityCoding(sampleRate: sampleRate, fftSize: 1024) }
+        #expect(throws: refused) { try AperiodicityCoding.bandCount(sampleRate: sampleRate) }
     }
 
     @Test(arguments: [-1, Int.min, SignalRequirements.longestSignal + 1, Int.max])

@@ -1,8 +1,10 @@
-/* koe.h — koe's voice changer for C callers (the LV2 and LADSPA plugins use exactly this).
+/* koe.h — koe's voice changer and `koe convert` for C callers (the LV2 and LADSPA plugins and the Python
+ * extension use exactly this; koe_world.h has WORLD's whole-signal functions).
  *
  * One changer serves one stream of `channels` planar float channels at one sample rate. Every block of N
- * frames in gives N frames out, delayed by koe_latency() frames. It runs on the calling thread alone, with
- * koe's live analysis and synthesis (VoiceChanger.Options.live): about 47 ms of latency at any rate.
+ * frames in gives N frames out, delayed by koe_latency() frames. A koe_create() changer runs on the calling
+ * thread alone, with koe's live analysis and synthesis (VoiceChanger.Options.live): about 47 ms of latency at
+ * any rate; koe_create_changer() chooses the analysis and the threads.
  *
  * Thread-safety: a changer is used from one thread at a time; the setters take effect from the next
  * koe_process() and may be called between any two of them.
@@ -10,11 +12,14 @@
  * own to VoiceChanger's (one thread, pointer form), which neither allocates nor takes a lock, from the first
  * block on, whatever the signal and the block size; a call that completes an analysis block does that block's
  * work. Tests/Plugins counts the heap and lock calls made under a host's run(). koe_create(), koe_set_preset(),
- * koe_reset() and koe_destroy() allocate or free and belong outside an audio callback.
+ * koe_reset() and koe_destroy() allocate or free and belong outside an audio callback, as does every function
+ * whose comment says "Allocates" (and koe_convert).
  * No function throws, exits or traps on bad arguments: each returns a status (or NULL with *status set).
  */
 #ifndef KOE_H
 #define KOE_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,7 +31,8 @@ enum {
     KOE_OK = 0,
     KOE_ERROR_ARGUMENT = -1,  /* NULL changer or buffer, sample rate outside 8000-192000, channels < 1, frames < 0 */
     KOE_ERROR_PRESET = -2,    /* no preset of that name (see `koe presets`) */
-    KOE_ERROR_PROCESS = -3    /* the changer refused the block (e.g. non-finite samples); the output is unspecified */
+    KOE_ERROR_PROCESS = -3,   /* the changer refused the block (e.g. non-finite samples); the output is unspecified */
+    KOE_ERROR_IO = -4         /* a file could not be read or written (koe_convert) */
 };
 
 /* A new changer, or NULL with *status (when status is not NULL) saying why. Allocates. */
@@ -56,6 +62,60 @@ int koe_process(koe_changer *changer, const float *const *input, float *const *o
 
 /* Forgets the stream (held samples become silence); same settings, same latency. Allocates. */
 int koe_reset(koe_changer *changer);
+
+/* A changer with a choice of analysis, or NULL with *status and the reason in message[0..message_size)
+ * (NUL-terminated; either may be NULL): `live` nonzero for live analysis and synthesis (koe_create's), 0 for
+ * WORLD's default analysis (about 215 ms of latency, the output of `koe convert`); `threads` 1 to 1024, 1 being
+ * the calling thread alone. Allocates. */
+koe_changer *koe_create_changer(int sample_rate, int channels, int live, int threads, int *status,
+                                char *message, size_t message_size);
+
+/* Pitch as a shift in semitones (the same setting as koe_set_pitch); non-finite ignored. */
+int koe_set_semitones(koe_changer *changer, double semitones);
+
+/* Scale of F0 excursions around the running median in log-F0: 0 monotone, 1 unchanged; clamped to 0...10. */
+int koe_set_pitch_range(koe_changer *changer, double ratio);
+
+/* The median F0 to move the voice to, in Hz, clamped to 10...5000; 0 keeps the voice's median (the default). */
+int koe_set_pitch_median(koe_changer *changer, double hertz);
+
+/* Nonzero: replace the excitation by noise. */
+int koe_set_whisper(koe_changer *changer, int whisper);
+
+/* Nonzero (the default): the output limiter keeps every sample within +-1. */
+int koe_set_limit(koe_changer *changer, int limit);
+
+/* Pitch correction: pull voiced F0 to the nearest note of `scale` ("chromatic" or KEY:SCALE such as "A:minor",
+ * as --snap takes it), with strength 0...1, speed in ms (the time constant) and A4 in Hz, clamped as the changer
+ * clamps them; a NULL scale turns it off. An unparsable scale is KOE_ERROR_ARGUMENT with the reason in message. */
+int koe_set_snap(koe_changer *changer, const char *scale, double strength, double speed, double a4,
+                 char *message, size_t message_size);
+
+/* A sinusoidal vibrato on voiced frames: rate in Hz, depth in cents either way, clamped; rate 0 turns it off. */
+int koe_set_vibrato(koe_changer *changer, double rate, double depth);
+
+/* The EQ bands, in the CLI's --eq form ("peak:1000:6:1.4"), replacing the current ones; an unparsable spec is
+ * KOE_ERROR_ARGUMENT with the reason in message, and nothing changes. Allocates. */
+int koe_set_equalizer(koe_changer *changer, const char *const *specs, int count, char *message, size_t message_size);
+
+/* The settings as the changer holds them (clamped). pitch_median is 0 when none is set. */
+typedef struct koe_voice_settings {
+    double pitch, formant, pitch_range, pitch_median, gain_db;
+    int whisper, limit;
+} koe_voice_settings;
+int koe_get_voice(const koe_changer *changer, koe_voice_settings *voice);
+
+/* Ends the stream: writes the koe_latency() frames still held into output[c][0..latency). Then only
+ * koe_reset() starts a new stream. Allocates. */
+int koe_finish(koe_changer *changer, float *const *output);
+
+/* Converts the audio file `input` into `output` as `koe convert input output OPTIONS` does: options are the
+ * CLI's long options by name without dashes and in snake_case, each with its value as text ("pitch" "1.2",
+ * "eq" "peak:1000:6" (repeatable), "live" "1"; see the README's Python section for the list). The output
+ * appears only complete. KOE_ERROR_ARGUMENT for bad options or input, KOE_ERROR_IO for a file that cannot be
+ * read or written, with the reason in message. Runs on the calling thread unless "threads" asks for more. */
+int koe_convert(const char *input, const char *output, const char *const *names, const char *const *values,
+                int count, char *message, size_t message_size);
 
 /* A one-line English description of a status, for messages. Never NULL. */
 const char *koe_status_string(int status);
