@@ -1,11 +1,12 @@
 // Issue 23's voicing bars: live mode's F0 (`koe analyze --live`) against whole-file DIO + StoneMask (`koe analyze`),
 // frame by frame, per file and rate. Both come from `F0Contour(estimating:sampleRate:options:)`, the call
 // `koe analyze` makes, with and without `live`.
-// Usage: live-voicing [--rates 8000,16000,44100,48000] [--dump NAME@RATE] FILE...
+// Usage: live-voicing [--rates 8000,16000,44100,48000] [--look-ahead MS] [--dump NAME@RATE] FILE...
 // Each file is resampled by sox to each rate (a .raw file is read as 8 kHz signed 16-bit mono, codec2's kind).
 // Per file: whole-file voiced frames that live leaves unvoiced ("lost"); of those also clearly periodic (below),
 // the share lost ("clear lost"); lost frames between two frames of the same whole-file voiced run that live voices
-// ("holes", as a share of all whole-file voiced frames); frames voiced only live; V/UV agreement; the F0 error on
+// ("holes", as a share of all whole-file voiced frames); frames voiced only live, and those of them clearly periodic
+// (shares of all frames); V/UV agreement; the F0 error on
 // jointly voiced frames. Then, per recording, the spread of the lost share over the rates, and pooled figures.
 // Clearly periodic: YIN's cumulative mean normalised difference (de Cheveigné & Kawahara 2002) over a 25 ms window
 // centred on the frame, each lag compared symmetrically about it (so the evidence lies within 12.5 ms plus half
@@ -72,6 +73,7 @@ struct Figures {
     var clearLost = 0
     var holes = 0
     var onlyLive = 0
+    var onlyLiveClear = 0
     var agree = 0
     var errors: [Double] = []
     var medianF0 = 0.0
@@ -85,6 +87,7 @@ struct Figures {
             let liveVoiced = live[frame] > 0
             agree += wholeVoiced == liveVoiced ? 1 : 0
             onlyLive += liveVoiced && !wholeVoiced ? 1 : 0
+            onlyLiveClear += liveVoiced && !wholeVoiced && clearFrames[frame] ? 1 : 0
             guard wholeVoiced else { continue }
             voiced += 1
             if clearFrames[frame] { clear += 1 }
@@ -119,6 +122,7 @@ struct Figures {
         clearLost += other.clearLost
         holes += other.holes
         onlyLive += other.onlyLive
+        onlyLiveClear += other.onlyLiveClear
         agree += other.agree
         errors += other.errors
     }
@@ -128,6 +132,7 @@ struct Figures {
     var clearLostShare: Double { Self.percent(clearLost, of: clear) }
     var holeShare: Double { Self.percent(holes, of: voiced) }
     var onlyLiveShare: Double { Self.percent(onlyLive, of: frames) }
+    var onlyLiveClearShare: Double { Self.percent(onlyLiveClear, of: frames) }
     var agreement: Double { Self.percent(agree, of: frames) }
     var p95Error: Double {
         guard !errors.isEmpty else { return .nan }
@@ -138,7 +143,7 @@ struct Figures {
     func row(_ label: String) -> String {
         [label, String(format: "%.0f", medianF0), "\(frames)", "\(voiced)",
          String(format: "%.2f", lostShare), String(format: "%.2f (%d of %d)", clearLostShare, clearLost, clear),
-         String(format: "%.2f", holeShare), String(format: "%.2f", onlyLiveShare), String(format: "%.2f", agreement),
+         String(format: "%.2f", holeShare), String(format: "%.2f (%.2f)", onlyLiveShare, onlyLiveClearShare), String(format: "%.2f", agreement),
          String(format: "%.2f", p95Error)].joined(separator: " | ")
     }
 }
@@ -146,23 +151,26 @@ struct Figures {
 var rates = [8000, 16000, 44100, 48000]
 var files: [String] = []
 var dumped: String?
+var lookAhead: Double?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--rates": rates = arguments.popFirst()!.split(separator: ",").map { Int($0)! }
     case "--dump": dumped = arguments.popFirst()!
+    case "--look-ahead": lookAhead = Double(arguments.popFirst()!)!
     default: files.append(argument)
     }
 }
 guard !files.isEmpty else {
-    FileHandle.standardError.write("usage: live-voicing [--rates R,...] [--dump NAME@RATE] FILE...\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: live-voicing [--rates R,...] [--look-ahead MS] [--dump NAME@RATE] FILE...\n".data(using: .utf8)!)
     exit(2)
 }
 
 var options = StreamingAnalyzer.Options()
 var liveOptions = options
 liveOptions.live = true
-print("file@rate | median F0 Hz | frames | whole voiced | lost % | clear lost % | holes % | voiced only live % | V/UV agree % | p95 F0 err %")
+liveOptions.lookAhead = lookAhead
+print("file@rate | median F0 Hz | frames | whole voiced | lost % | clear lost % | holes % | voiced only live % (clearly periodic) | V/UV agree % | p95 F0 err %")
 print("---|---|---|---|---|---|---|---|---|---")
 var pooled = Figures()
 var lostByRecording: [(String, [Double])] = []
