@@ -5,7 +5,7 @@ extension Dio {
     /// the two centred on the frame, at its best over lags within `lagRange` of the period: a DIO candidate may be
     /// off by as much as DIO's allowed range. The window is a period long, and no shorter than `shortestWindow`,
     /// so a deep voice is judged on one whole period and a high one on several. Sums run over every `step`-th
-    /// sample, a grid of 8 to 11 kHz at any rate (speech's periodicity is in its lower harmonics), and the best
+    /// sample, a grid of 8 to 16 kHz at any rate (speech's periodicity is in its lower harmonics), and the best
     /// lag of that grid is then refined to the sample: the cost stays small, and about the same at every rate.
     struct Periodicity {
         let rate: Double
