@@ -41,6 +41,7 @@ demo: deps release
 
 test: deps test-deps release
 	$(SWIFT) test
+	$(PYTHON) Tests/Door/public_symbols.py
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
@@ -146,9 +147,10 @@ release: deps
 
 # The LV2 bundle and the LADSPA plugin: thin C wrappers (Sources/KoePlugins) over the C ABI
 # (Sources/KoeC/include/koe.h), linked with the archive of the Swift code below it into one shared object each.
-# The Swift runtime and Foundation are linked in statically (-static-stdlib, and the toolchain's static archives
-# as one group, since the archives name their own dependencies only in Swift autolink entries the linker does not
-# read), so a host loads the plugin on a machine without a Swift toolchain. Only the descriptor function is
+# The Swift runtime, Dispatch and Synchronization are linked in statically (-static-stdlib, and the toolchain's
+# static archives as one group, since the archives name their own dependencies only in Swift autolink entries the
+# linker does not read), so a host loads the plugin on a machine without a Swift toolchain. The group pulls only
+# what the archive calls: no core module imports Foundation, which would add 49 MB. Only the descriptor function is
 # exported (Sources/KoePlugins/exports.map) and -Bsymbolic binds the plugin's calls to its own copy of the
 # runtime; NODELETE keeps the runtime's thread-local destructors and once-tokens valid after a host's dlclose.
 PLUGIN_DIR     := .build/plugins
@@ -170,7 +172,10 @@ PY_PLUGIN_TEST_DEPS := JACK-Client
 
 .PHONY: plugins install-plugins plugin-deps test-plugins plugin-test-deps
 
+# SwiftPM archives with `llvm-ar crs`, which adds to an existing archive and keeps the objects of source files since
+# removed (--whole-archive then links them: duplicate definitions); a fresh archive holds only the current ones.
 plugins: deps plugin-deps
+	rm -f .build/release/libKoeC.a
 	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
 	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
 	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/voice.c -o $(PLUGIN_OBJ)/voice.o

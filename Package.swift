@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "KoeWorldTests", dependencies: ["KoeWorld", "KoeDSP", "TestSupport"]),
         .testTarget(name: "KoeIOTests", dependencies: ["KoeIO", "TestSupport"]),
         .testTarget(name: "KoeStagesTests", dependencies: ["KoeStages", "TestSupport"]),
-        .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "TestSupport"]),
+        .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "KoeStages", "KoeWorld", "TestSupport"]),
         .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
         .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "TestSupport"]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The speed bars of issue 4: koe against WORLD's C++ (pyworld) and Rubber Band, side by side in one run.
+"""The speed bars of issues 4 and 24: koe against WORLD's C++ (pyworld) and Rubber Band, side by side in one run.
 
 Usage: python3 bench/bench.py [--koe .build/release/koe] [--pairs 5] [--seconds 60] [--rates 48000,16000]
                               [--json .build/bench/results.json]
@@ -24,8 +24,10 @@ ratios of the medians are printed and stored beside them.
 3. Pipe mode, 48 kHz: the speech as raw signed 16-bit mono from a file on stdin through `koe - - --type raw
    --rate 48000 --encoding signed --bits 16 --channels 1 --pitch 1.2 --formant 1.1 --threads 1` to
    /dev/null; speed = audio seconds / wall seconds.
+4. Live mode, 48 kHz: `koe convert IN OUT --live --pitch 1.2 --formant 1.1 --quiet --threads 1`, the whole
+   process, file to file, in the conversion rounds; speed = audio seconds / wall seconds.
 
-Prints a table per rate, then one line per bar of issue 4 with PASS or FAIL, and writes every figure (medians
+Prints a table per rate, then one line per bar of issues 4 and 24 with PASS or FAIL, and writes every figure (medians
 and each run) as JSON. Wall-clock time on a shared machine also counts time spent waiting for a core; the load
 average is printed and stored. Exit status 1 if a bar fails.
 """
@@ -208,6 +210,12 @@ def rubberband(speech):
     return run_timed(["rubberband", "-3", "-F", "-f", str(PITCH), speech.wav, target])
 
 
+def koe_live(koe, speech):
+    """koe convert in live mode on one thread, file to file: (wall, CPU) seconds."""
+    return run_timed([koe, "convert", speech.wav, speech.scratch / "koe_live.wav", "--live", "--pitch", str(PITCH),
+                      "--formant", str(FORMANT), "--quiet", "--threads", "1"])
+
+
 def koe_pipe(koe, speech):
     """koe in pipe mode, raw PCM from a file on stdin to /dev/null: (wall, CPU) seconds."""
     with open(speech.pcm16, "rb") as source:
@@ -227,6 +235,7 @@ def bench_conversion(koe, speech, pairs):
     contenders["rubberband"] = lambda: rubberband(speech)
     if speech.rate == PIPE_RATE:
         contenders["koe pipe 1t"] = lambda: koe_pipe(koe, speech)
+        contenders["koe live 1t"] = lambda: koe_live(koe, speech)
     runs = {name: [] for name in contenders}
     for pair in range(pairs):
         for name, run in contenders.items():
@@ -303,6 +312,10 @@ def print_conversion(speech, rows, conversion):
         wall = conversion["koe pipe 1t"]["wall"]
         print(f"pipe mode, 1 thread: {wall:.3f} s for {speech.seconds:.1f} s of audio = "
               f"{speech.seconds / wall:.1f}x real time")
+    if "koe live 1t" in conversion:
+        wall = conversion["koe live 1t"]["wall"]
+        print(f"live mode (--live), 1 thread: {wall:.3f} s for {speech.seconds:.1f} s of audio = "
+              f"{speech.seconds / wall:.1f}x real time")
 
 
 def times(value):
@@ -311,7 +324,7 @@ def times(value):
 
 
 def evaluate_bars(results):
-    """Issue 4's bars as (description, figure, needed, passed)."""
+    """Issue 4's and issue 24's bars as (description, figure, needed, passed)."""
     bars = []
 
     def bar(description, figure, needed, passed):
@@ -342,11 +355,29 @@ def evaluate_bars(results):
         value = results["pipe"]["real_time_factor"]
         bar(f"pipe mode, raw PCM {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 25x",
             value >= 25.0)
+    # Issue 24: one core at 6-7x WORLD C++, and live mode at 35x real time on one thread.
+    if at in results["conversion"]:
+        rows = results["conversion"][at]["rows"]
+        khz = BAR_RATE // 1000
+        for method, least in (("dio", 6.0), ("harvest", 7.3)):
+            value = rows[method]["pyworld_over_koe"]
+            bar(f"issue 24: whole conversion, {method} path, {khz} kHz, 1 thread: pyworld / koe", times(value),
+                f">= {least:g}x", value >= least)
+        for method, least in (("dio", 10.0), ("harvest", 12.0)):
+            # The default, all cores, is the 2-thread run on a 2-core machine.
+            value = paired_ratio(results["conversion"][at]["runs"][f"pyworld {method}"]["wall_runs"],
+                                 results["conversion"][at]["runs"][f"koe {method} 2t"]["wall_runs"])
+            bar(f"issue 24: whole conversion, {method} path, {khz} kHz, 2 threads: pyworld / koe", times(value),
+                f">= {least:g}x", value >= least)
+    if results.get("live"):
+        value = results["live"]["real_time_factor"]
+        bar(f"issue 24: --live, {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 35x",
+            value >= 35.0)
     return bars
 
 
 def print_bars(bars):
-    print("\nIssue 4 bars")
+    print("\nIssue 4 and issue 24 bars")
     width = max(len(entry["bar"]) for entry in bars)
     for entry in bars:
         print(f"{'PASS' if entry['passed'] else 'FAIL'}  {entry['bar']:<{width}}  {entry['figure']:>18}  "
@@ -354,7 +385,7 @@ def print_bars(bars):
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description="koe against pyworld and Rubber Band: issue 4's speed bars.")
+    parser = argparse.ArgumentParser(description="koe against pyworld and Rubber Band: issue 4's and 24's speed bars.")
     parser.add_argument("--koe", type=Path, default=DEFAULT_KOE, help="koe binary (default .build/release/koe)")
     parser.add_argument("--pairs", type=int, default=5, help="alternating rounds per measure (default 5)")
     parser.add_argument("--seconds", type=float, default=60.0, help="least length of speech (default 60)")
@@ -378,7 +409,7 @@ def main():
           f"{load_before[1]:.2f} (5 min)", flush=True)
     results = {"machine": {"cores": os.cpu_count(), "platform": platform.platform(), "load_before": load_before},
                "settings": {"pairs": arguments.pairs, "pitch": PITCH, "formant": FORMANT, "koe": str(arguments.koe)},
-               "inputs": {}, "stages": {}, "conversion": {}, "pipe": None}
+               "inputs": {}, "stages": {}, "conversion": {}, "pipe": None, "live": None}
     with tempfile.TemporaryDirectory(prefix="koe-bench-") as scratch:
         for rate in arguments.rates:
             speech = Speech(clips, rate, arguments.seconds, Path(scratch))
@@ -393,6 +424,10 @@ def main():
             if "koe pipe 1t" in conversion:
                 wall = conversion["koe pipe 1t"]["wall"]
                 results["pipe"] = {"rate": rate, "audio_seconds": speech.seconds, "wall": wall,
+                                   "real_time_factor": speech.seconds / wall}
+            if "koe live 1t" in conversion:
+                wall = conversion["koe live 1t"]["wall"]
+                results["live"] = {"rate": rate, "audio_seconds": speech.seconds, "wall": wall,
                                    "real_time_factor": speech.seconds / wall}
             sys.stdout.flush()
     results["machine"]["load_after"] = os.getloadavg()

@@ -30,13 +30,13 @@ final class Chain {
     }
 
     /// Collects what the background stages finished, each stage's output passed on through the stages after it.
-    func collect(into output: inout [Double]) throws {
-        var collected: [Double] = []
+    func drain(into output: inout [Double]) throws {
+        var drained: [Double] = []
         for (index, stage) in stages.enumerated() {
             guard let background = stage as? any BackgroundStage else { continue }
-            collected.removeAll(keepingCapacity: true)
-            try background.collect(into: &collected)
-            try pass(collected, from: index + 1, isFinal: false, into: &output)
+            drained.removeAll(keepingCapacity: true)
+            try background.drain(into: &drained)
+            try pass(drained, from: index + 1, isFinal: false, into: &output)
         }
     }
 

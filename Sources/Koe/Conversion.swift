@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import KoeIO
 import KoeStages
 import KoeWorld
@@ -29,7 +29,7 @@ public struct ConversionProgress: Sendable {
 }
 
 /// What a conversion did, for reports and `--json`.
-public struct ConversionStatistics: Sendable, Encodable {
+public struct ConversionStatistics: Sendable {
     public let inputSeconds: Double
     public let outputSeconds: Double
     public let sampleRate: Int
@@ -40,37 +40,13 @@ public struct ConversionStatistics: Sendable, Encodable {
     public let latencyMilliseconds: Double
     /// The stages' guaranteed bound on it, for any signal.
     public let latencyBoundMilliseconds: Double
-    /// Whether the analysis and synthesis were live ones (`StreamingAnalyzer.Options.live`).
+    /// Whether the analysis and synthesis were live ones (`AnalysisOptions.live`).
     public let live: Bool
     public let clippedSamples: Int
     public let medianF0In: Double?
     public let medianF0Out: Double?
 
-    public var realTimeFactor: Double { inputSeconds > 0 ? processingSeconds / inputSeconds : 0 }
-
-    private enum CodingKeys: String, CodingKey {
-        case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
-        case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
-        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms", live
-        case clippedSamples = "clipped_samples"
-        case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(inputSeconds, forKey: .inputSeconds)
-        try container.encode(outputSeconds, forKey: .outputSeconds)
-        try container.encode(sampleRate, forKey: .sampleRate)
-        try container.encode(channels, forKey: .channels)
-        try container.encode(processingSeconds, forKey: .processingSeconds)
-        try container.encode(realTimeFactor, forKey: .realTimeFactor)
-        try container.encode(latencyMilliseconds, forKey: .latencyMilliseconds)
-        try container.encode(latencyBoundMilliseconds, forKey: .latencyBoundMilliseconds)
-        try container.encode(live, forKey: .live)
-        try container.encode(clippedSamples, forKey: .clippedSamples)
-        try container.encode(medianF0In, forKey: .medianF0In)
-        try container.encode(medianF0Out, forKey: .medianF0Out)
-    }
+    package var realTimeFactor: Double { inputSeconds > 0 ? processingSeconds / inputSeconds : 0 }
 }
 
 /// Drives one conversion: reads chunks, pushes them through the engine, writes what comes out.
@@ -119,7 +95,7 @@ package struct Conversion {
             guard SignalRequirements.sampleRates.contains(sampleRate) else {
                 throw .invalidArgument(WorldError.unsupportedSampleRate(sampleRate).description)
             }
-            try AnalysisCheck.require(settings.analysis, sampleRate: sampleRate)
+            try KoeError.wrapping { try settings.analysis.validate(sampleRate: sampleRate) }
         }
         if let frames { try checkF0Track(settings, inputFrames: frames, sampleRate: sampleRate, source: source) }
         try ConversionSettings.requireBuildable(settings.bands(sampleRate: sampleRate), sampleRate: sampleRate)
@@ -176,7 +152,7 @@ package struct Conversion {
             framesIn += chunk.count / source.channels
             try write(try engine.process(interleaved: chunk, isFinal: false))
             if source.mayWaitForInput {
-                try write(try engine.collect())
+                try write(try engine.drain())
             }
             heldBackPeak = max(heldBackPeak, Double(framesIn) - Double(framesOut) / engine.lengthRatio)
             progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))

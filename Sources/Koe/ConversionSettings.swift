@@ -3,7 +3,7 @@ import KoeWorld
 
 /// What a file conversion does: the voice, the EQ, the gain, the analysis, and how it runs.
 /// The defaults change nothing; a conversion that changes nothing copies the audio.
-public struct ConversionSettings: Sendable, Equatable {
+public struct ConversionSettings: Sendable {
     /// The voice changes, tempo included (default: none).
     public var voice = VoiceSettings()
     /// EQ bands after the vocoder, in order, after the preset's (default none). A band the recording's sample
@@ -12,7 +12,7 @@ public struct ConversionSettings: Sendable, Equatable {
     /// Output gain in dB (default 0).
     public var gainDB = 0.0
     /// The analysis: F0 method, frame period, F0 range, look-ahead (default WORLD's, DIO).
-    public var analysis = StreamingAnalyzer.Options()
+    public var analysis = AnalysisOptions()
     /// Run the vocoder even when the voice is unchanged: analysis and resynthesis (default off).
     public var forceVocoder = false
     /// Threads the conversion may use, 1 to 1024 (default 1): the channels at once, and each channel's vocoder its
@@ -25,7 +25,7 @@ public struct ConversionSettings: Sendable, Equatable {
     /// Off, samples beyond full scale are clipped and counted (`ConversionStatistics.clippedSamples`).
     public var limitsOutput = true
     /// The preset applied last, whose EQ bands come before `equalizer`: those a recording's rate can hold.
-    public private(set) var preset: Preset?
+    package private(set) var preset: Preset?
 
     public init() {}
 
@@ -41,7 +41,7 @@ public struct ConversionSettings: Sendable, Equatable {
 
     /// The most frames a chunk may have: a chunk's buffers are allocated whole, channels times over, so past this
     /// a chunk is memory, not speed.
-    public static let chunkFrameLimit = 1 << 20
+    package static let chunkFrameLimit = 1 << 20
 
     /// True when the vocoder is in a conversion's chain: the voice changes something, or it is forced.
     var usesVocoder: Bool { forceVocoder || !voice.isIdentity }
@@ -58,7 +58,7 @@ public struct ConversionSettings: Sendable, Equatable {
             throw .invalidArgument("a chunk must hold 1 to \(Self.chunkFrameLimit) frames (got \(chunkFrames))")
         }
         try validateSound()
-        if let problem = AnalysisLimits.problem(with: analysis, sampleRate: nil) {
+        if let problem = analysis.problem(sampleRate: nil) {
             throw .invalidArgument(problem)
         }
     }
@@ -90,16 +90,16 @@ public struct ConversionSettings: Sendable, Equatable {
 extension VoiceSettings {
     /// The first setting out of its range, said in words; nil when the voice can be made.
     var problem: String? {
-        for (name, value) in [("pitch ratio", pitchRatio), ("tempo", tempo)] where !Self.ratioRange.contains(value) {
+        for (name, value) in [("pitch ratio", pitch), ("tempo", tempo)] where !Self.ratioRange.contains(value) {
             return "\(name) must be between \(Self.ratioRange.lowerBound) and \(Self.ratioRange.upperBound) (got \(value))"
         }
-        if !(formantRatio.isFinite && formantRatio > 0) {
-            return "formant ratio must be a positive number (got \(formantRatio))"
+        if !(formant.isFinite && formant > 0) {
+            return "formant ratio must be a positive number (got \(formant))"
         }
         if !Self.pitchRangeLimits.contains(pitchRange) {
             return "pitch range must be between 0 and 10 (got \(pitchRange))"
         }
-        for (name, median) in [("pitch median", targetMedian), ("reference median", referenceMedian)] {
+        for (name, median) in [("pitch median", pitchMedian), ("reference median", referenceMedian)] {
             if let median, !Self.medianRange.contains(median) {
                 return "\(name) must be between 10 and 5000 Hz (got \(median))"
             }

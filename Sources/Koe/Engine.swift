@@ -61,23 +61,23 @@ final class Engine {
 
     // MARK: Planar blocks (VoiceChanger)
 
-    /// Makes room for blocks of up to `frames` frames: loading, running and unloading such a block then allocates
+    /// Makes room for blocks of up to `frames` frames: pushing, running and draining such a block then allocates
     /// nothing once the stream has begun (on one thread).
     func reserve(forBlocksOf frames: Int) {
         for lane in lanes { lane.reserve(forBlocksOf: frames) }
     }
 
     /// Takes a channel's next input.
-    func load<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>, channel: Int) {
-        lanes[channel].load(samples)
+    func push<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>, channel: Int) {
+        lanes[channel].push(samples)
     }
 
-    /// Runs every channel's loaded input through its chain until at least `frames` frames are ready in each;
+    /// Runs every channel's pushed input through its chain until at least `frames` frames are ready in each;
     /// throws when the stages fell behind that (a changer's latency bound).
     func run(readying frames: Int) throws {
         try eachLane { lane in
             try lane.chain.process(lane.input, isFinal: false, into: &lane.ready)
-            if lane.ready.count < frames { try lane.chain.collect(into: &lane.ready) }
+            if lane.ready.count < frames { try lane.chain.drain(into: &lane.ready) }
         }
         if let short = lanes.first(where: { $0.ready.count < frames }) {
             throw KoeError.misuse("the vocoder fell behind its latency bound: \(short.ready.count) of \(frames) frames ready")
@@ -85,15 +85,15 @@ final class Engine {
     }
 
     /// Moves a channel's first `count` ready frames to `output` (which may be where its input was read from).
-    func unload<Sample: BinaryFloatingPoint>(_ count: Int, channel: Int, into output: UnsafeMutableBufferPointer<Sample>) {
-        lanes[channel].unload(count, into: output)
+    func drain<Sample: BinaryFloatingPoint>(_ count: Int, channel: Int, into output: UnsafeMutableBufferPointer<Sample>) {
+        lanes[channel].drain(count, into: output)
     }
 
     /// Frames each channel has ready.
     var readyFrames: Int { lanes.map(\.ready.count).min() ?? 0 }
 
-    /// Ends the stream: every chain drains into its ready frames. A stream too short to analyse comes out silent.
-    func finishPlanar() throws {
+    /// Ends the stream: every chain drains into its ready frames.
+    func finish() throws {
         try eachLane { try $0.finish() }
     }
 
@@ -110,17 +110,17 @@ final class Engine {
             lane.deinterleave(input, channels: channels)
             try lane.chain.process(lane.input, isFinal: isFinal, into: &lane.ready)
         }
-        return releaseWholeFrames()
+        return drainWholeFrames()
     }
 
     /// Waits for the stages still working in the background and returns the interleaved output now ready.
     /// Call it before waiting for more input, so a live stream is not held back.
-    func collect() throws -> [Double] {
-        try eachLane { try $0.chain.collect(into: &$0.ready) }
-        return releaseWholeFrames()
+    func drain() throws -> [Double] {
+        try eachLane { try $0.chain.drain(into: &$0.ready) }
+        return drainWholeFrames()
     }
 
-    private func releaseWholeFrames() -> [Double] {
+    private func drainWholeFrames() -> [Double] {
         let frames = readyFrames
         guard frames > 0 else { return [] }
         var output = [Double](repeating: 0, count: frames * channels)
@@ -184,7 +184,7 @@ final class Engine {
     }
 }
 
-/// One channel of an engine: its planned chain, the stages a change reaches, the input being loaded and the
+/// One channel of an engine: its planned chain, the stages a change reaches, the input being pushed and the
 /// output ready. Touched by one thread at a time.
 private final class Lane {
     let channel: Int
@@ -252,7 +252,7 @@ private final class Lane {
         chain.reserve(forChunksOf: frames)
     }
 
-    func load<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>) {
+    func push<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>) {
         input.removeAll(keepingCapacity: true)
         for sample in samples {
             input.append(Double(sample))
@@ -273,7 +273,7 @@ private final class Lane {
         input.withUnsafeBufferPointer { mix.feedDry($0) }
     }
 
-    func unload<Sample: BinaryFloatingPoint>(_ count: Int, into output: UnsafeMutableBufferPointer<Sample>) {
+    func drain<Sample: BinaryFloatingPoint>(_ count: Int, into output: UnsafeMutableBufferPointer<Sample>) {
         ready.withUnsafeBufferPointer { ready in
             for index in 0..<count {
                 output[index] = Sample(ready[index])
@@ -282,15 +282,9 @@ private final class Lane {
         ready.removeFirst(count)
     }
 
-    /// Drains the chain into `ready`. A stream too short to analyse comes out as silence of the delay's length.
+    /// Drains the chain into `ready`.
     func finish() throws {
-        let held = ready.count
-        do {
-            try chain.process([], isFinal: true, into: &ready)
-        } catch WorldError.signalTooShort {
-            ready.removeSubrange(held...)
-            ready.append(contentsOf: repeatElement(0, count: max(0, chain.latency - held)))
-        }
+        try chain.process([], isFinal: true, into: &ready)
     }
 
     /// Runs `body` unless an earlier run failed, keeping its failure for the engine to throw.

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeIO
 import KoeStages
 import KoeWorld
@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// ```swift
 /// let changer = try VoiceChanger(sampleRate: 48000, channels: 2)
-/// changer.pitch = 1.2
-/// changer.formant = 1.8
+/// changer.voice.pitch = 1.2
+/// changer.voice.formant = 1.8
 /// let out = try changer.process(planar)   // planar.count channels, each as long as the input's
 /// let tail = try changer.finish()          // the `latency` frames still held
 /// ```
@@ -40,15 +40,11 @@ import Synchronization
 /// needed; the output is the same.
 public final class VoiceChanger {
     /// How the changer analyses; fixed for its life.
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable {
         /// The analysis: F0 method, frame period, F0 range, look-ahead; WORLD's defaults (DIO, 5 ms, 71–800 Hz).
-        public var analysis = StreamingAnalyzer.Options()
-        /// The lowest latency: live analysis and causal synthesis (`analysis.live`, the same switch; default
-        /// off). About 47 ms at WORLD's F0 floor, against about 215 ms.
-        public var live: Bool {
-            get { analysis.live }
-            set { analysis.live = newValue }
-        }
+        /// `analysis.live` gives the lowest latency, live analysis and causal synthesis: about 47 ms at WORLD's
+        /// F0 floor, against about 215 ms.
+        public var analysis = AnalysisOptions()
         /// Threads the changer may use, 1 to 1024 (default 1: the caller's thread alone): the channels side by
         /// side first, then each channel's vocoder its share, as in a file conversion.
         public var threads = 1
@@ -56,97 +52,34 @@ public final class VoiceChanger {
         public init() {}
     }
 
-    /// Pitch and formant ratios reach four octaves either way.
-    public static let ratioRange = VoiceSettings.ratioRange
     /// The channel counts a changer takes: as many as an audio file may hold.
-    public static let channelCounts = 1...RawPCMFormat.maxChannels
+    package static let channelCounts = 1...RawPCMFormat.maxChannels
 
+    /// Fixed for the changer's life, like `channels` and `latency`: read them from any thread.
     public let sampleRate: Int
     public let channels: Int
-    public let options: Options
+    package let options: Options
     /// Frames between an input frame and its output frame; fixed for the changer's life.
     public let latency: Int
 
-    /// F0 multiplier: 2 is an octave up (default 1; clamped to `ratioRange`).
-    public var pitch: Double {
-        get { voice.pitchRatio }
-        set { change { $0.pitchRatio = Self.clamped(newValue, to: Self.ratioRange) ?? $0.pitchRatio } }
-    }
-
-    /// The pitch shift in semitones: the same setting as `pitch`, on another scale.
-    public var semitones: Double {
-        get { 12 * log2(pitch) }
-        set { if newValue.isFinite { pitch = exp2(newValue / 12) } }
-    }
-
-    /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1; clamped to
-    /// `ratioRange`).
-    public var formant: Double {
-        get { voice.formantRatio }
-        set { change { $0.formantRatio = Self.clamped(newValue, to: Self.ratioRange) ?? $0.formantRatio } }
-    }
-
-    /// Scale of F0 excursions around the median, in log-F0: 0 monotone, 1 unchanged (default 1; clamped to
-    /// 0…10). The median is the running median of the voiced frames so far.
-    public var pitchRange: Double {
-        get { voice.pitchRange }
-        set { change { $0.pitchRange = Self.clamped(newValue, to: VoiceSettings.pitchRangeLimits) ?? $0.pitchRange } }
-    }
-
-    /// Median F0 to move the voice to, in Hz, or nil to keep the speaker's (default nil; clamped to 10…5000 Hz).
-    public var pitchMedian: Double? {
-        get { voice.targetMedian }
-        set {
-            change { voice in
-                guard let newValue else { return voice.targetMedian = nil }
-                voice.targetMedian = Self.clamped(newValue, to: VoiceSettings.medianRange) ?? voice.targetMedian
-            }
-        }
-    }
-
-    /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
-    public var whisper: Bool {
-        get { voice.whisper }
-        set { change { $0.whisper = newValue } }
-    }
-
-    /// Pull voiced F0 to the nearest note of a scale, after the ratios: pitch correction (default nil: off).
-    /// Strength, speed and A4 are clamped to their ranges (`PitchSnap.Options`); options with a non-finite
-    /// value are ignored.
-    public var snap: PitchSnap.Options? {
-        get { voice.snap }
-        set {
-            guard var options = newValue else { return change { $0.snap = nil } }
-            guard let strength = Self.clamped(options.strength, to: PitchSnap.Options.strengthRange),
-                  let speed = Self.clamped(options.speed, to: PitchSnap.Options.speedRange),
-                  let a4 = Self.clamped(options.a4, to: PitchSnap.Options.a4Range) else { return }
-            (options.strength, options.speed, options.a4) = (strength, speed, a4)
-            change { $0.snap = options }
-        }
-    }
-
-    /// Sinusoidal vibrato on voiced frames, after the snap (default nil: off). Rate and depth are clamped to
-    /// their ranges (`Vibrato.Options`); options with a non-finite value are ignored.
-    public var vibrato: Vibrato.Options? {
-        get { voice.vibrato }
-        set {
-            guard var options = newValue else { return change { $0.vibrato = nil } }
-            guard let rate = Self.clamped(options.rate, to: Vibrato.Options.rateRange),
-                  let depth = Self.clamped(options.depth, to: Vibrato.Options.depthRange) else { return }
-            (options.rate, options.depth) = (rate, depth)
-            change { $0.vibrato = options }
-        }
-    }
-
-    /// A pitch ratio over time, multiplied with `pitch`; its times count input seconds from the start of the
-    /// stream (default nil: none).
-    public var pitchCurve: PitchCurve? {
-        get { voice.pitchCurve }
-        set { change { $0.pitchCurve = newValue } }
+    /// The voice: pitch, formant, pitch range and median, whisper, snap, vibrato, pitch curve (default: the voice
+    /// unchanged). Set it whole or a field at a time (`changer.voice.pitch = 1.2`). A value out of its range is
+    /// clamped to it (`VoiceSettings.ratioRange` for pitch and formant, `pitchRangeLimits`, `medianRange`, and the
+    /// snap's and vibrato's own), and a value that is not finite leaves its field as it was, so a host's odd control
+    /// value never stops the audio. A stream keeps time and analyses its own F0: `tempo` stays 1 and `f0Track` nil.
+    /// The pitch curve's times count input seconds from the start of the stream; pitch range and median work
+    /// around the running median of the voiced frames so far.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** changing pitch, formant and
+    /// the other numbers allocates nothing and takes no lock (the plugins' test moves them under a host's
+    /// `run()`); a new pitch curve's points are the caller's array.
+    public var voice: VoiceSettings {
+        get { currentVoice }
+        set { change(to: newValue.clamped(keeping: currentVoice)) }
     }
 
     /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
     /// `latency` either way, so switching it never moves the output; a block within ±1 passes it unchanged.
+    /// **When:** between any two `process` calls, on their thread; allocates nothing.
     public var limitsOutput = true {
         didSet { engine.setLimiting(limitsOutput) }
     }
@@ -154,6 +87,7 @@ public final class VoiceChanger {
     /// The EQ bands, applied in order after the vocoder (default none). Bands that cannot be built at this
     /// sample rate (at or above Nyquist, a non-positive Q) and flat bands are left out: reading the property
     /// gives the bands that act.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public var equalizer: [EqualizerBand] {
         get { equalizerBands }
         set {
@@ -163,7 +97,8 @@ public final class VoiceChanger {
         }
     }
 
-    /// Output gain in dB (default 0; clamped to -60…60 dB).
+    /// Output gain in dB (default 0; clamped to -60…60 dB; a non-finite value is ignored).
+    /// **When:** between any two `process` calls, on their thread; allocates nothing and takes no lock.
     public var gainDB: Double {
         get { gain }
         set {
@@ -173,7 +108,7 @@ public final class VoiceChanger {
         }
     }
 
-    private var voice: VoiceSettings
+    private var currentVoice: VoiceSettings
     private var equalizerBands: [EqualizerBand] = []
     private var gain = 0.0
     private var engine: Engine
@@ -188,6 +123,7 @@ public final class VoiceChanger {
 
     /// Throws `KoeError.invalidArgument` for a sample rate outside 8–192 kHz, a channel count outside
     /// `channelCounts`, threads outside 1…1024, or analysis options WORLD cannot run with.
+    /// **Real time:** no: it allocates every buffer the stream needs, so that `process` need not.
     public init(sampleRate: Int, channels: Int, options: Options = Options()) throws(KoeError) {
         guard SignalRequirements.sampleRates.contains(sampleRate) else {
             throw .invalidArgument(WorldError.unsupportedSampleRate(sampleRate).description)
@@ -196,11 +132,11 @@ public final class VoiceChanger {
             throw .invalidArgument("a voice changer takes 1 to \(Self.channelCounts.upperBound) channels (got \(channels))")
         }
         try ConversionSettings.requireThreads(options.threads)
-        try AnalysisCheck.require(options.analysis, sampleRate: sampleRate)
+        try KoeError.wrapping { try options.analysis.validate(sampleRate: sampleRate) }
         self.sampleRate = sampleRate
         self.channels = channels
         self.options = options
-        voice = VoiceSettings()
+        currentVoice = VoiceSettings()
         engine = try KoeError.wrapping {
             try Self.makeEngine(sampleRate: sampleRate, channels: channels, options: options, voice: VoiceSettings())
         }
@@ -231,38 +167,48 @@ public final class VoiceChanger {
     /// The sample rates and options `warmUp` has run with in this process.
     private static let warmedUp = Mutex<Set<String>>([])
 
-    /// Swift's runtime sets up some of the types a chain uses the first time they are used, under its locks:
-    /// once per process and set-up, a scratch chain runs a vowel so that happens here, not in `process`. Only a
-    /// changer on one thread promises `process` takes no lock, so only such a changer warms up.
+    /// Swift's runtime sets up some of the types a changer uses the first time they are used, under its locks:
+    /// once per process and set-up, a scratch changer runs a vowel through the pointer form while its settings
+    /// move out of identity and back, as a host's controls do, so that every path a block or a setting can take
+    /// has run here, not in `process`. Only a changer on one thread promises `process` takes no lock, so only
+    /// such a changer warms up; the scratch changer's own warm-up finds its key taken and returns.
     private static func warmUp(sampleRate: Int, options: Options) throws {
         let key = "\(sampleRate) \(options)"
         guard options.threads == 1, warmedUp.withLock({ $0.insert(key).inserted }) else { return }
-        var voice = VoiceSettings()
-        voice.pitchRatio = 1.2
-        let engine = try makeEngine(sampleRate: sampleRate, channels: 1, options: options, voice: voice)
-        let vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
-        var output = [Float](repeating: 0, count: pieceFrames)
-        for start in stride(from: 0, to: vowel.count, by: pieceFrames) {
-            let piece = vowel[start..<min(vowel.count, start + pieceFrames)]
-            piece.withUnsafeBufferPointer { engine.load($0, channel: 0) }
-            try engine.run(readying: piece.count)
-            output.withUnsafeMutableBufferPointer { engine.unload(piece.count, channel: 0, into: $0) }
+        let scratch = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        let moves: [(VoiceChanger) -> Void] = [
+            { $0.voice.pitch = 1.2 }, { $0.voice.formant = 1.1 }, { $0.gainDB = -3 }, { $0.voice = VoiceSettings() },
+            { $0.gainDB = 0 }, { $0.voice.pitch = 0.9 },
+        ]
+        var vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
+        try vowel.withUnsafeMutableBufferPointer { samples throws(KoeError) in
+            for (index, start) in stride(from: 0, to: samples.count, by: pieceFrames).enumerated() {
+                moves[index % moves.count](scratch)
+                var channel = samples.baseAddress! + start
+                let frames = min(pieceFrames, samples.count - start)
+                try withUnsafePointer(to: &channel) { output throws(KoeError) in
+                    try output.withMemoryRebound(to: UnsafePointer<Float>.self, capacity: 1) { input throws(KoeError) in
+                        try scratch.process(input, into: output, frames: frames)
+                    }
+                }
+            }
         }
     }
 
     /// Takes on a named voice (see `Preset.all`): its pitch, pitch range, formant, whisper and EQ bands (those
     /// this sample rate can hold). Tempo is a file conversion's setting; a live changer keeps time.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(preset name: String) throws(KoeError) {
         guard let preset = Preset.named(name) else {
             let names = Preset.all.map(\.name).joined(separator: ", ")
             throw .invalidArgument("unknown preset '\(name)' (presets: \(names))")
         }
-        change { voice in
-            voice.pitchRatio = preset.voice.pitchRatio
-            voice.pitchRange = preset.voice.pitchRange
-            voice.formantRatio = preset.voice.formantRatio
-            voice.whisper = preset.voice.whisper
-        }
+        var voice = currentVoice
+        voice.pitch = preset.voice.pitch
+        voice.pitchRange = preset.voice.pitchRange
+        voice.formant = preset.voice.formant
+        voice.whisper = preset.voice.whisper
+        self.voice = voice
         equalizer = preset.bands(sampleRate: sampleRate)
     }
 
@@ -271,6 +217,7 @@ public final class VoiceChanger {
     /// Refused, with nothing changed: a voice out of range, one that needs the whole input (a tempo other than
     /// 1, an F0 track), or an explicit band this sample rate cannot hold. The analysis and threads are fixed at
     /// construction and not read here.
+    /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(_ settings: ConversionSettings) throws(KoeError) {
         try settings.validateSound()
         guard settings.voice.tempo == 1 else {
@@ -280,11 +227,7 @@ public final class VoiceChanger {
             throw .invalidArgument("an F0 track is made for one whole input; a live changer cannot take one")
         }
         try ConversionSettings.requireBuildable(settings.equalizer, sampleRate: sampleRate)
-        change { voice in
-            voice = settings.voice
-            // A conversion takes any positive formant ratio; a live changer clamps it, as the `formant` setter does.
-            voice.formantRatio = Self.clamped(voice.formantRatio, to: Self.ratioRange) ?? voice.formantRatio
-        }
+        voice = settings.voice
         equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput
@@ -293,12 +236,13 @@ public final class VoiceChanger {
     // MARK: Processing
 
     /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
+    /// **Real time:** no: the returned arrays are allocated; the unsafe-pointer form is the one for a callback.
     public func process(_ input: [[Float]]) throws(KoeError) -> [[Float]] {
         try processPlanar(input)
     }
 
     /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
-    public func process(_ input: [[Double]]) throws(KoeError) -> [[Double]] {
+    package func process(_ input: [[Double]]) throws(KoeError) -> [[Double]] {
         try processPlanar(input)
     }
 
@@ -315,33 +259,35 @@ public final class VoiceChanger {
             try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
         }
         try run(frames: frames) { channel, piece in
-            engine.load(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count), channel: channel)
-        } unload: { channel, piece in
-            engine.unload(
+            engine.push(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count), channel: channel)
+        } drain: { channel, piece in
+            engine.drain(
                 piece.count, channel: channel,
                 into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
         }
     }
 
     /// Ends the stream: returns the `latency` frames per channel still held. Call `reset` before a new stream.
+    /// **Real time:** no: the returned arrays are allocated.
     public func finish() throws(KoeError) -> [[Float]] {
         try finish(as: Float.self)
     }
 
     /// Ends the stream: returns the `latency` frames per channel still held, as `Sample`s.
-    public func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
+    package func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
         try requireStreaming()
         isFinished = true
-        try KoeError.wrapping { try engine.finishPlanar() }
+        try KoeError.wrapping { try engine.finish() }
         let frames = engine.readyFrames
         return (0..<channels).map { channel in
             var tail = [Sample](repeating: 0, count: frames)
-            tail.withUnsafeMutableBufferPointer { engine.unload(frames, channel: channel, into: $0) }
+            tail.withUnsafeMutableBufferPointer { engine.drain(frames, channel: channel, into: $0) }
             return tail
         }
     }
 
     /// Ends the stream into `output`, one pointer per channel, each with room for `latency` frames.
+    /// **When:** once, after the last `process`, on its thread.
     public func finish(into output: UnsafePointer<UnsafeMutablePointer<Float>>) throws(KoeError) {
         let tail = try finish()
         for channel in 0..<channels {
@@ -350,10 +296,11 @@ public final class VoiceChanger {
     }
 
     /// Forgets the stream: the next `process` starts a new one, with the current settings and no glide.
+    /// **When:** between `process` calls, on their thread. **Real time:** no: it rebuilds the stages.
     public func reset() {
         // Building a chain with settings that were valid once cannot fail.
         if let fresh = try? Self.makeEngine(
-            sampleRate: sampleRate, channels: channels, options: options, voice: voice, bands: equalizerBands,
+            sampleRate: sampleRate, channels: channels, options: options, voice: currentVoice, bands: equalizerBands,
             gainDB: gain, limitsOutput: limitsOutput)
         {
             engine = fresh
@@ -378,10 +325,10 @@ public final class VoiceChanger {
         }
         var output = (0..<channels).map { _ in [Sample](repeating: 0, count: frames) }
         try run(frames: frames) { channel, piece in
-            input[channel].withUnsafeBufferPointer { engine.load(UnsafeBufferPointer(rebasing: $0[piece]), channel: channel) }
-        } unload: { channel, piece in
+            input[channel].withUnsafeBufferPointer { engine.push(UnsafeBufferPointer(rebasing: $0[piece]), channel: channel) }
+        } drain: { channel, piece in
             output[channel].withUnsafeMutableBufferPointer {
-                engine.unload(piece.count, channel: channel, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
+                engine.drain(piece.count, channel: channel, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
             }
         }
         return output
@@ -391,10 +338,10 @@ public final class VoiceChanger {
     /// of any size, once seen, allocates nothing more.
     static let pieceFrames = 1024
 
-    /// Converts `frames` frames a piece at a time: `load` gives each channel's input of a piece (a range of the
-    /// block's frames) to its chain, which runs until it has as many frames ready, and `unload` takes them.
+    /// Converts `frames` frames a piece at a time: `push` gives each channel's input of a piece (a range of the
+    /// block's frames) to its chain, which runs until it has as many frames ready, and `drain` takes them.
     private func run(
-        frames: Int, load: (_ channel: Int, _ piece: Range<Int>) -> Void, unload: (_ channel: Int, _ piece: Range<Int>) -> Void
+        frames: Int, push: (_ channel: Int, _ piece: Range<Int>) -> Void, drain: (_ channel: Int, _ piece: Range<Int>) -> Void
     ) throws(KoeError) {
         hasStarted = true
         var start = 0
@@ -406,11 +353,11 @@ public final class VoiceChanger {
             }
             received += piece.count
             for channel in 0..<channels {
-                load(channel, piece)
+                push(channel, piece)
             }
             try KoeError.wrapping { try engine.run(readying: piece.count) }
             for channel in 0..<channels {
-                unload(channel, piece)
+                drain(channel, piece)
             }
             start = piece.upperBound
         } while start < frames
@@ -428,31 +375,71 @@ public final class VoiceChanger {
         }
     }
 
-    private func change(_ body: (inout VoiceSettings) -> Void) {
-        let wasPassingInput = voice.isIdentity
-        body(&voice)
+    private func change(to newVoice: VoiceSettings) {
+        let wasPassingInput = currentVoice.isIdentity
+        currentVoice = newVoice
         if deferredVoice != nil {
             // The vocoder still resynthesises the voice unchanged: only the change it will glide to is new.
-            if voice.isIdentity {
+            if newVoice.isIdentity {
                 deferredVoice = nil
                 engine.setWet(false, gliding: true)
             } else {
-                deferredVoice?.voice = voice
+                deferredVoice?.voice = newVoice
             }
             return
         }
-        if hasStarted && wasPassingInput && !voice.isIdentity {
+        if hasStarted && wasPassingInput && !newVoice.isIdentity {
             // Out of the input's pass-through, crossfade to the vocoder while it resynthesises the voice unchanged,
             // and only then let it glide to the change, so that this change too glides instead of jumping.
             engine.setWet(true, gliding: true)
-            deferredVoice = (voice, received + Glide.samples(sampleRate: sampleRate) + latency)
+            deferredVoice = (newVoice, received + Glide.samples(sampleRate: sampleRate) + latency)
             return
         }
-        engine.update(voice)
-        engine.setWet(!voice.isIdentity, gliding: hasStarted)
+        engine.update(newVoice)
+        engine.setWet(!newVoice.isIdentity, gliding: hasStarted)
     }
 
     private static func clamped(_ value: Double, to range: ClosedRange<Double>) -> Double? {
         value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : nil
+    }
+}
+
+extension VoiceSettings {
+    /// These settings as a stream takes them: each value clamped to its range, a non-finite one (or snap or
+    /// vibrato options holding one) left as it was in `previous`, tempo 1 and no F0 track.
+    fileprivate func clamped(keeping previous: VoiceSettings) -> VoiceSettings {
+        func clamp(_ value: Double, _ range: ClosedRange<Double>) -> Double {
+            min(max(value, range.lowerBound), range.upperBound)
+        }
+        var voice = self
+        voice.pitch = pitch.isFinite ? clamp(pitch, Self.ratioRange) : previous.pitch
+        voice.formant = formant.isFinite ? clamp(formant, Self.ratioRange) : previous.formant
+        voice.pitchRange = pitchRange.isFinite ? clamp(pitchRange, Self.pitchRangeLimits) : previous.pitchRange
+        if let median = pitchMedian {
+            voice.pitchMedian = median.isFinite ? clamp(median, Self.medianRange) : previous.pitchMedian
+        }
+        voice.referenceMedian = nil
+        voice.tempo = 1
+        voice.f0Track = nil
+        if var options = snap {
+            if options.strength.isFinite && options.speed.isFinite && options.a4.isFinite {
+                options.strength = clamp(options.strength, PitchSnap.Options.strengthRange)
+                options.speed = clamp(options.speed, PitchSnap.Options.speedRange)
+                options.a4 = clamp(options.a4, PitchSnap.Options.a4Range)
+                voice.snap = options
+            } else {
+                voice.snap = previous.snap
+            }
+        }
+        if var options = vibrato {
+            if options.rate.isFinite && options.depth.isFinite {
+                options.rate = clamp(options.rate, Vibrato.Options.rateRange)
+                options.depth = clamp(options.depth, Vibrato.Options.depthRange)
+                voice.vibrato = options
+            } else {
+                voice.vibrato = previous.vibrato
+            }
+        }
+        return voice
     }
 }

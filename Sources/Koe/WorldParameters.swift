@@ -2,30 +2,37 @@ import KoeStages
 import KoeWorld
 
 /// WORLD's parameters of one signal: F0 on its frame axis, the power spectral envelope and the aperiodicity, and
-/// how they were made. Analyse a signal into them, change them, synthesise them back; `AnalysisFolder` keeps them
-/// as the folder `koe analyze` writes and `koe synth` reads.
+/// how they were made. Analyse a signal into them, change them, synthesise them back; `koe analyze` writes them as
+/// a folder that `koe synth` reads.
 public struct WorldParameters: Sendable {
     public var contour: F0Contour
     /// frames × (fftSize / 2 + 1)
     public var spectrogram: Matrix
     /// frames × (fftSize / 2 + 1)
     public var aperiodicity: Matrix
-    /// How they were made. Synthesis reads its `sampleRate` and `framePeriod`.
-    public var meta: AnalysisMeta
+    /// How they were made, as meta.json records it. Synthesis reads its `sampleRate` and `framePeriod`.
+    package var meta: AnalysisMeta
 
     public var sampleRate: Int { meta.sampleRate }
     /// Milliseconds between frames.
     public var framePeriod: Double { meta.framePeriod }
     public var fftSize: Int { (spectrogram.columns - 1) * 2 }
-    public var frameCount: Int { contour.frameCount }
+    package var frameCount: Int { contour.frameCount }
 
     /// The frame periods whole-signal analysis accepts, in milliseconds: WORLD's own bounds, wider than
     /// streaming's, as nothing is held back for a frame.
-    public static let framePeriods = SignalRequirements.framePeriods
+    package static let framePeriods = SignalRequirements.framePeriods
     /// Values one output matrix may hold (2 GiB of float64), so absurd settings fail instead of exhausting memory.
-    public static let largestMatrix = 1 << 28
+    package static let largestMatrix = 1 << 28
 
-    public init(contour: F0Contour, spectrogram: Matrix, aperiodicity: Matrix, meta: AnalysisMeta) {
+    /// Parameters made elsewhere, for synthesis at `sampleRate` with frames `framePeriod` ms apart.
+    public init(contour: F0Contour, spectrogram: Matrix, aperiodicity: Matrix, sampleRate: Int, framePeriod: Double) {
+        self.init(
+            contour: contour, spectrogram: spectrogram, aperiodicity: aperiodicity,
+            meta: AnalysisMeta(sampleRate: sampleRate, framePeriod: framePeriod))
+    }
+
+    package init(contour: F0Contour, spectrogram: Matrix, aperiodicity: Matrix, meta: AnalysisMeta) {
         self.contour = contour
         self.spectrogram = spectrogram
         self.aperiodicity = aperiodicity
@@ -36,7 +43,7 @@ public struct WorldParameters: Sendable {
     /// frame) when given, then CheapTrick and D4C on that contour. `options` supplies the method, frame period and F0
     /// range; its streaming settings (look-ahead, blocks) do not apply to a whole signal.
     public init(
-        analyzing signal: [Double], sampleRate: Int, options: StreamingAnalyzer.Options = .init(), f0: F0Track? = nil
+        analyzing signal: [Double], sampleRate: Int, options: AnalysisOptions = .init(), f0: F0Track? = nil
     ) throws(KoeError) {
         if let problem = Self.problem(with: options, sampleRate: sampleRate, samples: signal.count) {
             throw .invalidArgument(problem)
@@ -75,10 +82,10 @@ public struct WorldParameters: Sendable {
     /// The first thing wrong with analysing `samples` samples at `sampleRate` with `options`, naming each
     /// setting with `name` (a flag on the command line, a property in Swift); nil when it can run.
     package static func problem(
-        with options: StreamingAnalyzer.Options, sampleRate: Int, samples: Int,
-        name: (AnalysisLimits.Setting) -> String = \.rawValue
+        with options: AnalysisOptions, sampleRate: Int, samples: Int,
+        name: (AnalysisOptions.Setting) -> String = \.rawValue
     ) -> String? {
-        if let problem = AnalysisLimits.problem(with: options, sampleRate: sampleRate, framePeriods: framePeriods, name: name) {
+        if let problem = options.problem(sampleRate: sampleRate, framePeriods: framePeriods, name: name) {
             return problem
         }
         let frames = F0Contour.frameCount(samples: samples, sampleRate: sampleRate, framePeriod: options.framePeriod)

@@ -24,16 +24,19 @@ package struct BatchItem: Equatable {
 
 /// Turns the paths a batch is given into its items, sorted by input path: a file mirrors its path as given
 /// (without a leading / or ./), a file found under a folder given with --recursive mirrors its path inside
-/// that folder. With an output type, the output's extension is replaced by it.
+/// that folder. With an output type, the output's extension is replaced by it; an analysis writes a folder
+/// named as the input without its extension.
 package struct BatchInputs {
     package let outputFolder: String
     package let outputType: String?
     package let recursive: Bool
+    package let writesFolders: Bool
 
-    package init(outputFolder: String, outputType: String?, recursive: Bool) {
+    package init(outputFolder: String, outputType: String?, recursive: Bool, writesFolders: Bool = false) {
         self.outputFolder = outputFolder
         self.outputType = outputType
         self.recursive = recursive
+        self.writesFolders = writesFolders
     }
 
     /// Every input the paths name, each once, sorted. Fails when two different inputs would write one output.
@@ -88,8 +91,12 @@ package struct BatchInputs {
 
     private func output(for components: [String]) -> String {
         var components = components
-        if let outputType, let name = components.popLast() {
-            components.append(Self.replacingExtension(of: name, with: outputType))
+        if let name = components.popLast() {
+            if writesFolders {
+                components.append(Self.removingExtension(of: name))
+            } else {
+                components.append(outputType.map { Self.replacingExtension(of: name, with: $0) } ?? name)
+            }
         }
         return ([outputFolder] + components).joined(separator: "/")
     }
@@ -132,8 +139,12 @@ package struct BatchInputs {
     }
 
     package static func replacingExtension(of name: String, with newExtension: String) -> String {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name + "." + newExtension }
-        return name[..<dot] + "." + newExtension
+        removingExtension(of: name) + "." + newExtension
+    }
+
+    package static func removingExtension(of name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
     }
 
     package static func trimmingTrailingSlashes(_ path: String) -> String {

@@ -45,7 +45,7 @@ package enum BatchOutputs {
     /// The earlier record saying `item`'s output was completed, if there is one and the output is still there.
     package static func completedRecord(of item: BatchItem, in records: [String: BatchRecord]) -> BatchRecord? {
         guard let output = item.output, let record = records[output], record.status != .failed,
-              FileIdentity(path: output)?.isRegularFile == true else { return nil }
+              let identity = FileIdentity(path: output), identity.isRegularFile || identity.isFolder else { return nil }
         return record
     }
 

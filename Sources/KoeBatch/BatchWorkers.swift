@@ -315,9 +315,20 @@ private final class Worker {
 
 /// The worker's side: reads orders from standard input until it ends, converts each, answers on standard output.
 package enum BatchWorker {
-    /// `describe` words a failed conversion's error for the manifest, in one line.
+    /// What the manifest records of a completed order.
+    package struct Outcome {
+        package var audioSeconds: Double
+        package var clippedSamples: Int
+
+        package init(audioSeconds: Double, clippedSamples: Int = 0) {
+            self.audioSeconds = audioSeconds
+            self.clippedSamples = clippedSamples
+        }
+    }
+
+    /// `describe` words a failed order's error for the manifest, in one line.
     package static func serve(
-        _ convert: (BatchOrder) throws -> ConversionStatistics, describe: (any Error) -> String
+        _ carryOut: (BatchOrder) throws -> Outcome, describe: (any Error) -> String
     ) throws {
         guard fcntl(BatchWorkerPool.lifelineDescriptor, F_GETFD) >= 0 else {
             throw KoeError.misuse("a batch worker runs only in a process its batch started, which hands it a lifeline")
@@ -330,8 +341,8 @@ package enum BatchWorker {
             var answer: BatchAnswer
             do {
                 let order = try decoder.decode(BatchOrder.self, from: Data(line.utf8))
-                let stats = try convert(order)
-                answer = BatchAnswer(audioSeconds: stats.inputSeconds, processingSeconds: 0, clippedSamples: stats.clippedSamples)
+                let outcome = try carryOut(order)
+                answer = BatchAnswer(audioSeconds: outcome.audioSeconds, processingSeconds: 0, clippedSamples: outcome.clippedSamples)
             } catch {
                 answer = BatchAnswer(error: describe(error), processingSeconds: 0)
             }

@@ -26,7 +26,7 @@ final class CChanger {
 public func koe_create(_ sampleRate: Int32, _ channels: Int32, _ status: UnsafeMutablePointer<Int32>?) -> OpaquePointer? {
     var options = VoiceChanger.Options()
     options.threads = 1
-    options.live = true
+    options.analysis.live = true
     do {
         let changer = try VoiceChanger(sampleRate: Int(sampleRate), channels: Int(channels), options: options)
         status?.pointee = statusOK
@@ -52,12 +52,12 @@ private func update(_ pointer: OpaquePointer?, _ change: (VoiceChanger) -> Void)
 
 @_cdecl("koe_set_pitch")
 public func koe_set_pitch(_ changer: OpaquePointer?, _ ratio: Double) -> Int32 {
-    update(changer) { $0.pitch = ratio }
+    update(changer) { $0.voice.pitch = ratio }
 }
 
 @_cdecl("koe_set_formant")
 public func koe_set_formant(_ changer: OpaquePointer?, _ ratio: Double) -> Int32 {
-    update(changer) { $0.formant = ratio }
+    update(changer) { $0.voice.formant = ratio }
 }
 
 @_cdecl("koe_set_gain_db")

@@ -1,10 +1,12 @@
-import Foundation
+import Glibc
 
 /// Why a biquad could not be designed.
 package enum BiquadError: Error, Equatable, CustomStringConvertible {
     case nonPositiveFrequency(Double)
     case frequencyAtOrAboveNyquist(kind: Biquad.Kind, frequency: Double, sampleRate: Int)
     case invalidWidth(kind: Biquad.Kind, width: Biquad.Width)
+    /// A width so narrow (a Q near 0) that the cookbook's terms overflow: no filter holds it.
+    case tooNarrow(kind: Biquad.Kind, width: Biquad.Width)
     case nonFiniteGain(Double)
 
     package var description: String {
@@ -17,6 +19,8 @@ package enum BiquadError: Error, Equatable, CustomStringConvertible {
         case .invalidWidth(let kind, let width):
             return "\(kind) filter cannot have width \(width): Q must be greater than 0, "
                 + "slope (shelves only) must be in (0, 1]"
+        case .tooNarrow(let kind, let width):
+            return "\(kind) filter cannot have width \(width): so narrow a band overflows the filter's coefficients"
         case .nonFiniteGain(let gain):
             return "filter gain \(gain) dB is not a finite number"
         }
@@ -44,6 +48,10 @@ package struct Biquad: Sendable {
         package let b0, b1, b2, a1, a2: Double
 
         static let zero = Coefficients(b0: 0, b1: 0, b2: 0, a1: 0, a2: 0)
+
+        var areFinite: Bool {
+            b0.isFinite && b1.isFinite && b2.isFinite && a1.isFinite && a2.isFinite
+        }
 
         func adding(_ other: Coefficients) -> Coefficients {
             Coefficients(b0: b0 + other.b0, b1: b1 + other.b1, b2: b2 + other.b2, a1: a1 + other.a1, a2: a2 + other.a2)
@@ -77,6 +85,7 @@ package struct Biquad: Sendable {
         let amplitude = pow(10, gainDB / 40)
         let alpha = Self.alpha(width, omega: omega, amplitude: amplitude)
         coefficients = Self.design(kind, omega: omega, amplitude: amplitude, alpha: alpha)
+        guard coefficients.areFinite else { throw .tooNarrow(kind: kind, width: width) }
     }
 
     /// Moves the coefficients to `target`'s in a straight line over `samples` samples, keeping the filter's

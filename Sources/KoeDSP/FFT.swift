@@ -1,5 +1,4 @@
 import CFFTW
-import Foundation
 
 /// One complex bin, laid out exactly as FFTW's `fftw_complex` (real, imaginary).
 ///
@@ -21,7 +20,7 @@ package struct Complex: Equatable, Sendable {
 
 /// FFTW's planner is not thread-safe, and destroying a plan touches the planner's shared tables too:
 /// every plan is made and destroyed under this lock. Executing a plan on its own buffers is safe from any thread.
-private let plannerLock = NSLock()
+private let plannerLock = Lock()
 
 private func destroyPlan(_ plan: fftw_plan) {
     plannerLock.lock()

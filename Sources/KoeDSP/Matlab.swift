@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Numerical helpers that behave exactly as the MATLAB functions WORLD was written against,
 /// edge cases included, so ports agree with the reference number for number.

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Minimum-phase spectrum from a log-amplitude spectrum, through the real cepstrum:
 /// fold the cepstrum onto positive quefrencies, transform back, exponentiate.
 package final class MinimumPhase {

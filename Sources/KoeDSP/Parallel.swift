@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Glibc
 
 /// Scratch objects (FFT plans, buffers) kept between calls of a value type that must stay `Sendable`:
 /// each call takes one for its own use, or makes one, and hands it back. A workspace is only ever used
@@ -11,7 +11,7 @@ import Foundation
 /// one (an FFT plan, say) either.
 package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
     /// Nil when the pool is not shared.
-    private let lock: NSLock?
+    private let lock: Lock?
     /// Idle workspaces, and the thread that used each last. Two arrays rather than one of pairs: unspecialised,
     /// as other modules call it, taking from and returning to an array of tuples allocated on every call.
     private var idle: [Workspace] = []
@@ -20,7 +20,7 @@ package final class WorkspacePool<Workspace: AnyObject>: @unchecked Sendable {
 
     /// `shared`: whether several threads may take workspaces at once.
     package init(shared: Bool = true, make: @escaping @Sendable () -> Workspace) {
-        lock = shared ? NSLock() : nil
+        lock = shared ? Lock() : nil
         self.make = make
         if !shared {
             idle.append(make())
@@ -101,16 +101,11 @@ package enum Parallel {
             }
         }
     }
-
-    /// All processors, the default for `threads`.
-    package static var processorCount: Int {
-        ProcessInfo.processInfo.activeProcessorCount
-    }
 }
 
 /// Hands out the indices `0..<count`, each once, to whichever thread asks next.
 private final class IndexDealer: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Lock()
     private let count: Int
     private var dealt = 0
 

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Cosines and sines along an arithmetic progression of angles, the shape every WORLD window and
 /// lifter takes, at a fraction of the cost of one libm call per value.

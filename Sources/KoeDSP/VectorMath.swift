@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Exponentials, real and complex, and sums over whole buffers, four values at a time in SIMD registers, where
 /// libm takes one call for each exp, cos and sin (glibc's log is already about as fast as a vector version;
@@ -40,7 +40,7 @@ package enum VectorMath {
         for lane in 0..<count {
             x[lane] = values[lane] * scale
         }
-        let result = all(x.magnitude .<= 700) ? expKernel(x) : x.lanewise(Foundation.exp)
+        let result = all(x.magnitude .<= 700) ? expKernel(x) : x.lanewise(Glibc.exp)
         for lane in 0..<count {
             values[lane] = result[lane]
         }
@@ -82,7 +82,7 @@ package enum VectorMath {
             real[lane] = values[lane].real * scale
             imag[lane] = values[lane].imag * scale
         }
-        let magnitude = all(real.magnitude .<= 700) ? expKernel(real) : real.lanewise(Foundation.exp)
+        let magnitude = all(real.magnitude .<= 700) ? expKernel(real) : real.lanewise(Glibc.exp)
         let (sine, cosine) = sinCos(imag)
         let re = magnitude * cosine
         let im = magnitude * sine
@@ -95,7 +95,7 @@ package enum VectorMath {
     @inline(__always)
     package static func sinCos(_ x: SIMD4<Double>) -> (sin: SIMD4<Double>, cos: SIMD4<Double>) {
         guard all(x.magnitude .<= 100_000) else {
-            return (x.lanewise(Foundation.sin), x.lanewise(Foundation.cos))
+            return (x.lanewise(Glibc.sin), x.lanewise(Glibc.cos))
         }
         return sinCosKernel(x)
     }

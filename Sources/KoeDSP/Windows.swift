@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Window functions as the WORLD analyses use them.
 package enum Window {

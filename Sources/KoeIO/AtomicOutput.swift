@@ -6,13 +6,13 @@ import Synchronization
 /// in the destination's folder (so the final rename cannot cross file systems); `commit()` renames it into
 /// place. Anything not committed is removed: on `discard()`, when the object goes away, and, once
 /// `removeTemporaryFilesOnSignals()` has been called, when the process is interrupted or terminated.
-public final class AtomicOutput {
-    public let destination: String
-    public let temporaryPath: String
+package final class AtomicOutput {
+    package let destination: String
+    package let temporaryPath: String
     private var isPending = true
 
     /// Reserves a temporary file next to `destination`. Fails if the folder is missing or not writable.
-    public init(destination: String) throws {
+    package init(destination: String) throws {
         let folder = Self.folder(of: destination)
         try Self.requireFolder(folder)
         try Self.requireNotFolder(destination)
@@ -26,7 +26,7 @@ public final class AtomicOutput {
 
     /// Runs `body` on the temporary path to write the content. Errors about the temporary file are
     /// reported about the destination; on any error the temporary file is removed.
-    public func fill(_ body: (String) throws -> Void) throws {
+    package func fill(_ body: (String) throws -> Void) throws {
         precondition(isPending, "output already committed or discarded")
         do {
             try body(temporaryPath)
@@ -40,7 +40,7 @@ public final class AtomicOutput {
     }
 
     /// Moves the finished file into place, replacing any file already there.
-    public func commit() throws {
+    package func commit() throws {
         precondition(isPending, "output already committed or discarded")
         try PendingFiles.shared.withdraw(temporaryPath) {
             guard rename(temporaryPath, destination) == 0 else {
@@ -51,7 +51,7 @@ public final class AtomicOutput {
     }
 
     /// Removes the temporary file; the destination is left as it was.
-    public func discard() {
+    package func discard() {
         guard isPending else { return }
         PendingFiles.shared.withdraw(temporaryPath) { _ = unlink(temporaryPath) }
         isPending = false
@@ -59,7 +59,7 @@ public final class AtomicOutput {
 
     /// Writes `destination` through `body`, which fills the temporary path it is given;
     /// the destination appears only if `body` returns normally.
-    public static func write(to destination: String, _ body: (String) throws -> Void) throws {
+    package static func write(to destination: String, _ body: (String) throws -> Void) throws {
         let output = try AtomicOutput(destination: destination)
         try output.fill(body)
         try output.commit()
@@ -67,7 +67,7 @@ public final class AtomicOutput {
 
     /// From now on SIGINT, SIGTERM and SIGHUP remove every pending temporary file, then end the process
     /// the way the signal would have. Call once, early, from a command-line program.
-    public static func removeTemporaryFilesOnSignals() {
+    package static func removeTemporaryFilesOnSignals() {
         PendingFiles.shared.installSignalHandlers()
     }
 
@@ -125,15 +125,15 @@ public final class AtomicOutput {
 
 /// Files written together into one folder: none appears until every one is complete, so a failure leaves
 /// no partial set behind. The folder is created if missing, and removed again if the set is abandoned.
-public final class AtomicOutputSet {
-    public let folder: String
+package final class AtomicOutputSet {
+    package let folder: String
     private var outputs: [String: AtomicOutput] = [:]
     /// Folders this set made, outermost first.
     private let createdFolders: [String]
     private var isPending = true
 
     /// Creates `folder` (and missing parents) if needed and reserves a temporary file for each name in it.
-    public init(folder: String, names: [String]) throws {
+    package init(folder: String, names: [String]) throws {
         let folder = Self.withoutTrailingSlashes(folder)
         self.folder = folder
         var created: [String] = []
@@ -153,7 +153,7 @@ public final class AtomicOutputSet {
     }
 
     /// Writes the file `name` (one of the names given at creation) through its temporary path.
-    public func fill(_ name: String, _ body: (String) throws -> Void) throws {
+    package func fill(_ name: String, _ body: (String) throws -> Void) throws {
         guard let output = outputs[name] else { preconditionFailure("\(name) was not reserved in \(folder)") }
         do {
             try output.fill(body)
@@ -164,7 +164,7 @@ public final class AtomicOutputSet {
     }
 
     /// Moves every file into place.
-    public func commit() throws {
+    package func commit() throws {
         precondition(isPending, "outputs already committed or discarded")
         for output in outputs.values.sorted(by: { $0.destination < $1.destination }) { try output.commit() }
         PendingFiles.shared.withdrawFolders(createdFolders, remove: false)
@@ -172,7 +172,7 @@ public final class AtomicOutputSet {
     }
 
     /// Removes every temporary file, and the folders this set created.
-    public func discard() {
+    package func discard() {
         guard isPending else { return }
         for output in outputs.values { output.discard() }
         PendingFiles.shared.withdrawFolders(createdFolders, remove: true)

@@ -3,13 +3,13 @@ import Glibc
 
 /// An audio file open through libsndfile, for reading or for writing, closed when the object goes away.
 /// Samples are doubles in [-1, 1]; multichannel audio is read interleaved or split into channels.
-public final class AudioFile {
-    public let path: String
-    public let sampleRate: Int
-    public let channels: Int
-    public let format: AudioFormat
+package final class AudioFile {
+    package let path: String
+    package let sampleRate: Int
+    package let channels: Int
+    package let format: AudioFormat
     /// Frames per channel: announced by the file when reading, written so far when writing.
-    public private(set) var frames: Int
+    package private(set) var frames: Int
 
     private var handle: OpaquePointer?
     private let isWriting: Bool
@@ -18,14 +18,14 @@ public final class AudioFile {
     /// carry the same samples; libsndfile's own conversion scales by 2^(bits-1) - 1 instead.
     private var integerQuantizer: SampleCodec?
     /// Samples beyond full scale clipped so far while writing integer PCM.
-    public private(set) var clippedSamples = 0
+    package private(set) var clippedSamples = 0
 
     /// Frames moved per libsndfile call when a whole file is read.
     private static let chunkFrames = 65_536
 
     /// Opens `path` for reading. Fails with a clear reason for a missing, unreadable, non-audio,
     /// empty or truncated file.
-    public init(reading path: String) throws {
+    package init(reading path: String) throws {
         guard try Files.readableFileSize(path) > 0 else { throw IOError.emptyAudio(path: path) }
         var info = SF_INFO()
         guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
@@ -45,7 +45,7 @@ public final class AudioFile {
     }
 
     /// Creates (or replaces) `path` for writing in `format`. Samples beyond [-1, 1] are clipped, not wrapped.
-    public init(writing path: String, sampleRate: Int, channels: Int, format: AudioFormat) throws {
+    package init(writing path: String, sampleRate: Int, channels: Int, format: AudioFormat) throws {
         var info = SF_INFO()
         info.samplerate = Int32(clamping: sampleRate)
         info.channels = Int32(clamping: channels)
@@ -70,7 +70,7 @@ public final class AudioFile {
     }
 
     /// Creates `path` for writing in the format its extension names (16-bit PCM unless `encoding` says otherwise).
-    public convenience init(writing path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil) throws {
+    package convenience init(writing path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil) throws {
         let format = try AudioFormat.forWriting(path, sampleRate: sampleRate, channels: channels, encoding: encoding)
         try self.init(writing: path, sampleRate: sampleRate, channels: channels, format: format)
     }
@@ -82,7 +82,7 @@ public final class AudioFile {
     // MARK: Reading
 
     /// Up to `maxFrames` frames, interleaved; empty at the end of the file.
-    public func readInterleaved(maxFrames: Int) throws -> [Double] {
+    package func readInterleaved(maxFrames: Int) throws -> [Double] {
         let handle = try openHandle(forWriting: false)
         var samples = [Double](repeating: 0, count: maxFrames * channels)
         let got = samples.withUnsafeMutableBufferPointer { buffer in
@@ -97,12 +97,12 @@ public final class AudioFile {
     }
 
     /// Up to `maxFrames` frames, one array a channel; empty arrays at the end of the file.
-    public func readChannels(maxFrames: Int) throws -> [[Double]] {
+    package func readChannels(maxFrames: Int) throws -> [[Double]] {
         deinterleave(try readInterleaved(maxFrames: maxFrames))
     }
 
     /// Every remaining frame, one array a channel. Fails if the file ends before the frames it announced.
-    public func readAll() throws -> [[Double]] {
+    package func readAll() throws -> [[Double]] {
         var result = [[Double]](repeating: [], count: channels)
         try readRemaining { chunk in
             for (channel, samples) in deinterleave(chunk).enumerated() { result[channel] += samples }
@@ -111,7 +111,7 @@ public final class AudioFile {
     }
 
     /// Every remaining frame of one channel (counted from 0).
-    public func readChannel(_ channel: Int) throws -> [Double] {
+    package func readChannel(_ channel: Int) throws -> [Double] {
         guard (0..<channels).contains(channel) else {
             throw IOError.channelOutOfRange(path: path, channel: channel, channels: channels)
         }
@@ -143,7 +143,7 @@ public final class AudioFile {
     // MARK: Writing
 
     /// Appends interleaved frames.
-    public func write(interleaved samples: [Double]) throws {
+    package func write(interleaved samples: [Double]) throws {
         precondition(samples.count % channels == 0, "interleaved samples must fill whole frames")
         let handle = try openHandle(forWriting: true)
         let count = samples.count / channels
@@ -161,7 +161,7 @@ public final class AudioFile {
     }
 
     /// Appends frames given one array a channel (all the same length).
-    public func write(channels samples: [[Double]]) throws {
+    package func write(channels samples: [[Double]]) throws {
         precondition(samples.count == channels, "one array a channel")
         let count = samples.first?.count ?? 0
         precondition(samples.allSatisfy { $0.count == count }, "every channel must have the same length")
@@ -174,7 +174,7 @@ public final class AudioFile {
 
     /// Finishes the file (header, trailing blocks) and reports whether that worked.
     /// Files opened for writing should end with this; deinit closes silently.
-    public func close() throws {
+    package func close() throws {
         guard let handle else { return }
         self.handle = nil
         let status = sf_close(handle)

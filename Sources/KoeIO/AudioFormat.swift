@@ -2,13 +2,13 @@ import CSndFile
 
 /// How samples are stored in an audio file: a container (libsndfile's major format, such as WAV or FLAC)
 /// and the encoding of each sample in it (libsndfile's subtype, such as 16-bit PCM or Vorbis).
-public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
+package struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
     /// libsndfile's `SF_FORMAT_*` major format code.
-    public let container: Int32
+    package let container: Int32
     /// libsndfile's `SF_FORMAT_*` subtype code.
-    public let encoding: Int32
+    package let encoding: Int32
 
-    public init(container: Int32, encoding: Int32) {
+    package init(container: Int32, encoding: Int32) {
         self.container = container
         self.encoding = encoding
     }
@@ -21,14 +21,14 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
     var code: Int32 { container | encoding }
 
     /// libsndfile's own names, such as "WAV (Microsoft), Signed 16 bit PCM".
-    public var description: String {
+    package var description: String {
         let containerName = FormatTable.majors.first { $0.code == container }?.name ?? "unknown container"
         let encodingName = FormatTable.subtypes.first { $0.code == encoding }?.name ?? "unknown encoding"
         return "\(containerName), \(encodingName)"
     }
 
     /// Whether libsndfile can write this format with `channels` channels at `sampleRate`.
-    public func canWrite(sampleRate: Int, channels: Int) -> Bool {
+    package func canWrite(sampleRate: Int, channels: Int) -> Bool {
         var info = SF_INFO()
         info.samplerate = Int32(clamping: sampleRate)
         info.channels = Int32(clamping: channels)
@@ -49,19 +49,19 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
 
     /// The largest sample value written without clipping: the top integer code, (2^(bits-1) - 1) / 2^(bits-1),
     /// for integer PCM (as it is quantised here, like sox), and 1 for floats and codecs.
-    public var fullScale: Double {
+    package var fullScale: Double {
         integerBits.map(RawPCMFormat.integerFullScale) ?? 1
     }
 
     /// The sample encoding of this format, when it is one a caller can ask for by name.
-    public var sampleEncoding: SampleEncoding? {
+    package var sampleEncoding: SampleEncoding? {
         SampleEncoding.allCases.first { $0.subtypes.contains(encoding) }
     }
 
     /// The format for writing `path`, chosen by its extension from libsndfile's table of formats.
     /// Without an explicit `encoding`, samples are the `preferred` encoding where the container holds it,
     /// else 16-bit PCM where it holds PCM, and otherwise the container's own codec (Vorbis for .ogg).
-    public static func forWriting(
+    package static func forWriting(
         _ path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil,
         preferred: SampleEncoding? = nil
     ) throws -> AudioFormat {
@@ -85,7 +85,7 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// The sample encodings a caller may ask for by name.
-public enum SampleEncoding: String, CaseIterable, Sendable {
+package enum SampleEncoding: String, CaseIterable, Sendable {
     case pcm8, pcm16, pcm24, pcm32, float32, float64
 
     /// libsndfile subtypes for this encoding, in order of preference (WAV holds 8-bit PCM only unsigned).

@@ -1,6 +1,6 @@
 /// Why reading or writing a file failed. Each message is one line, written for the person at the shell,
 /// and names the file it is about.
-public enum IOError: Error, Equatable, CustomStringConvertible {
+package enum IOError: Error, Equatable, CustomStringConvertible {
     case fileNotFound(path: String)
     case notARegularFile(path: String)
     case permissionDenied(path: String)
@@ -25,7 +25,7 @@ public enum IOError: Error, Equatable, CustomStringConvertible {
     /// The reader of a pipe went away. Not a failure for a command-line tool: it should stop quietly.
     case brokenPipe(path: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .fileNotFound(let path):
             return "\(path): no such file"

@@ -1,35 +1,35 @@
 /// A 1-D or 2-D array of float64 values in NumPy's .npy format (C order, little-endian),
 /// as `numpy.save` writes it and `numpy.load` reads it.
-public struct Npy: Equatable, Sendable {
+package struct Npy: Equatable, Sendable {
     /// Length of each dimension: `[count]` or `[rows, columns]`.
-    public let shape: [Int]
+    package let shape: [Int]
     /// The values, row after row.
-    public let values: [Double]
+    package let values: [Double]
 
     private static let magic: [UInt8] = [0x93] + Array("NUMPY".utf8)
     /// numpy pads the header so the data starts on this boundary.
     private static let alignment = 64
     private static let float64Descriptors: Set<String> = ["<f8"]
 
-    public init(vector values: [Double]) {
+    package init(vector values: [Double]) {
         shape = [values.count]
         self.values = values
     }
 
-    public init(rows: Int, columns: Int, values: [Double]) {
+    package init(rows: Int, columns: Int, values: [Double]) {
         precondition(rows >= 0 && columns >= 0 && rows * columns == values.count, "values do not fill \(rows) x \(columns)")
         shape = [rows, columns]
         self.values = values
     }
 
-    public var isVector: Bool { shape.count == 1 }
+    package var isVector: Bool { shape.count == 1 }
     /// The shape as numpy prints it: `(3,)` or `(2, 3)`.
-    public var shapeText: String {
+    package var shapeText: String {
         shape.count == 1 ? "(\(shape[0]),)" : "(" + shape.map(String.init).joined(separator: ", ") + ")"
     }
-    public var rows: Int { shape[0] }
+    package var rows: Int { shape[0] }
     /// Values a row; 1 for a vector.
-    public var columns: Int { shape.count == 2 ? shape[1] : 1 }
+    package var columns: Int { shape.count == 2 ? shape[1] : 1 }
 
     /// The number of values a shape holds, or nil if more than memory could address as float64.
     private static func valueCount(_ shape: [Int]) -> Int? {
@@ -44,18 +44,18 @@ public struct Npy: Equatable, Sendable {
 
     // MARK: Files
 
-    public static func read(from path: String) throws -> Npy {
+    package static func read(from path: String) throws -> Npy {
         try Npy(decoding: Files.read(path), path: path)
     }
 
-    public func write(to path: String) throws {
+    package func write(to path: String) throws {
         try Files.write(encoded(), to: path)
     }
 
     // MARK: Encoding
 
     /// The file's bytes: version 1.0 header, then the values as little-endian float64.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var header = "{'descr': '<f8', 'fortran_order': False, 'shape': \(shapeText), }"
         let unpadded = Self.magic.count + 2 + 2 + header.utf8.count + 1
         header += String(repeating: " ", count: (Self.alignment - unpadded % Self.alignment) % Self.alignment) + "\n"
@@ -71,7 +71,7 @@ public struct Npy: Equatable, Sendable {
     }
 
     /// Reads the bytes of a .npy file (versions 1.0 to 3.0); `path` only names the file in errors.
-    public init(decoding bytes: [UInt8], path: String) throws {
+    package init(decoding bytes: [UInt8], path: String) throws {
         func invalid(_ reason: String) -> IOError { IOError.invalidNpy(path: path, reason: reason) }
         guard bytes.count >= Self.magic.count + 2, Array(bytes[..<Self.magic.count]) == Self.magic else {
             throw invalid(bytes.isEmpty ? "the file is empty" : "it does not start with the .npy signature")

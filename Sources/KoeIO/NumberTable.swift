@@ -1,21 +1,21 @@
 /// Numbers in a text file, a row a line, as spreadsheets and scripts write them: fields separated by commas,
 /// semicolons, tabs or spaces. Blank lines and `#` comments are skipped, and a first line without a single
 /// number (`time,ratio`) is taken as a header.
-public struct NumberTable: Equatable, Sendable {
-    public struct Row: Equatable, Sendable {
+package struct NumberTable: Equatable, Sendable {
+    package struct Row: Equatable, Sendable {
         /// The line of the file, counted from 1, for messages.
-        public let line: Int
-        public let values: [Double]
+        package let line: Int
+        package let values: [Double]
     }
 
-    public let rows: [Row]
+    package let rows: [Row]
 
-    public static func read(from path: String) throws -> NumberTable {
+    package static func read(from path: String) throws -> NumberTable {
         try NumberTable(parsing: Files.read(path), path: path)
     }
 
     /// Reads the bytes of a text file; `path` names the file in errors, which name the line too.
-    public init(parsing bytes: [UInt8], path: String) throws {
+    package init(parsing bytes: [UInt8], path: String) throws {
         guard let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else {
             throw IOError.invalidText(path: path, line: nil, reason: "not a text file")
         }

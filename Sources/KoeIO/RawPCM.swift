@@ -3,12 +3,12 @@ import Glibc
 /// Reads raw PCM from a file descriptor (standard input unless told otherwise) as interleaved doubles,
 /// for pipes such as `sox in.wav -t raw -e signed -b 16 - | koe - - --type raw ...`.
 /// The descriptor is borrowed: it is neither closed nor repositioned.
-public final class RawPCMReader {
-    public let format: RawPCMFormat
+package final class RawPCMReader {
+    package let format: RawPCMFormat
     /// Names the stream in errors.
-    public let name: String
+    package let name: String
     /// Whole frames returned so far. Still 0 at the end of the stream means it held no audio at all.
-    public private(set) var framesRead = 0
+    package private(set) var framesRead = 0
 
     private let descriptor: Int32
     /// Bytes as they arrive, reused from call to call.
@@ -17,7 +17,7 @@ public final class RawPCMReader {
     private var pendingBytes = 0
     private var isFinished = false
 
-    public init(format: RawPCMFormat, descriptor: Int32 = STDIN_FILENO, name: String = "standard input") {
+    package init(format: RawPCMFormat, descriptor: Int32 = STDIN_FILENO, name: String = "standard input") {
         self.format = format
         self.descriptor = descriptor
         self.name = name
@@ -26,7 +26,7 @@ public final class RawPCMReader {
     /// Up to `maxFrames` interleaved frames, or nil at the end of the stream. Waits until at least one whole
     /// frame has arrived, then returns what the stream has delivered without waiting for more, so that live
     /// input flows on as it comes. Fails if the stream ends part way through a frame.
-    public func read(maxFrames: Int) throws -> [Double]? {
+    package func read(maxFrames: Int) throws -> [Double]? {
         precondition(maxFrames > 0, "maxFrames must be positive")
         guard !isFinished else { return nil }
         let capacity = maxFrames * format.bytesPerFrame
@@ -42,7 +42,7 @@ public final class RawPCMReader {
 
     /// False when the next `read` may have to wait for the stream: nothing has arrived since the last one.
     /// (The end of the stream counts as arrived.)
-    public var hasInputWaiting: Bool {
+    package var hasInputWaiting: Bool {
         var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&request, 1, 0) > 0
     }
@@ -100,19 +100,19 @@ public final class RawPCMReader {
 /// as soon as they are given: nothing is held back, so a pipe sees output while input is still arriving.
 /// Integer samples beyond full scale are clipped and counted; floats are written as they are.
 /// The descriptor is borrowed: it is not closed.
-public final class RawPCMWriter {
-    public let format: RawPCMFormat
+package final class RawPCMWriter {
+    package let format: RawPCMFormat
     /// Names the stream in errors.
-    public let name: String
-    public private(set) var framesWritten = 0
+    package let name: String
+    package private(set) var framesWritten = 0
     /// Integer samples clamped to the encoding's range so far, counted as `RawPCMFormat` describes.
-    public private(set) var clippedSamples = 0
+    package private(set) var clippedSamples = 0
 
     private let descriptor: Int32
     /// Converted bytes, reused from call to call.
     private var bytes: [UInt8] = []
 
-    public init(format: RawPCMFormat, descriptor: Int32 = STDOUT_FILENO, name: String = "standard output") {
+    package init(format: RawPCMFormat, descriptor: Int32 = STDOUT_FILENO, name: String = "standard output") {
         self.format = format
         self.descriptor = descriptor
         self.name = name
@@ -120,7 +120,7 @@ public final class RawPCMWriter {
 
     /// Writes whole interleaved frames, looping until the descriptor has taken every byte. Fails with
     /// `IOError.brokenPipe` once the reader has gone (see `ignoreBrokenPipeSignal()`).
-    public func write(interleaved samples: [Double]) throws {
+    package func write(interleaved samples: [Double]) throws {
         precondition(samples.count % format.channels == 0, "interleaved samples must fill whole frames")
         let byteCount = samples.count * format.bytesPerSample
         if bytes.count < byteCount { bytes += repeatElement(0, count: byteCount - bytes.count) }
@@ -150,7 +150,7 @@ public final class RawPCMWriter {
     /// cleaning up. Ignored, it lets a command-line program stop quietly and tidily when, say, `| head -c 4096`
     /// has read enough. Call once, early, from a command-line program; the setting is process-wide and is
     /// inherited by any program it starts.
-    public static func ignoreBrokenPipeSignal() {
+    package static func ignoreBrokenPipeSignal() {
         signal(SIGPIPE, SIG_IGN)
     }
 }

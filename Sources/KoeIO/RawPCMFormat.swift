@@ -10,31 +10,31 @@
 ///   as silence and counted as clipped.
 ///
 /// Floats are read and written as they are, never clipped (sox would round them to its 32-bit samples).
-public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
-    public enum Encoding: String, CaseIterable, Sendable {
+package struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
+    package enum Encoding: String, CaseIterable, Sendable {
         case signed, unsigned, float
     }
 
-    public enum Endianness: String, CaseIterable, Sendable {
+    package enum Endianness: String, CaseIterable, Sendable {
         case little, big
     }
 
-    public let sampleRate: Int
-    public let channels: Int
-    public let encoding: Encoding
-    public let bits: Int
-    public let endianness: Endianness
+    package let sampleRate: Int
+    package let channels: Int
+    package let encoding: Encoding
+    package let bits: Int
+    package let endianness: Endianness
 
     /// libsndfile's limit, so that raw streams and audio files accept the same channel counts.
-    public static let maxChannels = 1024
+    package static let maxChannels = 1024
 
     /// What keeps a description from being a format; each says what the value is and what it must be.
-    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+    package enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
         case sampleRate(Int)
         case channels(Int)
         case bits(Int, encoding: Encoding)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .sampleRate(let rate):
                 return "sample rate \(rate) is not positive"
@@ -49,7 +49,7 @@ public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Fails with `IOError.invalidRawFormat`, naming the first thing wrong.
-    public init(sampleRate: Int, channels: Int, encoding: Encoding, bits: Int, endianness: Endianness = .little) throws {
+    package init(sampleRate: Int, channels: Int, encoding: Encoding, bits: Int, endianness: Endianness = .little) throws {
         guard sampleRate > 0 else { throw IOError.invalidRawFormat(.sampleRate(sampleRate)) }
         guard (1...Self.maxChannels).contains(channels) else { throw IOError.invalidRawFormat(.channels(channels)) }
         guard Self.allowedBits(for: encoding).contains(bits) else {
@@ -63,12 +63,12 @@ public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Sample sizes an encoding allows: sox's, less 64-bit integers, which a double cannot hold exactly.
-    public static func allowedBits(for encoding: Encoding) -> [Int] {
+    package static func allowedBits(for encoding: Encoding) -> [Int] {
         encoding == .float ? [32, 64] : [8, 16, 24, 32]
     }
 
     /// The largest sample value written without clipping: the top integer code for integers, 1 for floats.
-    public var fullScale: Double {
+    package var fullScale: Double {
         encoding == .float ? 1 : Self.integerFullScale(bits: bits)
     }
 
@@ -78,11 +78,11 @@ public struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
         return (steps - 1) / steps
     }
 
-    public var bytesPerSample: Int { bits / 8 }
-    public var bytesPerFrame: Int { bytesPerSample * channels }
+    package var bytesPerSample: Int { bits / 8 }
+    package var bytesPerFrame: Int { bytesPerSample * channels }
 
     /// Such as "signed 16-bit little-endian, 2 channels at 48000 Hz".
-    public var description: String {
+    package var description: String {
         let order = bits == 8 ? "" : " \(endianness)-endian"
         let channelCount = channels == 1 ? "1 channel" : "\(channels) channels"
         return "\(encoding) \(bits)-bit\(order), \(channelCount) at \(sampleRate) Hz"

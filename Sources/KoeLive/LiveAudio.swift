@@ -91,8 +91,8 @@ package final class LiveEngine {
 
     package init(changer: VoiceChanger) {
         self.changer = changer
-        requestedPitch = Atomic(changer.pitch.bitPattern)
-        requestedFormant = Atomic(changer.formant.bitPattern)
+        requestedPitch = Atomic(changer.voice.pitch.bitPattern)
+        requestedFormant = Atomic(changer.voice.formant.bitPattern)
     }
 
     deinit {
@@ -105,13 +105,13 @@ package final class LiveEngine {
 
     /// Moves the pitch by semitones; from the main thread.
     package func nudge(pitch semitones: Int) {
-        let pitch = min(max(pitch * exp2(Double(semitones) / 12), VoiceChanger.ratioRange.lowerBound), VoiceChanger.ratioRange.upperBound)
+        let pitch = min(max(pitch * exp2(Double(semitones) / 12), VoiceSettings.ratioRange.lowerBound), VoiceSettings.ratioRange.upperBound)
         requestedPitch.store(pitch.bitPattern, ordering: .relaxed)
     }
 
     /// Moves the formants by steps of 5 %; from the main thread.
     package func nudge(formant steps: Int) {
-        let formant = min(max(formant * pow(1.05, Double(steps)), VoiceChanger.ratioRange.lowerBound), VoiceChanger.ratioRange.upperBound)
+        let formant = min(max(formant * pow(1.05, Double(steps)), VoiceSettings.ratioRange.lowerBound), VoiceSettings.ratioRange.upperBound)
         requestedFormant.store(formant.bitPattern, ordering: .relaxed)
     }
 
@@ -119,8 +119,8 @@ package final class LiveEngine {
     package func process(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, frames: Int, flags: PaStreamCallbackFlags) {
         if flags & koe_paXrunFlags != 0 { xruns.add(1, ordering: .relaxed) }
         let pitch = self.pitch, formant = self.formant
-        if pitch != changer.pitch { changer.pitch = pitch }
-        if formant != changer.formant { changer.formant = formant }
+        if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
+        if formant != changer.voice.formant { changer.voice.formant = formant }
         Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
         inputs[0] = input
         outputs[0] = output

@@ -3,19 +3,19 @@ import KoeIO
 import KoeWorld
 
 /// One recording to draw: mono samples at their rate; `name` titles its panel.
-public struct Recording: Sendable {
-    public var name: String
-    public var samples: [Double]
-    public var sampleRate: Int
+package struct Recording: Sendable {
+    package var name: String
+    package var samples: [Double]
+    package var sampleRate: Int
 
-    public init(name: String, samples: [Double], sampleRate: Int) {
+    package init(name: String, samples: [Double], sampleRate: Int) {
         self.name = name
         self.samples = samples
         self.sampleRate = sampleRate
     }
 
     /// An audio file, its channels averaged, named by its file name.
-    public init(contentsOf path: String) throws {
+    package init(contentsOf path: String) throws {
         let file = try AudioFile(reading: path)
         let channels = try file.readAll()
         var mono = [Double](repeating: 0, count: channels[0].count)
@@ -29,37 +29,37 @@ public struct Recording: Sendable {
 }
 
 /// What a figure shows.
-public struct PlotOptions: Sendable, Equatable {
+package struct PlotOptions: Sendable, Equatable {
     /// The F0 estimator of the track drawn over the spectrogram (default DIO refined by StoneMask).
-    public var f0Method = StreamingAnalyzer.F0Method.dio
+    package var f0Method = AnalysisOptions.F0Method.dio
     /// The F0 search range, in Hz (default WORLD's, 71 to 800 Hz).
-    public var f0Range = 71.0...800
+    package var f0Range = 71.0...800
     /// The span of input time drawn, in seconds, cut at the end of the longest recording (default nil: from 0 to
     /// that end).
-    public var timeRange: ClosedRange<Double>?
+    package var timeRange: ClosedRange<Double>?
     /// The frequency axis, in Hz, logarithmic; its top is lowered to the lowest Nyquist frequency of the
     /// recordings (default 50 Hz to 10 kHz).
-    public var frequencyRange = 50.0...10_000
+    package var frequencyRange = 50.0...10_000
     /// Levels drawn, in dB below the loudest bin of all the recordings; quieter is black (default 80).
-    public var dynamicRange = 80.0
+    package var dynamicRange = 80.0
 
-    public init() {}
+    package init() {}
 }
 
 /// A figure of one or more recordings, one panel each, stacked on a shared time axis: the spectrogram on a
 /// log-frequency axis with each recording's F0 track over it, its own solid, the others' dashed, so that a
 /// before/after pair reads at a glance; one colour scale for all, in dB below the loudest bin.
-public struct Figure {
+package struct Figure {
     /// The figure as an SVG document, the spectrograms embedded as PNG images.
-    public let svg: String
+    package let svg: String
     /// Size in SVG pixels.
-    public let width: Double
-    public let height: Double
+    package let width: Double
+    package let height: Double
 
     /// Panel colours of the F0 tracks, in recording order: cyan and lime read on every colour of the map.
     private static let trackColors = [RGB(red: 0.25, green: 0.85, blue: 1), RGB(red: 0.65, green: 1, blue: 0.3)]
 
-    public init(_ recordings: [Recording], options: PlotOptions = PlotOptions()) throws(PlotError) {
+    package init(_ recordings: [Recording], options: PlotOptions = PlotOptions()) throws(PlotError) {
         guard (1...Self.trackColors.count).contains(recordings.count) else {
             throw PlotError("a figure shows 1 or \(Self.trackColors.count) recordings (got \(recordings.count))")
         }
@@ -107,7 +107,7 @@ public struct Figure {
     }
 
     /// The figure rasterised by librsvg, `scale` pixels for each SVG pixel (2: 1920 pixels wide).
-    public func png(scale: Double = 2) throws(PlotError) -> [UInt8] {
+    package func png(scale: Double = 2) throws(PlotError) -> [UInt8] {
         try SVGDocument(svg).rasterized(width: width, height: height, scale: scale).png()
     }
 
@@ -117,7 +117,7 @@ public struct Figure {
     private static func f0Track(of recording: Recording, options: PlotOptions) throws(PlotError) -> [(Double, Double)] {
         let (signal, sampleRate) = (recording.samples, recording.sampleRate)
         do {
-            var analysis = StreamingAnalyzer.Options()
+            var analysis = AnalysisOptions()
             analysis.f0Method = options.f0Method
             analysis.f0Floor = options.f0Range.lowerBound
             analysis.f0Ceil = options.f0Range.upperBound
@@ -263,7 +263,7 @@ private struct Axes {
 
 /// Draws `inputs` (one or two audio files, channels averaged) into `output`: SVG or PNG by its extension,
 /// written whole or not at all.
-public func writePlot(of inputs: [String], to output: String, options: PlotOptions = PlotOptions()) throws {
+package func writePlot(of inputs: [String], to output: String, options: PlotOptions = PlotOptions()) throws {
     let isPNG = output.lowercased().hasSuffix(".png")
     guard isPNG || output.lowercased().hasSuffix(".svg") else {
         throw PlotError("\(output): a plot is written as .svg or .png")
@@ -277,7 +277,7 @@ public func writePlot(of inputs: [String], to output: String, options: PlotOptio
     }
 }
 
-extension StreamingAnalyzer.F0Method {
+extension AnalysisOptions.F0Method {
     /// As a figure's caption names the estimator.
     fileprivate var displayName: String {
         switch self {

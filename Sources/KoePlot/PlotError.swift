@@ -1,8 +1,8 @@
 /// Why a plot could not be made; one line for the person at the shell.
-public struct PlotError: Error, Equatable, CustomStringConvertible {
-    public let description: String
+package struct PlotError: Error, Equatable, CustomStringConvertible {
+    package let description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -4,5 +4,5 @@
 package protocol BackgroundStage: Stage {
     /// Waits for the work handed over so far and appends the output it made. Call it before waiting for more
     /// input, so a live stream is not held back while the stage has nothing to do.
-    func collect(into output: inout [Double]) throws
+    func drain(into output: inout [Double]) throws
 }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// One band of a parametric equalizer, written on the command line as `TYPE:FREQ[:GAIN_DB[:Q]]`,
@@ -20,7 +20,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
     public var q: Double?
     /// How messages name the band: nil quotes its `TYPE:FREQ...` spec; a band the user did not write as a spec
     /// (a graphic EQ slider) is named as they gave it.
-    public var name: String?
+    package var name: String?
 
     public init(kind: Kind, frequency: Double, gainDB: Double = 0, q: Double? = nil, name: String? = nil) {
         self.kind = kind
@@ -31,14 +31,14 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Reads `TYPE:FREQ[:GAIN_DB[:Q]]`; every error is one line that quotes the spec.
-    public init(parsing spec: String) throws(StageError) {
-        let fields = spec.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+    public init(parsing spec: String) throws(KoeError) {
+        let fields = spec.trimmingSpaces().split(separator: ":", omittingEmptySubsequences: false)
         guard (2...4).contains(fields.count), !fields.contains(where: \.isEmpty) else {
-            throw StageError("malformed EQ band '\(spec)': expected TYPE:FREQ[:GAIN_DB[:Q]]")
+            throw KoeError.invalidArgument("malformed EQ band '\(spec)': expected TYPE:FREQ[:GAIN_DB[:Q]]")
         }
         guard let kind = Kind(rawValue: fields[0].lowercased()) else {
             let kinds = Kind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw StageError("unknown EQ type '\(fields[0])' in '\(spec)': expected one of \(kinds)")
+            throw KoeError.invalidArgument("unknown EQ type '\(fields[0])' in '\(spec)': expected one of \(kinds)")
         }
         self.init(
             kind: kind,
@@ -50,7 +50,7 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// True when the band leaves every signal as it is: a peak or shelf of 0 dB.
-    public var isFlat: Bool {
+    package var isFlat: Bool {
         gainDB == 0 && [.peak, .lowshelf, .highshelf].contains(kind)
     }
 
@@ -64,16 +64,16 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 
     /// The band's filter at `sampleRate`; a band at or above the Nyquist frequency is refused. Building one is
     /// how a band is checked against a sample rate.
-    package func filter(sampleRate: Int) throws(StageError) -> Biquad {
+    package func filter(sampleRate: Int) throws(KoeError) -> Biquad {
         try validate(quoting: description)
         do {
             return try Biquad(kind: biquadKind, frequency: frequency, gainDB: gainDB, width: width, sampleRate: sampleRate)
         } catch .frequencyAtOrAboveNyquist {
-            throw StageError(
+            throw KoeError.invalidArgument(
                 "\(quoted) is at or above the Nyquist frequency "
                     + "(\(Self.format(Double(sampleRate) / 2)) Hz at a \(sampleRate) Hz sample rate)")
         } catch {
-            throw StageError("\(quoted): \(error)")
+            throw KoeError.invalidArgument("\(quoted): \(error)")
         }
     }
 
@@ -83,20 +83,20 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 
     /// Gains a band may have: beyond ±60 dB a filter only amplifies rounding noise, and far beyond, its
     /// amplitude 10^(dB/40) overflows to infinity.
-    public static let gainRange = -60.0...60.0
+    package static let gainRange = -60.0...60.0
 
-    private func validate(quoting spec: String) throws(StageError) {
+    private func validate(quoting spec: String) throws(KoeError) {
         guard frequency > 0, frequency.isFinite else {
-            throw StageError("EQ band '\(spec)': frequency must be greater than 0 Hz")
+            throw KoeError.invalidArgument("EQ band '\(spec)': frequency must be greater than 0 Hz")
         }
         guard EqualizerBand.gainRange.contains(gainDB) else {
-            throw StageError("EQ band '\(spec)': gain must be between \(Int(EqualizerBand.gainRange.lowerBound)) and \(Int(EqualizerBand.gainRange.upperBound)) dB")
+            throw KoeError.invalidArgument("EQ band '\(spec)': gain must be between \(Int(EqualizerBand.gainRange.lowerBound)) and \(Int(EqualizerBand.gainRange.upperBound)) dB")
         }
         if let q, !(q > 0 && q.isFinite) {
-            throw StageError("EQ band '\(spec)': Q must be greater than 0")
+            throw KoeError.invalidArgument("EQ band '\(spec)': Q must be greater than 0")
         }
         if gainDB != 0, kind == .lowpass || kind == .highpass {
-            throw StageError("EQ band '\(spec)': \(kind) takes no gain (write \(kind):FREQ or \(kind):FREQ:0:Q)")
+            throw KoeError.invalidArgument("EQ band '\(spec)': \(kind) takes no gain (write \(kind):FREQ or \(kind):FREQ:0:Q)")
         }
     }
 
@@ -121,10 +121,10 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 
     private static func number(
         _ field: Substring, named name: String, in spec: String, allowingKilo: Bool = false
-    ) throws(StageError) -> Double {
+    ) throws(KoeError) -> Double {
         let isKilo = allowingKilo && field.last.map { $0 == "k" || $0 == "K" } == true
         guard let value = Double(isKilo ? field.dropLast() : field), value.isFinite else {
-            throw StageError("EQ band '\(spec)': \(name) '\(field)' is not a number")
+            throw KoeError.invalidArgument("EQ band '\(spec)': \(name) '\(field)' is not a number")
         }
         return isKilo ? value * 1000 : value
     }
@@ -135,34 +135,34 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// A ten-band octave graphic equalizer: peak filters at 31.25 Hz … 16 kHz.
-public struct GraphicEqualizer: Equatable, Sendable {
+package struct GraphicEqualizer: Equatable, Sendable {
     /// Band centres in Hz: ten octaves up from 31.25 Hz.
-    public static let frequencies: [Double] = (0..<10).map { 31.25 * pow(2, Double($0)) }
+    package static let frequencies: [Double] = (0..<10).map { 31.25 * pow(2, Double($0)) }
 
     /// Q of every band: √2 is a bandwidth of one octave between the half-gain (in dB) points, so neighbouring
     /// bands cross at half their gain, as on a standard octave graphic EQ.
-    public static let q = 2.0.squareRoot()
+    package static let q = 2.0.squareRoot()
 
     /// Gain of each band in dB, lowest band first.
-    public let gains: [Double]
+    package let gains: [Double]
 
-    public init(gains: [Double]) throws(StageError) {
+    package init(gains: [Double]) throws(KoeError) {
         guard gains.count == Self.frequencies.count else {
             let expected = Self.frequencies.count
-            throw StageError("graphic EQ needs \(expected) gains in dB (31.25 Hz … 16 kHz), got \(gains.count)")
+            throw KoeError.invalidArgument("graphic EQ needs \(expected) gains in dB (31.25 Hz … 16 kHz), got \(gains.count)")
         }
         guard gains.allSatisfy(EqualizerBand.gainRange.contains) else {
-            throw StageError("graphic EQ gains must be between \(Int(EqualizerBand.gainRange.lowerBound)) and \(Int(EqualizerBand.gainRange.upperBound)) dB")
+            throw KoeError.invalidArgument("graphic EQ gains must be between \(Int(EqualizerBand.gainRange.lowerBound)) and \(Int(EqualizerBand.gainRange.upperBound)) dB")
         }
         self.gains = gains
     }
 
     /// Reads `G1,...,G10`.
-    public init(parsing list: String) throws(StageError) {
+    package init(parsing list: String) throws(KoeError) {
         var gains: [Double] = []
         for field in list.split(separator: ",", omittingEmptySubsequences: false) {
-            guard let gain = Double(field.trimmingCharacters(in: .whitespaces)), gain.isFinite else {
-                throw StageError("graphic EQ '\(list)': gain '\(field)' is not a number")
+            guard let gain = Double(field.trimmingSpaces()), gain.isFinite else {
+                throw KoeError.invalidArgument("graphic EQ '\(list)': gain '\(field)' is not a number")
             }
             gains.append(gain)
         }
@@ -170,7 +170,7 @@ public struct GraphicEqualizer: Equatable, Sendable {
     }
 
     /// The peak bands that change something; 0 dB bands drop out.
-    public var bands: [EqualizerBand] {
+    package var bands: [EqualizerBand] {
         zip(Self.frequencies.indices, gains).compactMap { index, gain in
             guard gain != 0 else { return nil }
             let frequency = Self.frequencies[index]
@@ -192,21 +192,21 @@ package final class Equalizer: InPlaceStage {
     private var filters: [Biquad]
 
     /// Every band is checked (a flat one too) and refused with a one-line message if it cannot be built at `sampleRate`.
-    package init(bands: [EqualizerBand], sampleRate: Int, glideSamples: Int = 1) throws(StageError) {
+    package init(bands: [EqualizerBand], sampleRate: Int, glideSamples: Int = 1) throws(KoeError) {
         self.sampleRate = sampleRate
         self.glideSamples = max(1, glideSamples)
         (self.bands, filters) = try Self.design(bands, sampleRate: sampleRate)
     }
 
     /// The equalizer, or nil when it would change nothing (no bands, or only 0 dB ones).
-    package static func make(bands: [EqualizerBand], sampleRate: Int) throws(StageError) -> Equalizer? {
+    package static func make(bands: [EqualizerBand], sampleRate: Int) throws(KoeError) -> Equalizer? {
         let equalizer = try Equalizer(bands: bands, sampleRate: sampleRate)
         return equalizer.bands.isEmpty ? nil : equalizer
     }
 
     /// Takes `bands` from the next sample on, gliding from the current ones or at once; refused as `init`
     /// refuses, and then nothing changes.
-    package func set(bands: [EqualizerBand], gliding: Bool = true) throws(StageError) {
+    package func set(bands: [EqualizerBand], gliding: Bool = true) throws(KoeError) {
         let (acting, targets) = try Self.design(bands, sampleRate: sampleRate)
         guard gliding else {
             (self.bands, filters) = (acting, targets)
@@ -235,7 +235,7 @@ package final class Equalizer: InPlaceStage {
         }
     }
 
-    private static func design(_ bands: [EqualizerBand], sampleRate: Int) throws(StageError) -> ([EqualizerBand], [Biquad]) {
+    private static func design(_ bands: [EqualizerBand], sampleRate: Int) throws(KoeError) -> ([EqualizerBand], [Biquad]) {
         var filters: [Biquad] = []
         var acting: [EqualizerBand] = []
         for band in bands {

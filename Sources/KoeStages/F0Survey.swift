@@ -1,7 +1,7 @@
 import KoeWorld
 
 /// A first pass over a recording that finds the median F0 of its voiced frames, for the voice changes that
-/// work around the median (`pitchRange`, `targetMedian`) when the whole input can be read before converting.
+/// work around the median (`pitchRange`, `pitchMedian`) when the whole input can be read before converting.
 ///
 /// The signal is taken in segments of about ten seconds, each analysed by DIO and StoneMask, so memory stays
 /// bounded; the median is exact to a cent (`MedianTracker`).

@@ -8,19 +8,19 @@ public struct F0Track: Sendable, Equatable {
     /// F0 in Hz for frames 0, 1, 2, …; 0 where unvoiced.
     public let values: [Double]
     /// Names the track in messages: the file it came from, or "the F0 track".
-    public let name: String
+    package let name: String
 
     /// Throws for no values, or a value that is not finite or is negative; the message names the frame.
-    public init(values: [Double], name: String = "the F0 track") throws(StageError) {
+    public init(values: [Double], name: String = "the F0 track") throws(KoeError) {
         if let problem = Self.firstProblem(in: values) {
-            throw StageError("\(name): " + (problem.index.map { "frame \($0): \(problem.reason)" } ?? problem.reason))
+            throw KoeError.invalidArgument("\(name): " + (problem.index.map { "frame \($0): \(problem.reason)" } ?? problem.reason))
         }
         self.values = values
         self.name = name
     }
 
     /// What is wrong with a list of values, and at which index; nil when they make a track.
-    public static func firstProblem(in values: [Double]) -> (index: Int?, reason: String)? {
+    package static func firstProblem(in values: [Double]) -> (index: Int?, reason: String)? {
         guard !values.isEmpty else { return (nil, "holds no F0 values") }
         if let index = values.firstIndex(where: { !($0.isFinite && $0 >= 0) }) {
             return (index, "\(values[index]) is not an F0 in Hz (0 or more)")
@@ -34,7 +34,7 @@ public struct F0Track: Sendable, Equatable {
     }
 
     /// The median of the voiced values, in Hz; nil when none is voiced.
-    public var medianVoicedF0: Double? {
+    package var medianVoicedF0: Double? {
         let voiced = values.filter { $0 > 0 }.sorted()
         return voiced.isEmpty ? nil : voiced[voiced.count / 2]
     }

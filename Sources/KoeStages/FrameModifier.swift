@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeWorld
 
 /// One frame of vocoder parameters, in buffers reused from frame to frame.
@@ -33,8 +33,8 @@ struct FrameModifier {
     private let framePeriod: Double
     private var snap = PitchSnap()
     private let glideFrames: Int
-    private var pitchRatio: GlidingRatio
-    private var formantRatio: GlidingRatio
+    private var pitch: GlidingRatio
+    private var formant: GlidingRatio
     /// For each output bin, where on the input axis its value comes from, for `warpedRatio`.
     private var warpIndex: [Int]
     private var warpFraction: [Double]
@@ -44,19 +44,19 @@ struct FrameModifier {
         self.voice = voice
         self.framePeriod = framePeriod
         self.glideFrames = max(1, glideFrames)
-        pitchRatio = GlidingRatio(voice.pitchRatio)
-        formantRatio = GlidingRatio(voice.formantRatio)
+        pitch = GlidingRatio(voice.pitch)
+        formant = GlidingRatio(voice.formant)
         warpIndex = [Int](repeating: 0, count: bins)
         warpFraction = [Double](repeating: 0, count: bins)
-        warp(to: voice.formantRatio)
+        warp(to: voice.formant)
     }
 
     /// The settings the frames from the next on are modified with, reached at once or gliding; tempo is fixed
     /// for the stream and ignored.
     mutating func update(_ voice: VoiceSettings, gliding: Bool) {
         self.voice = voice
-        pitchRatio.glide(to: voice.pitchRatio, frames: gliding ? glideFrames : 0)
-        formantRatio.glide(to: voice.formantRatio, frames: gliding ? glideFrames : 0)
+        pitch.glide(to: voice.pitch, frames: gliding ? glideFrames : 0)
+        formant.glide(to: voice.formant, frames: gliding ? glideFrames : 0)
     }
 
     /// Bin `i` reads `i / ratio` on the input axis, held at the last bin past Nyquist.
@@ -75,8 +75,8 @@ struct FrameModifier {
     mutating func modify(
         frame index: Int, f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
     ) {
-        let pitch = pitchRatio.next()
-        let formant = formantRatio.next()
+        let pitch = pitch.next()
+        let formant = formant.next()
         if formant != 1 && formant != warpedRatio { warp(to: formant) }
         frame.f0 = voice.whisper ? 0 : editedF0(voice.f0Track?.f0(atFrame: index) ?? f0, frame: index, ratio: pitch)
         // Buffers taken once a frame: element writes through `frame` inside the row closures each paid for a
@@ -114,9 +114,16 @@ struct FrameModifier {
         let inputSeconds = Double(frame) * framePeriod / 1000
         var edited = shiftedF0(f0, ratio: ratio)
         if let curve = voice.pitchCurve { edited *= curve.ratio(at: inputSeconds) }
+        // A given F0 far outside any voice (a track's 1e-320 Hz or 1e300 Hz) can leave the edits no pitch: 0, a
+        // subnormal (whose ratio to A4 is 0) or infinity. Such a frame is unvoiced, as the snap cannot place it
+        // and synthesis cannot render it.
+        guard edited > 0, edited.isNormal else {
+            snap.unvoiced()
+            return 0
+        }
         if let options = voice.snap { edited = snap.snapped(edited, options: options, framePeriod: framePeriod) }
         if let vibrato = voice.vibrato { edited *= vibrato.factor(atOutputTime: inputSeconds / voice.tempo) }
-        return edited
+        return edited.isFinite ? edited : 0
     }
 
     private mutating func shiftedF0(_ f0: Double, ratio: Double) -> Double {
@@ -124,7 +131,7 @@ struct FrameModifier {
         if voice.referenceMedian == nil { median.add(f0) }
         guard voice.needsMedian else { return f0 * ratio }
         let reference = voice.referenceMedian ?? median.value
-        let centre = voice.targetMedian ?? reference
+        let centre = voice.pitchMedian ?? reference
         return ratio * exp(log(centre) + voice.pitchRange * (log(f0) - log(reference)))
     }
 }
@@ -175,7 +182,8 @@ struct MedianTracker {
     /// adding costs little however many bins the histogram has.
     mutating func add(_ f0: Double) {
         let position = log2(f0 / MedianTracker.lowest) * MedianTracker.binsPerOctave
-        let bin = min(max(Int(position), 0), counts.count - 1)
+        // Clamped before it becomes an index: a given F0 of 1e-320 Hz lies at -infinity.
+        let bin = Int(min(max(position, 0), Double(counts.count - 1)))
         counts[bin] += 1
         total += 1
         if bin < medianBin {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A gain in dB, as sox's `gain` effect applies it. No delay. A new gain set while audio plays is reached
 /// along a straight line over `glideSamples`, so it never clicks.
@@ -11,7 +11,7 @@ package final class Gain: InPlaceStage {
     private var step = 0.0
     private var glideSamplesLeft = 0
 
-    package init(decibels: Double, glideSamples: Int = 1) throws(StageError) {
+    package init(decibels: Double, glideSamples: Int = 1) throws(KoeError) {
         try Self.requireFinite(decibels)
         self.decibels = decibels
         factor = Self.factor(decibels)
@@ -20,12 +20,12 @@ package final class Gain: InPlaceStage {
     }
 
     /// The gain stage, or nil at 0 dB, where it would change nothing.
-    package static func make(decibels: Double) throws(StageError) -> Gain? {
+    package static func make(decibels: Double) throws(KoeError) -> Gain? {
         decibels == 0 ? nil : try Gain(decibels: decibels)
     }
 
     /// Takes a new gain from the next sample on, gliding there or at once.
-    package func set(decibels: Double, gliding: Bool = true) throws(StageError) {
+    package func set(decibels: Double, gliding: Bool = true) throws(KoeError) {
         try Self.requireFinite(decibels)
         self.decibels = decibels
         factor = Self.factor(decibels)
@@ -55,7 +55,7 @@ package final class Gain: InPlaceStage {
         pow(10, decibels / 20)
     }
 
-    private static func requireFinite(_ decibels: Double) throws(StageError) {
-        guard decibels.isFinite else { throw StageError("gain \(decibels) dB is not a finite number") }
+    private static func requireFinite(_ decibels: Double) throws(KoeError) {
+        guard decibels.isFinite else { throw KoeError.invalidArgument("gain \(decibels) dB is not a finite number") }
     }
 }

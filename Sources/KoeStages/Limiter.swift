@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A look-ahead peak limiter: keeps every sample within ±`ceiling`, so that WORLD's resynthesis, which can peak
 /// above its input, never clips. A signal that stays within the ceiling passes bit for bit (gain exactly 1),
@@ -32,10 +32,10 @@ package final class Limiter: Stage {
     private var core: Core
 
     /// `ceiling` must be positive.
-    package init(sampleRate: Int, ceiling: Double, options: Options = Options()) throws(StageError) {
-        guard ceiling.isFinite && ceiling > 0 else { throw StageError("the limiter's ceiling must be positive (got \(ceiling))") }
+    package init(sampleRate: Int, ceiling: Double, options: Options = Options()) throws(KoeError) {
+        guard ceiling.isFinite && ceiling > 0 else { throw KoeError.invalidArgument("the limiter's ceiling must be positive (got \(ceiling))") }
         guard options.lookAhead.isFinite && options.lookAhead >= 0, options.release.isFinite && options.release > 0 else {
-            throw StageError("the limiter's look-ahead and release must be positive times")
+            throw KoeError.invalidArgument("the limiter's look-ahead and release must be positive times")
         }
         self.ceiling = ceiling
         latency = Int((options.lookAhead * Double(sampleRate)).rounded())

@@ -1,7 +1,7 @@
 /// A pitch ratio that changes over time, as Rubber Band's pitch maps and RVC's F0 curves give it: points of
 /// (input time in seconds, ratio), linear between points and held past the first and the last.
 ///
-/// The ratio multiplies F0 on top of `VoiceSettings.pitchRatio`. Times are input times, so a curve drawn over
+/// The ratio multiplies F0 on top of `VoiceSettings.pitch`. Times are input times, so a curve drawn over
 /// a recording stays on it whatever the tempo.
 public struct PitchCurve: Sendable, Equatable {
     public struct Point: Sendable, Equatable {
@@ -21,16 +21,16 @@ public struct PitchCurve: Sendable, Equatable {
 
     /// Throws for no points, a time or ratio that is not finite, times that do not increase, or a ratio outside
     /// `VoiceSettings.ratioRange`; the message names the point (counted from 1).
-    public init(points: [Point]) throws(StageError) {
+    public init(points: [Point]) throws(KoeError) {
         if let problem = Self.firstProblem(in: points) {
-            throw StageError(problem.index.map { "pitch curve point \($0 + 1): \(problem.reason)" } ?? problem.reason)
+            throw KoeError.invalidArgument(problem.index.map { "pitch curve point \($0 + 1): \(problem.reason)" } ?? problem.reason)
         }
         self.points = points
     }
 
     /// What is wrong with a list of points, and at which index; nil when they make a curve. File readers use
     /// it to name the line instead.
-    public static func firstProblem(in points: [Point]) -> (index: Int?, reason: String)? {
+    package static func firstProblem(in points: [Point]) -> (index: Int?, reason: String)? {
         guard !points.isEmpty else { return (nil, "a pitch curve needs at least one point") }
         let ratios = VoiceSettings.ratioRange
         for (index, point) in points.enumerated() {
@@ -48,7 +48,7 @@ public struct PitchCurve: Sendable, Equatable {
     }
 
     /// The ratio at `time` seconds: linear between the points around it, the end points' ratio beyond them.
-    public func ratio(at time: Double) -> Double {
+    package func ratio(at time: Double) -> Double {
         guard let first = points.first, let last = points.last else { return 1 }
         if time <= first.time { return first.ratio }
         if time >= last.time { return last.ratio }

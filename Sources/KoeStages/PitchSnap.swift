@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Pitch correction: pulls each voiced frame's F0 towards the nearest note of a scale.
 ///
@@ -13,10 +13,11 @@ public struct PitchSnap {
 
     init() {}
 
-    /// `f0` (Hz, voiced) moved towards its note by `options`, one frame of `framePeriod` ms after the last.
+    /// `f0` (Hz, voiced: finite and above 0) moved towards its note by `options` (A4 within its range), one frame
+    /// of `framePeriod` ms after the last.
     mutating func snapped(_ f0: Double, options: Options, framePeriod: Double) -> Double {
         let cents = 1200 * log2(f0 / options.a4)
-        let needed = 100 * options.scale.nearestNote(toSemitones: cents / 100) - cents
+        let needed = 100 * options.scale.nearest(toSemitones: cents / 100) - cents
         if !wasVoiced { correction = 0 }
         let follow = options.speed > 0 ? 1 - exp(-framePeriod / options.speed) : 1
         correction += follow * (needed - correction)
@@ -41,21 +42,21 @@ extension PitchSnap {
         /// Frequency of A4 in Hz, the tuning the notes are counted from (default 440).
         public var a4 = 440.0
 
-        public init(scale: MusicalScale = .chromatic, strength: Double = 1, speed: Double = 0, a4: Double = 440) {
+        public init(scale: MusicalScale = MusicalScale(key: 0, mode: .chromatic), strength: Double = 1, speed: Double = 0, a4: Double = 440) {
             self.scale = scale
             self.strength = strength
             self.speed = speed
             self.a4 = a4
         }
 
-        public static let strengthRange = 0.0...1
+        package static let strengthRange = 0.0...1
         /// Up to 10 s: slower than that a note never arrives.
-        public static let speedRange = 0.0...10_000
+        package static let speedRange = 0.0...10_000
         /// Concert pitches in use, from baroque's 415 Hz to the highest orchestras'.
-        public static let a4Range = 400.0...480
+        package static let a4Range = 400.0...480
 
         /// The first setting out of its range, said in words; nil when the options can be used.
-        public var problem: String? {
+        package var problem: String? {
             if !Self.strengthRange.contains(strength) { return "snap strength must be between 0 and 1 (got \(strength))" }
             if !Self.speedRange.contains(speed) { return "snap speed must be between 0 and 10000 ms (got \(speed))" }
             if !Self.a4Range.contains(a4) { return "A4 must be between 400 and 480 Hz (got \(a4))" }
@@ -74,7 +75,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
         case wholeTone = "whole-tone"
 
         /// Semitones above the tonic of the notes in the mode.
-        public var intervals: [Int] {
+        package var intervals: [Int] {
             switch self {
             case .chromatic: Array(0..<12)
             case .major: [0, 2, 4, 5, 7, 9, 11]
@@ -100,7 +101,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     /// For each pitch class from C, whether the scale holds it.
     private let holds: [Bool]
 
-    public static let chromatic = MusicalScale(key: 0, mode: .chromatic)
+    package static let chromatic = MusicalScale(key: 0, mode: .chromatic)
 
     /// `key` is a pitch class, taken modulo 12.
     public init(key: Int, mode: Mode) {
@@ -115,23 +116,23 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
 
     /// Reads `chromatic` or `KEY:SCALE`: KEY a letter A to G with an optional `#` or `b`, SCALE one of
     /// `Mode`'s names (`ionian` and `aeolian` are major and minor).
-    public init(parsing spec: String) throws(StageError) {
-        let text = spec.trimmingCharacters(in: .whitespaces)
+    public init(parsing spec: String) throws(KoeError) {
+        let text = spec.trimmingSpaces()
         if text.lowercased() == Mode.chromatic.rawValue {
             self = .chromatic
             return
         }
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
         guard fields.count == 2 else {
-            throw StageError("malformed scale '\(spec)': expected KEY:SCALE (C:major, A:minor, F#:dorian) or chromatic")
+            throw KoeError.invalidArgument("malformed scale '\(spec)': expected KEY:SCALE (C:major, A:minor, F#:dorian) or chromatic")
         }
         guard let key = Self.pitchClass(of: String(fields[0])) else {
-            throw StageError("unknown key '\(fields[0])' in '\(spec)': expected a note A to G, optionally with # or b (C, F#, Bb)")
+            throw KoeError.invalidArgument("unknown key '\(fields[0])' in '\(spec)': expected a note A to G, optionally with # or b (C, F#, Bb)")
         }
         let name = fields[1].lowercased()
         guard let mode = Mode(rawValue: Self.aliases[name] ?? name) else {
             let names = Mode.allCases.map(\.rawValue).joined(separator: ", ")
-            throw StageError("unknown scale '\(fields[1])' in '\(spec)': expected one of \(names)")
+            throw KoeError.invalidArgument("unknown scale '\(fields[1])' in '\(spec)': expected one of \(names)")
         }
         self.init(key: key, mode: mode)
     }
@@ -156,8 +157,22 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The note of the scale nearest to `semitones` (counted from A4, fractions allowed), in semitones from A4.
-    /// A tie goes to the lower note.
-    public func nearestNote(toSemitones semitones: Double) -> Double {
+    /// A tie goes to the lower note. Throws for a value that is not finite or lies more than a million semitones
+    /// from A4 (every frequency a `Double` holds lies within 13,000).
+    package func nearestNote(toSemitones semitones: Double) throws(KoeError) -> Double {
+        guard abs(semitones) <= Self.farthestSemitones else {
+            throw KoeError.invalidArgument("\(semitones) semitones from A4 is not a pitch: it must be a finite number within ±\(Int(Self.farthestSemitones))")
+        }
+        return nearest(toSemitones: semitones)
+    }
+
+    /// Semitones from A4 a pitch may lie at: whole notes there are still a step of 1 apart as `Double`s and as
+    /// `Int`s, which the walk to a note of the scale counts on.
+    private static let farthestSemitones = 1e6
+
+    /// `nearestNote` of a pitch known to lie within `farthestSemitones`: that of a positive finite F0 against an
+    /// A4 of the snap's range.
+    func nearest(toSemitones semitones: Double) -> Double {
         var below = semitones.rounded(.down)
         var above = semitones.rounded(.up)
         // Every mode holds a note in any run of 3 semitones, so each walk takes at most 2 steps.

@@ -5,7 +5,7 @@ public struct Preset: Sendable, Equatable {
     public let summary: String
     public let voice: VoiceSettings
     /// The bands as designed; `bands(sampleRate:)` gives those a recording can take.
-    public let bands: [EqualizerBand]
+    package let bands: [EqualizerBand]
 
     public static func named(_ name: String) -> Preset? {
         all.first { $0.name == name.lowercased() }
@@ -14,33 +14,33 @@ public struct Preset: Sendable, Equatable {
     /// Every preset, in the order `koe presets` lists them.
     public static let all: [Preset] = [
         Preset("kawaii", "bright, high anime-style voice", bands: ["highshelf:5000:3"]) {
-            $0.pitchRatio = 1.6
-            $0.formantRatio = 1.2
+            $0.pitch = 1.6
+            $0.formant = 1.2
         },
         Preset("child", "a child's voice: higher pitch, smaller vocal tract") {
-            $0.pitchRatio = 1.5
-            $0.formantRatio = 1.3
+            $0.pitch = 1.5
+            $0.formant = 1.3
         },
         Preset("female", "a lower voice moved to a typical female range") {
-            $0.pitchRatio = 1.7
-            $0.formantRatio = 1.15
+            $0.pitch = 1.7
+            $0.formant = 1.15
         },
         Preset("male", "a higher voice moved to a typical male range") {
-            $0.pitchRatio = 0.6
-            $0.formantRatio = 0.87
+            $0.pitch = 0.6
+            $0.formant = 0.87
         },
         Preset("deep", "deeper, darker voice", bands: ["lowshelf:150:3"]) {
-            $0.pitchRatio = 0.75
-            $0.formantRatio = 0.9
+            $0.pitch = 0.75
+            $0.formant = 0.9
         },
         Preset("giant", "huge and slow: very low pitch, large vocal tract", bands: ["lowshelf:120:4"]) {
-            $0.pitchRatio = 0.55
-            $0.formantRatio = 0.75
+            $0.pitch = 0.55
+            $0.formant = 0.75
             $0.tempo = 0.9
         },
         Preset("chipmunk", "fast, tiny, very high voice") {
-            $0.pitchRatio = 2
-            $0.formantRatio = 1.45
+            $0.pitch = 2
+            $0.formant = 1.45
             $0.tempo = 1.15
         },
         Preset("robot", "monotone at the speaker's median pitch", bands: ["peak:1500:4:2"]) {

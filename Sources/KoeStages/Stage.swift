@@ -17,7 +17,7 @@ package protocol Stage: AnyObject {
     var lengthRatio: Double { get }
 
     /// Takes the next chunk of input and appends the output that is ready to `output`; throws when the input
-    /// cannot be processed (the vocoder refuses non-finite samples and streams shorter than one analysis frame).
+    /// cannot be processed (the vocoder refuses non-finite samples).
     func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws
 }
 
@@ -46,15 +46,6 @@ extension InPlaceStage {
         output.withUnsafeMutableBufferPointer { buffer in
             apply(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
         }
-    }
-}
-
-/// Why a stage could not be built from the options it was given. Messages are written for the person at the shell.
-public struct StageError: Error, Equatable, CustomStringConvertible {
-    public let description: String
-
-    public init(_ description: String) {
-        self.description = description
     }
 }
 

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Sinusoidal vibrato on voiced frames: F0 times 2^(depth/1200 · sin(2π · rate · t)), t in output seconds from
 /// the start of the stream, so the rate heard is `rate` whatever the tempo.
@@ -18,12 +18,12 @@ public enum Vibrato {
         }
 
         /// From a slow swell to a fast trill.
-        public static let rateRange = 0.1...20
+        package static let rateRange = 0.1...20
         /// Up to an octave either way.
-        public static let depthRange = 0.0...1200
+        package static let depthRange = 0.0...1200
 
         /// The first setting out of its range, said in words; nil when the options can be used.
-        public var problem: String? {
+        package var problem: String? {
             if !Self.rateRange.contains(rate) { return "vibrato rate must be between 0.1 and 20 Hz (got \(rate))" }
             if !Self.depthRange.contains(depth) { return "vibrato depth must be between 0 and 1200 cents (got \(depth))" }
             return nil

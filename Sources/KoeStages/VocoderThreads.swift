@@ -1,4 +1,4 @@
-import Foundation
+import KoeDSP
 import KoeWorld
 
 /// The vocoder's work on threads of its own, so its caller only settles F0 and hands the blocks over:
@@ -6,10 +6,10 @@ import KoeWorld
 /// time in stream order. The first thread synthesises whenever it can, before analysing, so output flows,
 /// memory stays bounded and the synthesiser's buffers stay in one core's cache; the others analyse first and
 /// synthesise only when nothing is left to analyse. `submit` waits while too many frames are in hand; the
-/// output collects until taken.
+/// output waits until drained.
 final class VocoderThreads: @unchecked Sendable {
     /// Guards every variable property, and signals each change of them.
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var waiting: [(index: Int, block: StreamingAnalyzer.PendingBlock)] = []
     private var analysed: [Int: StreamingAnalyzer.Block] = [:]
     /// New voices, by the index of the first block (or the end, at `submitted`) they change.
@@ -44,9 +44,7 @@ final class VocoderThreads: @unchecked Sendable {
         self.threads = threads
         runningThreads = threads
         for worker in 0..<threads {
-            let thread = Thread { [self] in work(prefersSynthesis: worker == 0) }
-            thread.name = "koe vocoder \(worker + 1)"
-            thread.start()
+            startThread { [self] in work(prefersSynthesis: worker == 0) }
         }
     }
 
@@ -87,7 +85,7 @@ final class VocoderThreads: @unchecked Sendable {
     }
 
     /// Appends the samples synthesised since the last call to `samples`; the output keeps its capacity.
-    func takeOutput(into samples: inout [Double]) {
+    func drain(into samples: inout [Double]) {
         condition.lock()
         defer { condition.unlock() }
         samples.append(contentsOf: output)

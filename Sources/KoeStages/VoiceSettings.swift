@@ -1,23 +1,25 @@
+import Glibc
+
 /// What the vocoder stage changes in a voice. The defaults change nothing.
 public struct VoiceSettings: Sendable, Equatable {
     /// F0 multiplier: 2 is an octave up (default 1).
-    public var pitchRatio = 1.0
+    public var pitch = 1.0
     /// Scale of F0 excursions around the median, in log-F0: 0 is monotone, 1 unchanged (default 1).
     public var pitchRange = 1.0
     /// Median F0 to move the voice to, in Hz (Praat's "new pitch median"); nil keeps the median (default).
-    public var targetMedian: Double?
-    /// The input's median F0, in Hz, that `pitchRange` and `targetMedian` work around; nil uses the running
+    public var pitchMedian: Double?
+    /// The input's median F0, in Hz, that `pitchRange` and `pitchMedian` work around; nil uses the running
     /// median of the voiced frames so far, all a live stream can know (default nil). See `F0Survey`.
-    public var referenceMedian: Double?
+    package var referenceMedian: Double?
     /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1).
-    public var formantRatio = 1.0
+    public var formant = 1.0
     /// Speed: 2 plays twice as fast with pitch and formants kept (default 1).
     public var tempo = 1.0
     /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
     public var whisper = false
     /// F0 replacing the analysed F0, frame by frame; the changes below apply to it (default nil: analysed).
     public var f0Track: F0Track?
-    /// A pitch ratio over input time, multiplied with `pitchRatio` (default nil: none).
+    /// A pitch ratio over input time, multiplied with `pitch` (default nil: none).
     public var pitchCurve: PitchCurve?
     /// Pull voiced F0 to the nearest note of a scale, after the ratios (default nil: off).
     public var snap: PitchSnap.Options?
@@ -26,21 +28,28 @@ public struct VoiceSettings: Sendable, Equatable {
 
     public init() {}
 
+    /// The pitch shift in semitones: the same setting as `pitch`, on another scale. A value that is not finite
+    /// leaves `pitch` as it is.
+    public var semitones: Double {
+        get { 12 * log2(pitch) }
+        set { if newValue.isFinite { pitch = exp2(newValue / 12) } }
+    }
+
     /// Pitch and tempo ratios reach four octaves either way: beyond that an F0 or an output length runs off
     /// towards infinity rather than towards a voice. A live changer clamps its formant ratio to the same range;
     /// a conversion takes any positive one.
-    public static let ratioRange = 1.0 / 16...16
+    package static let ratioRange = 1.0 / 16...16
     /// What `pitchRange` may be: 0 (monotone) to 10.
-    public static let pitchRangeLimits = 0.0...10
-    /// What `targetMedian` may be, in Hz.
-    public static let medianRange = 10.0...5000
+    package static let pitchRangeLimits = 0.0...10
+    /// What `pitchMedian` may be, in Hz.
+    package static let medianRange = 10.0...5000
 
     /// True when the settings leave the voice as it is, so the vocoder can be left out of the chain.
-    public var isIdentity: Bool {
-        pitchRatio == 1 && pitchRange == 1 && targetMedian == nil && formantRatio == 1 && tempo == 1 && !whisper
+    package var isIdentity: Bool {
+        pitch == 1 && pitchRange == 1 && pitchMedian == nil && formant == 1 && tempo == 1 && !whisper
             && f0Track == nil && pitchCurve == nil && snap == nil && vibrato == nil
     }
 
     /// Whether F0 changes depend on the voice's median.
-    public var needsMedian: Bool { pitchRange != 1 || targetMedian != nil }
+    package var needsMedian: Bool { pitchRange != 1 || pitchMedian != nil }
 }

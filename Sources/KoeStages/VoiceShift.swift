@@ -1,4 +1,3 @@
-import Foundation
 import KoeWorld
 
 /// The vocoder stage: WORLD analysis of the stream, the voice changes frame by frame, and WORLD synthesis.
@@ -9,7 +8,7 @@ import KoeWorld
 ///
 /// With two threads or more, `process` only settles F0 (DIO, or Harvest's blocks) and hands the blocks to
 /// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
-/// reads on: `process` returns the output synthesised so far, and `collect` waits for the rest. The output is
+/// reads on: `process` returns the output synthesised so far, and `drain` waits for the rest. The output is
 /// the same for any number of threads.
 ///
 /// The voice can change while the stream plays (`update`): the new settings apply from the first frame of the
@@ -37,7 +36,7 @@ package final class VoiceShift: BackgroundStage {
     /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
     /// more on that many threads of its own. Throws if the analysis cannot run at this rate with these options.
     package init(
-        sampleRate: Int, voice: VoiceSettings, analysis: StreamingAnalyzer.Options = .init(), threads: Int = 1
+        sampleRate: Int, voice: VoiceSettings, analysis: AnalysisOptions = .init(), threads: Int = 1
     ) throws(WorldError) {
         self.sampleRate = sampleRate
         self.voice = voice
@@ -112,17 +111,17 @@ package final class VoiceShift: BackgroundStage {
                 pendingBlocks, finalLength: isFinal ? outputLength : nil,
                 voiceChange: voiceChange.map { ($0, gliding: received > input.count) })
             if isFinal { threads.waitUntilIdle() }
-            threads.takeOutput(into: &pending)
+            threads.drain(into: &pending)
         }
-        release(isFinal: isFinal, into: &output)
+        drain(isFinal: isFinal, into: &output)
     }
 
-    package func collect(into output: inout [Double]) throws {
+    package func drain(into output: inout [Double]) throws {
         if case .onThreads(let threads) = work {
             threads.waitUntilIdle()
-            threads.takeOutput(into: &pending)
+            threads.drain(into: &pending)
         }
-        release(isFinal: false, into: &output)
+        drain(isFinal: false, into: &output)
     }
 
     private var outputLength: Int {
@@ -130,7 +129,7 @@ package final class VoiceShift: BackgroundStage {
     }
 
     /// Hands out what is ready, never past the output length; the final call pads a short synthesis with silence.
-    private func release(isFinal: Bool, into output: inout [Double]) {
+    private func drain(isFinal: Bool, into output: inout [Double]) {
         let limit = isFinal ? outputLength : min(outputLength, emitted + pending.count)
         var count = min(pending.count, max(0, limit - emitted))
         output.append(contentsOf: pending[..<count])
@@ -237,7 +236,7 @@ final class Resynthesis {
     private func append(_ frame: ParameterFrame) {
         frame.spectrum.withUnsafeBufferPointer { spectrum in
             frame.aperiodicity.withUnsafeBufferPointer { aperiodicity in
-                synthesizer.append(f0: frame.f0, spectrum: spectrum, aperiodicity: aperiodicity)
+                synthesizer.push(f0: frame.f0, spectrum: spectrum, aperiodicity: aperiodicity)
             }
         }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// CheapTrick: the spectral envelope frame by frame, from an F0-adaptive window three periods long,
@@ -78,9 +78,11 @@ public struct CheapTrick: Sendable {
 
     /// One power spectrum of `fftSize / 2 + 1` bins a frame. Frames are shared among up to `threads`
     /// threads; the result is the same for any number. Throws if `signal` is empty or not finite throughout,
-    /// or a frame's time is not finite or lies beyond `F0Contour.farthestTime`.
+    /// a frame's time is not finite or lies beyond `F0Contour.farthestTime`, or the spectrogram would not fit in
+    /// memory.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) throws(WorldError) -> Matrix {
         try SignalRequirements.validate(signal, contour: contour)
+        try SignalRequirements.requireRoom(rows: contour.frameCount, columns: fftSize / 2 + 1, for: "a spectrogram")
         var spectrogram = Matrix()
         signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &spectrogram) }
         return spectrogram

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// D4C: band aperiodicity from the temporally static group delay (Morise 2016), after the
@@ -46,9 +46,11 @@ public struct D4C: Sendable {
 
     /// Linear aperiodicity in (0, 1] for each frame and bin. Frames are shared among up to `threads`
     /// threads; the result is the same for any number. Throws if `signal` is empty or not finite throughout,
-    /// or a frame's time is not finite or lies beyond `F0Contour.farthestTime`.
+    /// a frame's time is not finite or lies beyond `F0Contour.farthestTime`, or the aperiodicity would not fit in
+    /// memory.
     public func estimate(_ signal: [Double], contour: F0Contour, threads: Int = 1) throws(WorldError) -> Matrix {
         try SignalRequirements.validate(signal, contour: contour)
+        try SignalRequirements.requireRoom(rows: contour.frameCount, columns: fftSize / 2 + 1, for: "an aperiodicity")
         var aperiodicity = Matrix()
         signal.withUnsafeBufferPointer { estimate($0, contour: contour, threads: threads, into: &aperiodicity) }
         return aperiodicity
@@ -632,22 +634,49 @@ private func largest(
     var threshold = floor
     var kept = 0
     var index = 0
-    while index < values.count {
-        let value = values[index]
-        index += stride
-        guard value > threshold else { continue }
-        candidates[kept] = value
-        kept += 1
-        if kept == candidates.count {
-            select(candidates, descendingAt: rank - 1)
-            kept = rank
-            threshold = candidates[rank - 1]
+    if stride == 1, let base = values.baseAddress {
+        // Few values pass a good threshold: the largest of eight is compared, and only a block holding one is opened.
+        while index + 8 <= values.count {
+            let block = base + index
+            if largestOfEight(block) > threshold {
+                for lane in 0..<8 {
+                    keep(block[lane], rank: rank, in: candidates, kept: &kept, threshold: &threshold)
+                }
+            }
+            index += 8
         }
+    }
+    while index < values.count {
+        keep(values[index], rank: rank, in: candidates, kept: &kept, threshold: &threshold)
+        index += stride
     }
     guard kept >= rank else { return nil }
     let collected = UnsafeMutableBufferPointer(rebasing: candidates[0..<kept])
     select(collected, descendingAt: rank - 1)
     return collected[rank - 1]
+}
+
+/// The largest of `values[0 ..< 8]`, as a tree of comparisons (no SIMD mask: the standard library compares
+/// and reduces those lane by lane).
+@inline(__always)
+private func largestOfEight(_ values: UnsafePointer<Double>) -> Double {
+    max(max(max(values[0], values[1]), max(values[2], values[3])), max(max(values[4], values[5]), max(values[6], values[7])))
+}
+
+/// Collects `value` if it exceeds `threshold`; when `candidates` fills, keeps its `rank` largest and raises
+/// `threshold` to the least of them.
+@inline(__always)
+private func keep(
+    _ value: Double, rank: Int, in candidates: UnsafeMutableBufferPointer<Double>, kept: inout Int, threshold: inout Double
+) {
+    guard value > threshold else { return }
+    candidates[kept] = value
+    kept += 1
+    if kept == candidates.count {
+        select(candidates, descendingAt: rank - 1)
+        kept = rank
+        threshold = candidates[rank - 1]
+    }
 }
 
 /// Partial partitioning in place (quickselect): `values[position]` becomes the value at that place in

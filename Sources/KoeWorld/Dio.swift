@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// WORLD's DIO F0 estimator (Distributed Inline-filter Operation).
@@ -96,7 +95,7 @@ public struct Dio: Sendable {
         f0.reserveCapacity(frameCount)
         candidates.withUnsafeBufferPointer { candidates in
             scores.withUnsafeBufferPointer { scores in
-                repair.settle(candidates: candidates, scores: scores, frameCount: frameCount, into: &f0)
+                repair.drain(candidates: candidates, scores: scores, frameCount: frameCount, into: &f0)
             }
         }
         return F0Contour(sameLengthTime: time, f0: f0)
@@ -129,8 +128,8 @@ public struct Dio: Sendable {
             quirk.apply(band: band, first: first, to: values)
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         }
-        filters.append(samples, deliver: deliver) { _ in }
-        filters.flush(through: samples.count - 1, deliver: deliver)
+        filters.push(samples, deliver: deliver) { _ in }
+        filters.finish(through: samples.count - 1, deliver: deliver)
         return events
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 extension Dio {
@@ -95,7 +95,7 @@ extension Dio {
 
         typealias Delivery = (_ band: Int, _ first: Int, _ samples: UnsafeMutableBufferPointer<Double>) -> Void
 
-        /// `live`: every block also yields each band's provisional samples (see `append`), and blocks are
+        /// `live`: every block also yields each band's provisional samples (see `push`), and blocks are
         /// filtered by partitioned convolution.
         init(ladder: Ladder, blockLength: Int, live: Bool = false) {
             self.blockLength = blockLength
@@ -163,26 +163,26 @@ extension Dio {
             }
         }
 
-        /// Makes room for appends of up to `samples` samples: the input a block reads, the latest append, and as
+        /// Makes room for pushes of up to `samples` samples: the input a block reads, the latest push, and as
         /// much again, as the input is dropped once half of it can go.
-        mutating func reserve(forAppendsOf samples: Int) {
+        mutating func reserve(forPushesOf samples: Int) {
             history.reserveCapacity(2 * (span + blockLength + samples))
         }
 
         /// Appends input and filters every block it completes. `deliver(band, first, samples)` receives each
         /// band's filtered samples in order, from index 0, `first` being the index of the first; `afterBlock(last)`
         /// runs once a block is done, with the index of its last input sample.
-        mutating func append(
+        mutating func push(
             _ samples: [Double], deliver: Delivery, afterBlock: (Int) -> Void
         ) {
-            append(samples, deliver: deliver, provisional: { _, _, _ in }, afterBlock: afterBlock)
+            push(samples, deliver: deliver, provisional: { _, _, _ in }, afterBlock: afterBlock)
         }
 
-        /// `append`, and, when the bank was made `live`, after each band's `deliver`
+        /// `push`, and, when the bank was made `live`, after each band's `deliver`
         /// `provisional(band, first, samples)`: the band's signal without the low-cut (its Nuttall window alone,
         /// which needs only half the window of input ahead) from its last delivered sample, `first` (0 before
         /// the first), as far as the block's input allows.
-        mutating func append(
+        mutating func push(
             _ samples: [Double], deliver: Delivery, provisional: Delivery, afterBlock: (Int) -> Void
         ) {
             history.append(contentsOf: samples)
@@ -195,7 +195,7 @@ extension Dio {
 
         /// The input has ended: filters zeros past it until every band has delivered its samples up to index
         /// `last`, and none after.
-        mutating func flush(through last: Int, deliver: Delivery) {
+        mutating func finish(through last: Int, deliver: Delivery) {
             while nextBlockEnd - blockLength - 1 - reaches[0] < last {
                 let missing = nextBlockEnd - (historyStart + history.count)
                 if missing > 0 {

@@ -22,8 +22,8 @@ extension Dio {
         private let history: Int
 
         /// Frames settled so far.
-        private(set) var settledCount = 0
-        /// Per frame from `settledCount - history` to the end of the window: the best candidate and the
+        private(set) var drainedCount = 0
+        /// Per frame from `drainedCount - history` to the end of the window: the best candidate and the
         /// contour after steps 1, 2 and 3, and whether step 3 set the frame by extension.
         private var best: [Double]
         private var jumpFree: [Double]
@@ -48,21 +48,21 @@ extension Dio {
             extending = [Bool](repeating: false, count: history)
         }
 
-        /// Settles frames from `settledCount` on, given `candidates` and `scores` (frame by frame, `bands`
+        /// Settles frames from `drainedCount` on, given `candidates` and `scores` (frame by frame, `bands`
         /// values each) of the frames from there to the end of the window. With `frameCount` the window reaches
         /// the last frame of the signal and every frame is settled; without, only the first.
-        mutating func settle(
+        mutating func drain(
             candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>, frameCount: Int?,
             into final: inout [Double]
         ) {
-            let start = settledCount
+            let start = drainedCount
             let end = start + candidates.count / bands
             assert(frameCount.map { $0 == end } ?? (end > start), "the window must hold the frame to settle")
             self.candidates = candidates
             defer { self.candidates = UnsafeBufferPointer(start: nil, count: 0) }
             if let frameCount, frameCount <= voiceRangeMinimum {
                 final.append(contentsOf: repeatElement(0, count: end - start))
-                settledCount = end
+                drainedCount = end
                 return
             }
             resizeWindow(to: end - start)
@@ -80,13 +80,13 @@ extension Dio {
             extendBackward(from: start, to: end)
             final.append(contentsOf: contour[0..<(settled - start)])
             keepHistory(settling: settled - start)
-            settledCount = settled
+            drainedCount = settled
         }
 
         // MARK: Window storage
 
         private func slot(_ frame: Int) -> Int {
-            frame - settledCount + history
+            frame - drainedCount + history
         }
 
         /// Makes room for windows of up to `frames` frames.
@@ -123,7 +123,7 @@ extension Dio {
 
         /// Per frame, the candidate of the band with the lowest score (the first band on ties).
         private func bestCandidate(_ frame: Int, scores: UnsafeBufferPointer<Double>) -> Double {
-            let row = (frame - settledCount) * bands
+            let row = (frame - drainedCount) * bands
             var bestScore = scores[row]
             var bestValue = candidates[row]
             for band in 1..<bands where bestScore > scores[row + band] {
@@ -209,7 +209,7 @@ extension Dio {
         /// or 0 when even that one is further away than the allowed range.
         private func continuation(current: Double, previous: Double, frame: Int) -> Double {
             let reference = (current * 3.0 - previous) / 2.0
-            let row = (frame - settledCount) * bands
+            let row = (frame - drainedCount) * bands
             var nearest = candidates[row]
             var smallestError = abs(reference - nearest)
             for band in 1..<bands {

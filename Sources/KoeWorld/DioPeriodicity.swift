@@ -34,7 +34,7 @@ extension Dio {
             samples.reserveCapacity(count)
         }
 
-        mutating func append(_ values: [Double]) {
+        mutating func push(_ values: [Double]) {
             samples.append(contentsOf: values)
         }
 

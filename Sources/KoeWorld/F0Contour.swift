@@ -62,7 +62,7 @@ public struct F0Contour: Equatable, Sendable {
 extension F0Contour {
     /// WORLD's F0 of a whole signal by `options.f0Method`, frame period and F0 range: DIO refined by StoneMask, or
     /// Harvest. With `options.live`, the F0 live analysis gives, each frame decided as the signal streams past.
-    public init(estimating signal: [Double], sampleRate: Int, options: StreamingAnalyzer.Options) throws(WorldError) {
+    public init(estimating signal: [Double], sampleRate: Int, options: AnalysisOptions) throws(WorldError) {
         if options.live {
             let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
             let blocks = try analyzer.pushPending(signal) + analyzer.finishPending()

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// WORLD's Harvest F0 estimator (M. Morise, "Harvest: A high-performance fundamental frequency estimator

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 extension Harvest {
@@ -22,7 +22,8 @@ extension Harvest {
             let step = self.size / size
             func tableStride(_ index: Int) -> Int {
                 let bin = bins[min(index, bins.count - 1)]
-                return ((bin % size + size) % size) * step
+                // The bin modulo the power-of-two size, negative bins wrapping round: its low bits.
+                return (bin & (size - 1)) * step
             }
             func store(_ sum: SIMD4<Double>, at index: Int) {
                 guard index < bins.count else { return }
@@ -63,9 +64,9 @@ extension Harvest {
                 sumA += twice * table[indexA]
                 sumB += twice * table[indexB]
                 sumC += twice * table[indexC]
-                indexA = (indexA + strides.0) & mask
-                indexB = (indexB + strides.1) & mask
-                indexC = (indexC + strides.2) & mask
+                indexA = (indexA &+ strides.0) & mask
+                indexB = (indexB &+ strides.1) & mask
+                indexC = (indexC &+ strides.2) & mask
             }
             return (sumA, sumB, sumC)
         }
@@ -80,7 +81,7 @@ extension Harvest {
             for n in 0..<pairs.count {
                 let pair = pairs[n]
                 sum += SIMD4(lowHalf: pair, highHalf: pair) * table[index]
-                index = (index + stride) & mask
+                index = (index &+ stride) & mask
             }
             return sum
         }

@@ -106,7 +106,7 @@ extension Harvest {
                 difference.withUnsafeMutableBufferPointer { difference in
                     crossings.find(in: signal)
                     for i in 0..<(length - 1) {
-                        difference[i] = signal[i + 1] - signal[i]
+                        difference[i] = signal[i &+ 1] - signal[i]
                     }
                     let slope = UnsafeBufferPointer(rebasing: difference[0..<(length - 1)])
                     for kind in EventKind.allCases {
@@ -228,8 +228,8 @@ extension Harvest {
             var here = SIMD2(pairs > 0 ? signal[0] : 0, pairs > 0 ? signal[1] - signal[0] : 0)
             // Every index is written at the next free place; only a crossing moves the place on.
             for i in 0..<max(pairs - 1, 0) {
-                let nextSample = signal[i + 1]
-                let next = SIMD2(nextSample, signal[i + 2] - nextSample)
+                let nextSample = signal[i &+ 1]
+                let next = SIMD2(nextSample, signal[i &+ 2] - nextSample)
                 // A true lane of a mask is all ones: -1 as an integer.
                 let down = unsafeBitCast((here .> 0) .& (next .<= 0), to: SIMD2<Int64>.self)
                 let up = unsafeBitCast((here .< 0) .& (next .>= 0), to: SIMD2<Int64>.self)

@@ -13,8 +13,10 @@ public struct Matrix: Equatable, Sendable {
         storage = []
     }
 
+    /// Throws for a negative size or one larger than this machine's memory.
     public init(rows: Int, columns: Int, repeating value: Double = 0) throws(WorldError) {
         let count = try Self.valueCount(rows: rows, columns: columns)
+        try SignalRequirements.requireRoom(rows: rows, columns: columns, for: "a matrix")
         self.rows = rows
         self.columns = columns
         storage = Array(repeating: value, count: count)

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// WORLD's StoneMask: refines each voiced frame's F0 from the instantaneous frequencies of its lowest

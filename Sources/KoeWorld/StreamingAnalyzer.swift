@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// WORLD analysis of a signal that arrives in pieces.
@@ -8,8 +7,8 @@ import KoeDSP
 /// from the samples their windows reach. Every sample is filtered and every frame analysed once, and the latency
 /// is DIO's look-ahead plus one DIO block.
 ///
-/// Harvest's tracking has no streaming form, so with Harvest each block of `blockFrames` frames is estimated from
-/// a segment reaching `lookBehindFrames` before it and `lookAheadFrames` past it.
+/// Harvest's tracking has no streaming form, so with Harvest each block (`AnalysisOptions.harvestBlock`) is
+/// estimated from a segment reaching `lookBehind` before it and `lookAhead` past it.
 ///
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
@@ -28,68 +27,6 @@ import KoeDSP
 /// with them, so that with DIO the analysis allocates nothing per block in steady state, and nothing from the
 /// first push on once `reserve(forPushesOf:)` has made room.
 public final class StreamingAnalyzer {
-    public enum F0Method: String, Sendable, CaseIterable {
-        case dio, harvest
-    }
-
-    public struct Options: Sendable, Equatable {
-        /// F0 estimator: DIO refined by StoneMask (WORLD's fast path), or Harvest.
-        public var f0Method = F0Method.dio
-        /// Milliseconds between frames (WORLD: 5 ms).
-        public var framePeriod = 5.0
-        /// Lowest F0 searched, in Hz, at least `SignalRequirements.lowestF0Floor` (WORLD: 71 Hz); also sets
-        /// CheapTrick's FFT size.
-        public var f0Floor = 71.0
-        /// Highest F0 searched, in Hz, below half the sample rate (WORLD: 800 Hz).
-        public var f0Ceil = 800.0
-        /// DIO: milliseconds of input past a frame's centre before its F0 is settled (nil: `StreamingDio`'s
-        /// default, and never less than the widest spectral window). Longer agrees with whole-signal DIO on more
-        /// frames; the latency grows by as much. At most `longestContext`.
-        public var lookAhead: Double?
-        /// Harvest: frames estimated together (nil: 1.5 s). Smaller blocks lower the latency and raise the cost,
-        /// as each block analyses its context again: at 1.5 s the context adds 30 % to Harvest's work, at 1 s 45 %,
-        /// at 250 ms 180 %. Longer blocks than 1.5 s need Harvest's next FFT size (at WORLD's F0 range) and cost
-        /// more again. At most `longestContext` long.
-        public var blockFrames: Int?
-        /// Harvest: frames of context after a block (nil: 150 ms, and never less than the widest spectral window).
-        /// Adds to the latency. At most `longestContext` long.
-        public var lookAheadFrames: Int?
-        /// Harvest: frames of context before a block (nil: 300 ms, and never less than the look-ahead). Adds to
-        /// the work, not the latency. At most `longestContext` long.
-        public var lookBehindFrames: Int?
-        /// Live: the lowest latency WORLD's windows allow, for a voice heard as it is spoken (default off). DIO
-        /// settles each frame in 5 ms blocks from band signals not yet final (`StreamingDio`'s live mode), once
-        /// the samples the frame's windows read have arrived (30 ms, or that reach if longer: 31.7 ms at the 71 Hz
-        /// floor), the windows reach only as far as the F0 floor needs (D4C's included, whose own floor is
-        /// lower), and a voiced F0 refined below the floor is raised to it so they never need more. Harvest has no
-        /// live form. A vocoder pairs it with a causal `StreamingSynthesizer`.
-        public var live = false
-        /// Threads `push` and `finish` analyse on (default 1: the caller's alone): the blocks they return side by
-        /// side, or a lone block's CheapTrick and D4C frames. The frames are the same for any number.
-        public var threads = 1
-
-        public init() {}
-
-        /// DIO's options for this analysis: WORLD's defaults but the frame period and F0 range above.
-        public var dio: Dio.Options {
-            var options = Dio.Options()
-            options.framePeriod = framePeriod
-            options.f0Floor = f0Floor
-            options.f0Ceil = f0Ceil
-            return options
-        }
-
-        /// Harvest's options for this analysis: the frame period and F0 range above.
-        public var harvest: Harvest.Options {
-            Harvest.Options(framePeriod: framePeriod, f0Floor: f0Floor, f0Ceil: f0Ceil)
-        }
-
-        /// CheapTrick's options for this analysis: WORLD's defaults but the F0 floor, which sets the FFT size.
-        public var cheapTrick: CheapTrick.Options {
-            CheapTrick.Options(f0Floor: f0Floor)
-        }
-    }
-
     /// Consecutive analysed frames, starting at frame `firstFrame` of the stream.
     public struct Block: Sendable {
         public var firstFrame: Int
@@ -159,13 +96,13 @@ public final class StreamingAnalyzer {
     /// work on one thread at a time.
     package final class Recycler: @unchecked Sendable {
         /// Nil when the recycler is not shared.
-        private let lock: NSLock?
+        private let lock: Lock?
         private var samples: [[Double]] = []
         private var frameValues: [[Double]] = []
         private var matrices: [Matrix] = []
 
         init(shared: Bool) {
-            lock = shared ? NSLock() : nil
+            lock = shared ? Lock() : nil
         }
 
         /// The block's arrays will hold a later block's; a copy the caller keeps stays as it is.
@@ -229,7 +166,7 @@ public final class StreamingAnalyzer {
     }
 
     public let sampleRate: Int
-    public let options: Options
+    public let options: AnalysisOptions
     public let fftSize: Int
     /// Once `latency` samples past a frame's centre have arrived, `push` has returned that frame.
     public let latency: Int
@@ -250,19 +187,16 @@ public final class StreamingAnalyzer {
     private var nextFrame = 0
     private var isFinished = false
 
-    /// The longest a look-ahead, look-behind or Harvest block may be, in milliseconds: far longer than any voiced
-    /// run WORLD's contour repair reaches back over, and short enough that the samples held for it stay small.
-    public static let longestContext = 10_000.0
 
     /// Throws if the rate is not supported or an option is out of range.
-    public convenience init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
+    public convenience init(sampleRate: Int, options: AnalysisOptions = AnalysisOptions()) throws(WorldError) {
         try self.init(sampleRate: sampleRate, options: options, blocksCrossThreads: false)
     }
 
     /// `blocksCrossThreads`: whether pending blocks are analyzed, or blocks recycled, on threads other than the
     /// one that pushes (as `VoiceShift`'s vocoder threads do). Only then, or with `options.threads` above 1, do the
     /// analyzer's recycler and workspaces take locks.
-    package init(sampleRate: Int, options: Options, blocksCrossThreads: Bool) throws(WorldError) {
+    package init(sampleRate: Int, options: AnalysisOptions, blocksCrossThreads: Bool) throws(WorldError) {
         try Self.validate(options, sampleRate: sampleRate)
         let shared = blocksCrossThreads || options.threads > 1
         self.sampleRate = sampleRate
@@ -292,26 +226,11 @@ public final class StreamingAnalyzer {
         }
     }
 
-    private static func validate(_ options: Options, sampleRate: Int) throws(WorldError) {
+    private static func validate(_ options: AnalysisOptions, sampleRate: Int) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)
-        try SignalRequirements.validateFramePeriod(options.framePeriod)
         try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
-        if options.live, options.f0Method == .harvest {
-            throw .invalidOption("live analysis needs DIO: Harvest has no live form")
-        }
-        if let lookAhead = options.lookAhead, !(lookAhead >= 0 && lookAhead <= longestContext) {
-            throw .invalidOption("look-ahead must be from 0 to \(longestContext) ms (got \(lookAhead))")
-        }
-        let mostFrames = Int((longestContext / options.framePeriod).rounded(.up))
-        let frameCounts = [
-            ("Harvest's block", options.blockFrames, 1), ("Harvest's look-ahead", options.lookAheadFrames, 0),
-            ("Harvest's look-behind", options.lookBehindFrames, 0),
-        ]
-        for (name, frames, fewest) in frameCounts {
-            if let frames, !(fewest...mostFrames).contains(frames) {
-                throw .invalidOption(
-                    "\(name) must be from \(fewest) to \(mostFrames) frames of \(options.framePeriod) ms (got \(frames))")
-            }
+        if let problem = options.problem(sampleRate: sampleRate, framePeriods: SignalRequirements.framePeriods) {
+            throw .invalidOption(problem)
         }
     }
 
@@ -584,7 +503,7 @@ private final class DioSource {
     private var nextFrame = 0
 
     init(
-        sampleRate: Int, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int,
+        sampleRate: Int, options: AnalysisOptions, frames: FrameGrid, spectralReach: Int,
         recycler: StreamingAnalyzer.Recycler
     ) {
         self.frames = frames
@@ -665,14 +584,14 @@ private final class HarvestSource {
     /// Its band filters are made once, for every group.
     private let harvest: Harvest
 
-    init(harvest: Harvest, options: StreamingAnalyzer.Options, frames: FrameGrid, spectralReach: Int) {
+    init(harvest: Harvest, options: AnalysisOptions, frames: FrameGrid, spectralReach: Int) {
         self.harvest = harvest
         self.frames = frames
         let period = options.framePeriod
-        blockFrames = max(1, options.blockFrames ?? Int(1500 / period))
+        blockFrames = max(1, Int((options.harvestBlock ?? 1500) / period))
         let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
-        lookAheadFrames = max(spectralFrames, options.lookAheadFrames ?? Int((150 / period).rounded(.up)))
-        lookBehindFrames = max(lookAheadFrames, options.lookBehindFrames ?? Int((300 / period).rounded(.up)))
+        lookAheadFrames = max(spectralFrames, Int(((options.lookAhead ?? 150) / period).rounded(.up)))
+        lookBehindFrames = max(lookAheadFrames, Int(((options.lookBehind ?? 300) / period).rounded(.up)))
         latency = Int((Double(blockFrames - 1 + lookAheadFrames) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 

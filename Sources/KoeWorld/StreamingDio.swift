@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// DIO on a signal that arrives in pieces: every frame's F0 is handed out once, final, a fixed look-ahead after
@@ -148,7 +147,7 @@ package final class StreamingDio {
         final.reserveCapacity(windowFrames)
         repair.reserve(windowFrames: windowFrames)
         centred.reserveCapacity(max(samples, openingLength))
-        filters.reserve(forAppendsOf: max(samples, openingLength))
+        filters.reserve(forPushesOf: max(samples, openingLength))
         if options.live {
             // Held: from the reach before the settling frame to the input's end, a push's samples, and as many
             // again before half can be discarded.
@@ -157,7 +156,7 @@ package final class StreamingDio {
     }
 
     /// Frames handed out so far.
-    package var finalFrameCount: Int { repair.settledCount }
+    package var finalFrameCount: Int { repair.drainedCount }
 
     /// Input samples and band events held for frames still to come.
     var heldState: (samples: Int, intervals: Int) {
@@ -192,13 +191,13 @@ package final class StreamingDio {
         }
         // Whole-signal DIO analyses one sample past the end, a zero less the mean, and nothing beyond.
         filter([0][...])
-        filters.flush(through: length) { band, _, values in
+        filters.finish(through: length) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         }
         let frameCount = F0Contour.frameCount(samples: length, sampleRate: sampleRate, framePeriod: options.dio.framePeriod)
-        let first = repair.settledCount
+        let first = repair.drainedCount
         fillWindow(frames: first..<frameCount, horizon: nil)
-        settle(frameCount: frameCount)
+        drain(frameCount: frameCount)
         if options.live {
             for row in final.indices {
                 final[row] = decideVoicing(frame: first + row, dio: final[row], row: row, frameCount: frameCount, available: length)
@@ -225,16 +224,16 @@ package final class StreamingDio {
             centred[index] -= offset
         }
         if options.live {
-            periodicity.discard(before: frameCentre(repair.settledCount) - periodicity.reach)
-            periodicity.append(centred)
+            periodicity.discard(before: frameCentre(repair.drainedCount) - periodicity.reach)
+            periodicity.push(centred)
         }
         // The bank makes provisional band signals only in live mode.
-        filters.append(centred) { band, _, values in
+        filters.push(centred) { band, _, values in
             events[band].append(contentsOf: UnsafeBufferPointer(values))
         } provisional: { band, first, values in
             continueProvisionally(band: band, first: first, values: values)
         } afterBlock: { inputThrough in
-            while frameCentre(repair.settledCount) + lookAheadSamples <= inputThrough {
+            while frameCentre(repair.drainedCount) + lookAheadSamples <= inputThrough {
                 settleNextFrame(inputThrough: inputThrough)
             }
         }
@@ -264,7 +263,7 @@ package final class StreamingDio {
     /// bench/LiveF0, this window agrees best with whole-signal DIO; one ending half a window or a window of the
     /// lowest band earlier, where the provisional band signals end, agrees less).
     private func settleNextFrame(inputThrough inputHorizon: Int) {
-        let frame = repair.settledCount
+        let frame = repair.drainedCount
         let windowEnd = options.live ? inputHorizon : inputHorizon - bandReaches[0]
         var last = frame
         while frameCentre(last + 1) <= windowEnd {
@@ -285,7 +284,7 @@ package final class StreamingDio {
         } else {
             fillWindow(frames: frame..<(last + 1), horizon: inputHorizon)
         }
-        settle(frameCount: nil)
+        drain(frameCount: nil)
         if options.live {
             final[final.count - 1] = decideVoicing(
                 frame: frame, dio: final[final.count - 1], row: 0, frameCount: nil, available: inputHorizon + 1)
@@ -326,10 +325,10 @@ package final class StreamingDio {
         }
     }
 
-    private func settle(frameCount: Int?) {
+    private func drain(frameCount: Int?) {
         windowCandidates.withUnsafeBufferPointer { candidates in
             windowScores.withUnsafeBufferPointer { scores in
-                repair.settle(candidates: candidates, scores: scores, frameCount: frameCount, into: &final)
+                repair.drain(candidates: candidates, scores: scores, frameCount: frameCount, into: &final)
             }
         }
     }

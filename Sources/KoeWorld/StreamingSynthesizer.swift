@@ -1,4 +1,3 @@
-import Foundation
 import KoeDSP
 
 /// WORLD's synthesis fed one frame at a time, in bounded memory, giving exactly the samples of the
@@ -15,7 +14,7 @@ import KoeDSP
 /// and its response starts at the pulse (`PulseRenderer`), so a sample waits only for the frame after it. The
 /// waveform differs from WORLD's only in those two respects.
 ///
-/// Append frames with `append`, take the samples they complete with `drain`, and end with `finish`. Bad input
+/// Push frames with `push`, take the samples they complete with `drain`, and end with `finish`. Bad input
 /// (a rate, frame period or FFT size out of range, rows of the wrong length, values that are not finite, frames
 /// after `finish`) throws `WorldError`; the synthesizer never traps on it. One thread at a time.
 public final class StreamingSynthesizer {
@@ -23,7 +22,7 @@ public final class StreamingSynthesizer {
     /// Milliseconds between frames.
     public let framePeriod: Double
     public let fftSize: Int
-    /// An upper bound on the samples held back after a `drain`: of the output that the frames appended so far
+    /// An upper bound on the samples held back after a `drain`: of the output that the frames pushed so far
     /// span (`Synthesis.outputLength(frameCount:)`), at most this many are not yet drained. It is one frame
     /// (samples wait for the frame after them), plus the longest gap between pulses (a pulse waits for the
     /// next), plus half an FFT (the reach of a pulse's response), plus one sample of rounding. The longest gap
@@ -106,10 +105,10 @@ public final class StreamingSynthesizer {
         overlapAdd.reserve(capacity: 2 * fftSize + samples)
     }
 
-    /// Appends the next frame: its F0 in Hz (0 or below the lowest F0 the FFT size renders: unvoiced), a power
+    /// Pushes the next frame: its F0 in Hz (0 or below the lowest F0 the FFT size renders: unvoiced), a power
     /// envelope row and an aperiodicity row of `fftSize / 2 + 1` bins. Throws if a row has another length, a
-    /// value is not finite, or the stream has finished; the frame is then not appended.
-    public func append(f0: Double, spectrum: [Double], aperiodicity: [Double]) throws(WorldError) {
+    /// value is not finite, or the stream has finished; the frame is then not pushed.
+    public func push(f0: Double, spectrum: [Double], aperiodicity: [Double]) throws(WorldError) {
         guard !isFinished else { throw .streamFinished }
         guard spectrum.count == frames.bins, aperiodicity.count == frames.bins else {
             throw .invalidParameters(
@@ -119,12 +118,12 @@ public final class StreamingSynthesizer {
         try SignalRequirements.requireFinite(spectrum) { "the envelope's bin \($0)" }
         try SignalRequirements.requireFinite(aperiodicity) { "the aperiodicity's bin \($0)" }
         spectrum.withUnsafeBufferPointer { spectrum in
-            aperiodicity.withUnsafeBufferPointer { append(f0: f0, spectrum: spectrum, aperiodicity: $0) }
+            aperiodicity.withUnsafeBufferPointer { push(f0: f0, spectrum: spectrum, aperiodicity: $0) }
         }
     }
 
-    /// `append` of rows known to hold `fftSize / 2 + 1` finite values, before `finish`.
-    package func append(f0: Double, spectrum: UnsafeBufferPointer<Double>, aperiodicity: UnsafeBufferPointer<Double>) {
+    /// `push` of rows known to hold `fftSize / 2 + 1` finite values, before `finish`.
+    package func push(f0: Double, spectrum: UnsafeBufferPointer<Double>, aperiodicity: UnsafeBufferPointer<Double>) {
         precondition(!isFinished && spectrum.count == frames.bins && aperiodicity.count == frames.bins)
         let renderedF0 = f0 < lowestF0 ? 0 : f0
         frames.append(f0: renderedF0, voicing: renderedF0 == 0 ? 0 : 1, spectrum: spectrum, aperiodicity: aperiodicity)

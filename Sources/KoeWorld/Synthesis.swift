@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import KoeDSP
 
 /// WORLD's waveform synthesis from F0, spectral envelope and aperiodicity.
@@ -69,7 +69,7 @@ public struct Synthesis: Sendable {
         for frame in f0.indices {
             spectrogram.withRow(frame) { envelope in
                 aperiodicity.withRow(frame) { aperiodicity in
-                    synthesizer.append(f0: f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
+                    synthesizer.push(f0: f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
                 }
             }
             _ = synthesizer.drain(into: &output)
@@ -121,7 +121,6 @@ final class PulseRenderer {
     private let periodic: UnsafeMutableBufferPointer<Double>
     /// Whether the last pulse had no periodic part (`periodic` then holds nothing useful).
     private var periodicIsSilent = true
-    private let aperiodic: UnsafeMutableBufferPointer<Double>
     private let delayCosines: UnsafeMutableBufferPointer<Double>
     /// Samples of `forward.waveform` the last noise filled; the rest are zero.
     private var noiseWritten = 0
@@ -155,7 +154,6 @@ final class PulseRenderer {
         aperiodicRatio = .allocate(capacity: bins)
         periodic = .allocate(capacity: fftSize)
         periodic.initialize(repeating: 0)
-        aperiodic = .allocate(capacity: fftSize)
         delayCosines = .allocate(capacity: bins)
         responseBuffer = .allocate(capacity: fftSize)
         inverseSize = fftSize & (fftSize - 1) == 0 ? 1.0 / Double(fftSize) : nil
@@ -167,7 +165,7 @@ final class PulseRenderer {
     }
 
     deinit {
-        for buffer in [dcRemover, envelope, aperiodicRatio, periodic, aperiodic, delayCosines, responseBuffer] {
+        for buffer in [dcRemover, envelope, aperiodicRatio, periodic, delayCosines, responseBuffer] {
             buffer.deallocate()
         }
     }
@@ -326,12 +324,8 @@ final class PulseRenderer {
         for i in 0...(fftSize / 2) {
             spectrum[i] = filters[i] * noises[i]
         }
+        // The noise response stays in the inverse FFT's output, which `mix` reads: centred there, not copied.
         inverse.execute()
-        if isCausal {
-            _ = aperiodic.update(fromContentsOf: inverse.waveform)
-        } else {
-            PulseRenderer.centre(inverse.waveform, into: aperiodic)
-        }
     }
 
     /// `length` Gaussian samples made zero-mean, zero-padded, transformed. Pulses further apart than the
@@ -374,16 +368,27 @@ final class PulseRenderer {
         }
     }
 
+    /// The response is the aperiodic part, the inverse FFT's output with its halves swapped unless causal, plus the
+    /// periodic part scaled: the response's first `split` samples read the output's last ones, the rest its first.
     @inline(__always)
     private func mix(noiseLength: Int, normalised: (Double) -> Double) {
-        let (response, periodic, aperiodic) = (responseBuffer, periodic, aperiodic)
-        if periodicIsSilent {
-            for i in 0..<fftSize { response[i] = normalised(aperiodic[i]) }
+        let split = isCausal ? fftSize : fftSize / 2
+        let gain = periodicIsSilent ? nil : Double(noiseLength).squareRoot()
+        mixPart(from: fftSize - split, count: split, into: 0, gain: gain, normalised)
+        mixPart(from: 0, count: fftSize - split, into: split, gain: gain, normalised)
+    }
+
+    @inline(__always)
+    private func mixPart(from source: Int, count: Int, into destination: Int, gain: Double?, _ normalised: (Double) -> Double) {
+        let response = responseBuffer.baseAddress! + destination
+        let aperiodic = UnsafePointer(inverse.waveform.baseAddress! + source)
+        guard let gain else {
+            for i in 0..<count { response[i] = normalised(aperiodic[i]) }
             return
         }
-        let periodicGain = Double(noiseLength).squareRoot()
-        for i in 0..<fftSize {
-            response[i] = normalised(periodic[i] * periodicGain + aperiodic[i])
+        let periodic = UnsafePointer(self.periodic.baseAddress! + destination)
+        for i in 0..<count {
+            response[i] = normalised(periodic[i] * gain + aperiodic[i])
         }
     }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// Why the vocoder refused its input. Messages are written for the person at the shell.
 public enum WorldError: Error, Equatable, CustomStringConvertible {
     case unsupportedSampleRate(Int)
@@ -68,6 +70,20 @@ public enum SignalRequirements {
     package static func validate(sampleCount samples: Int) throws(WorldError) {
         guard samples >= 0 else { throw .invalidParameters("a signal cannot have \(samples) samples") }
         guard samples <= longestSignal else { throw .signalTooLong(samples: samples, maximum: longestSignal) }
+    }
+
+    /// This machine's memory in bytes.
+    private static var physicalMemory: UInt64 {
+        UInt64(max(0, sysconf(Int32(_SC_PHYS_PAGES)))) * UInt64(max(0, sysconf(Int32(_SC_PAGESIZE))))
+    }
+
+    /// Throws unless `rows` × `columns` values fit in this machine's memory, `what` naming them. An allocation that
+    /// fails traps, so a size that a caller's values multiply up (frames × bins) is checked before it is made.
+    package static func requireRoom(rows: Int, columns: Int, for what: String) throws(WorldError) {
+        let (count, overflow) = rows.multipliedReportingOverflow(by: columns)
+        guard !overflow, count >= 0, UInt64(count) <= physicalMemory / 8 else {
+            throw .invalidParameters("\(what) of \(rows) x \(columns) values needs more memory than this machine has")
+        }
     }
 
     /// Throws unless `sampleRate` is one the vocoder supports.

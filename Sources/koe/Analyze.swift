@@ -1,5 +1,6 @@
 import ArgumentParser
 import Koe
+import KoeWorld
 import KoeIO
 
 struct Analyze: ParsableCommand {
@@ -23,7 +24,7 @@ struct Analyze: ParsableCommand {
 
     @Option(name: .customLong("f0-method"), help: ArgumentHelp(
         "F0 estimator; dio (DIO refined by StoneMask) unless told otherwise.", valueName: "method"))
-    var f0Method: StreamingAnalyzer.F0Method?
+    var f0Method: AnalysisOptions.F0Method?
 
     @Option(help: ArgumentHelp("Channel to analyze, counted from 0.", valueName: "n"))
     var channel = 0
@@ -37,8 +38,7 @@ struct Analyze: ParsableCommand {
     var live = false
 
     func validate() throws {
-        if let problem = AnalysisLimits.problem(
-            with: analysis, sampleRate: nil, framePeriods: WorldParameters.framePeriods, name: AnalysisOptions.flag) {
+        if let problem = analysis.problem(sampleRate: nil, framePeriods: WorldParameters.framePeriods, name: AnalysisFlags.flag) {
             throw ValidationError(problem)
         }
         guard channel >= 0 else { throw ValidationError("--channel counts from 0 (got \(channel))") }
@@ -51,17 +51,39 @@ struct Analyze: ParsableCommand {
     }
 
     func run() throws {
+        try FileAnalysis(options: analysis, channel: channel, f0File: f0File).write(input, to: outputDirectory)
+    }
+
+    private var analysis: AnalysisOptions {
+        var options = range.analysis
+        options.f0Method = f0Method ?? .dio
+        options.live = live
+        return options
+    }
+
+}
+
+/// One recording analysed into the folder `koe analyze` writes; `koe batch --analyze` writes one per input.
+struct FileAnalysis {
+    let options: AnalysisOptions
+    let channel: Int
+    let f0File: String?
+
+    /// Analyses `input` into `folder`, whose files appear only when all of them are complete; returns the
+    /// recording's length in seconds.
+    @discardableResult
+    func write(_ input: String, to folder: String) throws -> Double {
         let recording = try AudioFile(reading: input)
         let signal = try recording.readChannel(channel)
         if let problem = WorldParameters.problem(
-            with: analysis, sampleRate: recording.sampleRate, samples: signal.count, name: AnalysisOptions.flag) {
+            with: options, sampleRate: recording.sampleRate, samples: signal.count, name: AnalysisFlags.flag) {
             throw KoeError.invalidArgument(problem + " for \(input)")
         }
         let f0 = try f0File.map { try readF0($0, samples: signal.count, sampleRate: recording.sampleRate) }
-        let outputs = try AnalysisFolder.outputs(in: outputDirectory)
+        let outputs = try AnalysisFolder.outputs(in: folder)
 
         var parameters = try KoeError.wrapping(source: input) {
-            try WorldParameters(analyzing: signal, sampleRate: recording.sampleRate, options: analysis, f0: f0)
+            try WorldParameters(analyzing: signal, sampleRate: recording.sampleRate, options: options, f0: f0)
         }
         parameters.meta.channel = channel
         parameters.meta.channels = recording.channels
@@ -69,19 +91,13 @@ struct Analyze: ParsableCommand {
         parameters.meta.koeVersion = KoeCommand.version
         parameters.meta.options?.f0File = f0File
         try AnalysisFolder.write(parameters, to: outputs)
-    }
-
-    private var analysis: StreamingAnalyzer.Options {
-        var options = range.analysis
-        options.f0Method = f0Method ?? .dio
-        options.live = live
-        return options
+        return Double(signal.count) / Double(recording.sampleRate)
     }
 
     /// The F0 of a 1-D .npy file, one value an analysis frame of the input.
     private func readF0(_ path: String, samples: Int, sampleRate: Int) throws -> F0Track {
         let track = try F0Track(numPyFile: path)
-        if let problem = WorldParameters.problem(with: track, samples: samples, sampleRate: sampleRate, framePeriod: range.framePeriod) {
+        if let problem = WorldParameters.problem(with: track, samples: samples, sampleRate: sampleRate, framePeriod: options.framePeriod) {
             throw KoeError.badInput(source: path, reason: problem)
         }
         return track

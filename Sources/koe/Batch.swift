@@ -10,11 +10,12 @@ struct Batch: ParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: name,
-        abstract: "Convert many files with the same options: in parallel, resumable, sharded for clusters.",
+        abstract: "Convert or analyze many files with the same options: in parallel, resumable, sharded for clusters.",
         usage: """
             koe batch -o <dir> [<convert options>] [--jobs <n>] [--threads <n>] [--shard <i/n>]
                       [--manifest <file>] [--force] [--recursive] <input> ...
             koe batch -o <dir> [<convert options>] [...] --list <file>
+            koe batch --analyze -o <dir> [<analysis options>] [...] <input> ...
             """,
         discussion: """
             Each input is converted as `koe convert` would, with the same voice, EQ and analysis options, to a \
@@ -24,6 +25,12 @@ struct Batch: ParsableCommand {
             its format follows the input's, unless --out-type names another. Outputs appear only complete \
             (temporary file and rename). Inputs are sorted by path, so --shard I/N takes the same share on \
             every machine: the I-th of every N inputs.
+
+            With --analyze, each input is analyzed as `koe analyze` would (its channel 0, or --channel), with \
+            the analysis options (--f0-method, --frame-period, --f0-floor, --f0-ceil, --live), into a folder \
+            under --output-dir named as the input's path without its extension: f0.npy, time.npy, sp.npy, \
+            ap.npy and meta.json, which appear only when all are complete. Voice, EQ and limiter options do \
+            not apply.
 
             The manifest gets one JSON line per input as it completes, flushed to disk: input, output, status \
             (ok, failed or skipped), error, audio_seconds, processing_seconds, real_time_factor, clipped_samples. \
@@ -47,7 +54,8 @@ struct Batch: ParsableCommand {
     @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
-    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
+    @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
     /// Set on the worker processes the batch starts; see `BatchWorkerPool`.
     @Flag(name: .customLong("worker"), help: .private)
@@ -61,21 +69,29 @@ struct Batch: ParsableCommand {
         if isWorker {
             // Made once for the worker's life: the curve and F0 files are read once, not for every input.
             let settings = Result { try conversionSettings() }
+            let analysis = FileAnalysis(options: analysisOptions, channel: batch.channel, f0File: nil)
             do {
-                return try BatchWorker.serve(
-                    { order in try convertFile(order.input, to: order.output, settings: settings.get()) },
-                    describe: { Report.oneLine(Self.message(for: $0)) })
+                return try BatchWorker.serve({ order in
+                    if batch.analyze {
+                        return BatchWorker.Outcome(audioSeconds: try analysis.write(order.input, to: order.output))
+                    }
+                    let statistics = try convertFile(order.input, to: order.output, settings: settings.get())
+                    return BatchWorker.Outcome(audioSeconds: statistics.inputSeconds, clippedSamples: statistics.clippedSamples)
+                }, describe: { Report.oneLine(Self.message(for: $0)) })
             } catch KoeError.misuse {
                 throw KoeError.misuse("--worker is for the processes koe batch starts itself")
             }
         }
         try curves.checkFiles()
+        if batch.analyze { try requireAnalysisOnly() }
         let folder = BatchInputs.trimmingTrailingSlashes(batch.outputFolder)
         let share = try shareOfInputs(outputFolder: folder)
         let earlier = batch.force ? [:] : BatchManifest.lastRecords(in: batch.manifest.map { [$0] } ?? BatchManifest.defaultPaths(in: folder))
         let manifestPath = batch.manifest ?? BatchManifest.defaultPath(in: folder, shard: batch.shard)
         let manifest = try usage { try BatchManifest(path: manifestPath) }
-        BatchOutputs.removeStaleTemporaryFiles(besides: share.compactMap(\.output))
+        BatchOutputs.removeStaleTemporaryFiles(besides: share.compactMap(\.output).flatMap { output in
+            batch.analyze ? AnalysisFolder.names.map { output + "/" + $0 } : [output]
+        })
 
         let progress = BatchProgress(total: share.count, drawsBar: showsProgress)
         let record = { (record: BatchRecord) throws in
@@ -88,9 +104,9 @@ struct Batch: ParsableCommand {
         try convertAll(toConvert, record: record, progress: progress)
         progress.finishBar()
 
-        if batch.json {
+        if reporting.json {
             Report.json(progress.jsonSummary(manifest: manifestPath))
-        } else if !batch.quiet {
+        } else if !reporting.quiet {
             Report.note(progress.summary(manifest: manifestPath))
         }
         if progress.failed > 0 { throw ExitCode.failure }
@@ -101,7 +117,8 @@ struct Batch: ParsableCommand {
     /// This run's inputs: all of them, or its shard's share; the output folder is made ready for them.
     private func shareOfInputs(outputFolder folder: String) throws -> [BatchItem] {
         let listed = try batch.list.map { file in try usage { try BatchListFile.paths(in: file) } } ?? []
-        let inputs = BatchInputs(outputFolder: folder, outputType: batch.outputType, recursive: batch.recursive)
+        let inputs = BatchInputs(
+            outputFolder: folder, outputType: batch.outputType, recursive: batch.recursive, writesFolders: batch.analyze)
         let items = try usage { try inputs.items(for: self.inputs + listed) }
         if items.isEmpty { Report.warning("no audio files among the inputs") }
         if let problem = BatchOutputs.makeFolder(folder) { throw ValidationError(problem) }
@@ -126,8 +143,33 @@ struct Batch: ParsableCommand {
         return settings
     }
 
+    /// What each file is analyzed with under --analyze: `koe analyze`'s options.
+    private var analysisOptions: AnalysisOptions {
+        var options = analysis.range.analysis
+        options.f0Method = analysis.f0Method
+        options.live = analysis.live ?? false
+        return options
+    }
+
+    /// --analyze writes WORLD's parameters of the input itself: an option that changes the voice would be
+    /// silently ignored, so it is refused.
+    private func requireAnalysisOnly() throws {
+        let settings = try conversionSettings()
+        let unchanged = ConversionSettings()
+        var given: [String] = []
+        if settings.voice != unchanged.voice { given.append("voice options (--pitch, --formant, --preset, ...)") }
+        if settings.equalizer != unchanged.equalizer { given.append("EQ options") }
+        if settings.gainDB != unchanged.gainDB { given.append("--gain") }
+        if settings.forceVocoder != unchanged.forceVocoder { given.append("--vocoder") }
+        if settings.limitsOutput != unchanged.limitsOutput { given.append("--no-limit") }
+        if analysis.lookAhead != nil { given.append("--look-ahead") }
+        guard given.isEmpty else {
+            throw ValidationError("--analyze writes the inputs' WORLD parameters, so these options do not apply: \(given.joined(separator: ", "))")
+        }
+    }
+
     private var showsProgress: Bool {
-        !batch.quiet && (batch.progress || isatty(STDERR_FILENO) != 0)
+        !reporting.quiet && (reporting.progress || isatty(STDERR_FILENO) != 0)
     }
 
     /// This program, run as a worker with this batch's own arguments.
@@ -188,14 +230,11 @@ struct BatchOptions: ParsableArguments {
     @Flag(help: "Convert every input again, even those recorded done.")
     var force = false
 
-    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal).")
-    var progress = false
+    @Flag(help: "Analyze each input into WORLD's parameters (the folder koe analyze writes) instead of converting it.")
+    var analyze = false
 
-    @Flag(help: "No progress bar and no summary line.")
-    var quiet = false
-
-    @Flag(help: "Print the summary as one JSON object on stderr.")
-    var json = false
+    @Option(help: ArgumentHelp("With --analyze: the channel to analyze, counted from 0.", valueName: "n"))
+    var channel = 0
 
     func validate() throws {
         if outputFolder.isEmpty { throw ValidationError("--output-dir must name a folder") }
@@ -205,7 +244,9 @@ struct BatchOptions: ParsableArguments {
             throw ValidationError("--out-type \(outputType): not an audio file extension libsndfile knows (wav, flac, aiff, ogg, ...)")
         }
         if let manifest, manifest.isEmpty { throw ValidationError("--manifest must name a file") }
-        if progress && quiet { throw ValidationError("--progress and --quiet exclude each other") }
+        if analyze && outputType != nil { throw ValidationError("--analyze writes folders of .npy files, so --out-type does not apply") }
+        if channel < 0 { throw ValidationError("--channel counts from 0 (got \(channel))") }
+        if channel != 0 && !analyze { throw ValidationError("--channel is for --analyze: a conversion converts every channel") }
     }
 
     /// Jobs as asked, or as many as the cores hold with each job's threads: never more threads than cores

@@ -24,7 +24,7 @@ struct Convert: ParsableCommand {
     @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
-    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
@@ -85,7 +85,40 @@ extension ConversionStatistics {
     var json: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(self) else { return "{}" }
+        guard let data = try? encoder.encode(StatisticsJSON(self)) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// The statistics under the names `--json` gives them.
+private struct StatisticsJSON: Encodable {
+    let statistics: ConversionStatistics
+
+    init(_ statistics: ConversionStatistics) {
+        self.statistics = statistics
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
+        case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
+        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms", live
+        case clippedSamples = "clipped_samples"
+        case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(statistics.inputSeconds, forKey: .inputSeconds)
+        try container.encode(statistics.outputSeconds, forKey: .outputSeconds)
+        try container.encode(statistics.sampleRate, forKey: .sampleRate)
+        try container.encode(statistics.channels, forKey: .channels)
+        try container.encode(statistics.processingSeconds, forKey: .processingSeconds)
+        try container.encode(statistics.realTimeFactor, forKey: .realTimeFactor)
+        try container.encode(statistics.latencyMilliseconds, forKey: .latencyMilliseconds)
+        try container.encode(statistics.latencyBoundMilliseconds, forKey: .latencyBoundMilliseconds)
+        try container.encode(statistics.live, forKey: .live)
+        try container.encode(statistics.clippedSamples, forKey: .clippedSamples)
+        try container.encode(statistics.medianF0In, forKey: .medianF0In)
+        try container.encode(statistics.medianF0Out, forKey: .medianF0Out)
     }
 }

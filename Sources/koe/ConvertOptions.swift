@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Koe
+import KoeStages
+import KoeWorld
 import KoeIO
 
 /// The voice options a live changer takes too: pitch, formants, F0 median and range, a preset.
@@ -25,7 +27,7 @@ struct VoiceOptions: ParsableArguments {
     var formant: Double?
 
     @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
-    var preset: String?
+    var preset: Preset?
 
     func validate() throws {
         if pitch != nil && semitones != nil {
@@ -33,25 +35,21 @@ struct VoiceOptions: ParsableArguments {
         }
         try requireWithin(pitch, VoiceSettings.ratioRange, "--pitch")
         if let formant, !(formant.isFinite && formant > 0) {
-            throw ValidationError("--formant must be a positive number (got \(formant.formatted))")
+            throw ValidationError("--formant must be a positive number (got \(formant.asWritten))")
         }
         try requireWithin(pitchMedian, VoiceSettings.medianRange, "--pitch-median", unit: " Hz")
         try requireWithin(semitones, -48...48, "--semitones")
         try requireWithin(pitchRange, VoiceSettings.pitchRangeLimits, "--pitch-range")
-        if let preset, Preset.named(preset) == nil {
-            let names = Preset.all.map(\.name).joined(separator: ", ")
-            throw ValidationError("unknown preset '\(preset)' (presets: \(names))")
-        }
     }
 
     /// `base` (the preset's voice, when there is one) with every explicit option applied on top.
     func settings(over base: VoiceSettings) -> VoiceSettings {
         var voice = base
-        if let pitch { voice.pitchRatio = pitch }
-        if let semitones { voice.pitchRatio = exp2(semitones / 12) }
-        if let pitchMedian { voice.targetMedian = pitchMedian }
+        if let pitch { voice.pitch = pitch }
+        if let semitones { voice.pitch = exp2(semitones / 12) }
+        if let pitchMedian { voice.pitchMedian = pitchMedian }
         if let pitchRange { voice.pitchRange = pitchRange }
-        if let formant { voice.formantRatio = formant }
+        if let formant { voice.formant = formant }
         return voice
     }
 }
@@ -75,55 +73,49 @@ struct ConversionVoiceOptions: ParsableArguments {
 func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ flag: String, unit: String = "") throws {
     guard let value, !range.contains(value) else { return }
     throw ValidationError(
-        "\(flag) must be between \(range.lowerBound.formatted)\(unit) and \(range.upperBound.formatted)\(unit) (got \(value.formatted))")
+        "\(flag) must be between \(range.lowerBound.asWritten)\(unit) and \(range.upperBound.asWritten)\(unit) (got \(value.asWritten))")
 }
 
 struct EqualizerOptions: ParsableArguments {
     @Option(name: .customLong("eq"), help: ArgumentHelp(
         "An EQ band, repeatable; TYPE is peak, lowshelf, highshelf, lowpass or highpass (e.g. peak:1000:6:1.4).",
-        valueName: "type:freq[:gain-db[:q]]"))
-    var bandSpecs: [String] = []
+        valueName: "type:freq[:gain-db[:q]]"), transform: parsed(EqualizerBand.init(parsing:)))
+    var explicitBands: [EqualizerBand] = []
 
     /// Gains and the gain may be negative: taken as values even when they start with a minus sign.
     @Option(name: .customLong("geq"), parsing: .unconditional, help: ArgumentHelp(
-        "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"))
-    var graphic: String?
+        "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"),
+        transform: parsed(GraphicEqualizer.init(parsing:)))
+    var graphic: GraphicEqualizer?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Output gain in dB.", valueName: "db"))
     var gain: Double?
 
     func validate() throws {
-        do {
-            _ = try bands()
-        } catch let error as StageError {
-            throw ValidationError(error.description)
-        }
         if let gain, !gain.isFinite { throw ValidationError("--gain must be a number of dB (got \(gain))") }
     }
 
     /// The explicit bands: the `--eq` ones, then the graphic EQ's. They follow the preset's.
-    func bands() throws -> [EqualizerBand] {
-        let explicit = try bandSpecs.map { try EqualizerBand(parsing: $0) }
-        let graphicBands = try graphic.map { try GraphicEqualizer(parsing: $0).bands } ?? []
-        return explicit + graphicBands
+    var bands: [EqualizerBand] {
+        explicitBands + (graphic?.bands ?? [])
     }
 }
 
 /// The analysis frame grid and F0 range, as `koe convert`, `koe batch` and `koe analyze` take them.
 struct F0RangeOptions: ParsableArguments {
     @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
-    var framePeriod = StreamingAnalyzer.Options().framePeriod
+    var framePeriod = AnalysisOptions().framePeriod
 
     @Option(name: .customLong("f0-floor"), help: ArgumentHelp(
         "Lowest F0 searched, in Hz; also sets CheapTrick's FFT size.", valueName: "hz"))
-    var f0Floor = StreamingAnalyzer.Options().f0Floor
+    var f0Floor = AnalysisOptions().f0Floor
 
     @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
-    var f0Ceil = StreamingAnalyzer.Options().f0Ceil
+    var f0Ceil = AnalysisOptions().f0Ceil
 
     /// The library's analysis options with these three set.
-    var analysis: StreamingAnalyzer.Options {
-        var options = StreamingAnalyzer.Options()
+    var analysis: AnalysisOptions {
+        var options = AnalysisOptions()
         options.framePeriod = framePeriod
         options.f0Floor = f0Floor
         options.f0Ceil = f0Ceil
@@ -131,9 +123,9 @@ struct F0RangeOptions: ParsableArguments {
     }
 }
 
-struct AnalysisOptions: ParsableArguments {
+struct AnalysisFlags: ParsableArguments {
     @Option(name: .customLong("f0-method"), help: ArgumentHelp("F0 estimator.", valueName: "dio|harvest"))
-    var f0Method = StreamingAnalyzer.F0Method.dio
+    var f0Method = AnalysisOptions.F0Method.dio
 
     @OptionGroup var range: F0RangeOptions
 
@@ -151,70 +143,66 @@ struct AnalysisOptions: ParsableArguments {
     var live: Bool?
 
     func validate() throws {
-        if let problem = AnalysisLimits.problem(with: streamingOptions(), sampleRate: nil, name: Self.flag) {
+        if let problem = streamingOptions().problem(sampleRate: nil, name: Self.flag) {
             throw ValidationError(problem)
         }
     }
 
     /// The flag that sets an analysis setting.
-    static func flag(_ setting: AnalysisLimits.Setting) -> String {
+    static func flag(_ setting: AnalysisOptions.Setting) -> String {
         switch setting {
         case .framePeriod: "--frame-period"
         case .f0Floor: "--f0-floor"
         case .f0Ceil: "--f0-ceil"
         case .lookAhead: "--look-ahead"
         case .live: "--live"
+        case .harvestBlock, .lookBehind, .threads: setting.rawValue
         }
     }
 
     /// The analysis options; live unless `--no-live` when `liveByDefault`, else only with `--live`.
-    func streamingOptions(liveByDefault: Bool = false) -> StreamingAnalyzer.Options {
+    func streamingOptions(liveByDefault: Bool = false) -> AnalysisOptions {
         var options = range.analysis
         options.f0Method = f0Method
         options.live = live ?? liveByDefault
-        if let lookAhead {
-            options.lookAhead = lookAhead
-            // Out-of-range values are refused by `validate`, which reads these options too.
-            if AnalysisLimits.lookAhead.contains(lookAhead), AnalysisLimits.framePeriod.contains(options.framePeriod) {
-                options.lookAheadFrames = Int((lookAhead / options.framePeriod).rounded(.up))
-            }
-        }
+        options.lookAhead = lookAhead
         return options
     }
 }
 
-extension StreamingAnalyzer.F0Method: ExpressibleByArgument {}
+extension AnalysisOptions.F0Method: ExpressibleByArgument {}
 
 extension ConversionSettings {
     /// What the voice, equalizer and analysis options ask for: a preset's voice and bands first, the explicit
     /// options over them.
-    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+    init(voice: VoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
         self.init()
         if let preset = voice.preset {
-            try apply(preset: preset)
+            try apply(preset: preset.name)
         }
         self.voice = voice.settings(over: self.voice)
-        self.equalizer = try equalizer.bands()
+        self.equalizer = equalizer.bands
         gainDB = equalizer.gain ?? 0
         self.analysis = analysis.streamingOptions()
     }
 
     /// The same for a conversion, with its tempo and --vocoder.
-    init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisOptions) throws {
+    init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
         try self.init(voice: voice.voice, equalizer: equalizer, analysis: analysis)
         if let tempo = voice.tempo { self.voice.tempo = tempo }
         forceVocoder = voice.forceVocoder
     }
 }
 
+/// What convert and batch say while and after they work.
 struct ReportingOptions: ParsableArguments {
-    @Flag(help: "Print one JSON object of statistics on stderr at the end.")
+    @Flag(help: "Print the statistics (convert) or the summary (batch) as one JSON object on stderr at the end.")
     var json = false
 
-    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal and the input a file).")
+    @Flag(help: "Show a progress bar on stderr (the default when stderr is a terminal and the length known).")
     var progress = false
 
-    @Flag(help: "No progress bar.")
+    @Flag(help: "No progress bar, and no summary line.")
     var quiet = false
 
     func validate() throws {
@@ -323,6 +311,26 @@ struct RawOptions: ParsableArguments {
             throw ValidationError(error.description)
         }
     }
+}
+
+/// A value argument-parser takes through a library initializer that throws: its reason becomes the usage error.
+func parsed<Value>(_ initializer: @escaping (String) throws(KoeError) -> Value) -> (String) throws -> Value {
+    { argument in
+        do {
+            return try initializer(argument)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}
+
+extension Preset: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let preset = Preset.named(argument) else { return nil }
+        self = preset
+    }
+
+    public static var allValueStrings: [String] { all.map(\.name) }
 }
 
 extension RawPCMFormat.Encoding: ExpressibleByArgument {}

@@ -62,9 +62,15 @@ enum Report {
         write(object)
     }
 
-    /// The first line of `message`: argument-parser appends help lines to some of its messages.
+    /// The first line of `message`: argument-parser appends help lines to some of its messages. A list of the
+    /// values an option takes, which it writes one a line, joins the line.
     static func oneLine(_ message: String) -> String {
-        let line = message.split(whereSeparator: \.isNewline).first.map(String.init) ?? "failed"
+        let lines = message.split(whereSeparator: \.isNewline).map(String.init)
+        var line = lines.first ?? "failed"
+        if line.hasSuffix("Please provide one of the following:") {
+            let values = lines.dropFirst().map { $0.trimmingPrefix(while: { $0 == " " || $0 == "-" }) }
+            line = line.dropLast("Please provide one of the following:".count) + "Known values: " + values.joined(separator: ", ")
+        }
         return line.hasPrefix("Error: ") ? String(line.dropFirst("Error: ".count)) : line
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import Koe
+import KoeWorld
 import KoeLive
 import Synchronization
 
@@ -27,17 +28,17 @@ struct Live: ParsableCommand {
     @OptionGroup(title: "Voice") var voice: VoiceOptions
     @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
     @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
-    @OptionGroup(title: "Analysis") var analysis: AnalysisOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
 
     /// The analysis options checked as koe live runs them, live by default.
     func validate() throws {
         if curves.f0File != nil {
             throw ValidationError("--f0-file is made for one whole input: koe live cannot take one")
         }
-        let name: (AnalysisLimits.Setting) -> String = {
-            $0 == .live ? "koe live's --live (the default; --no-live turns it off)" : AnalysisOptions.flag($0)
+        let name: (AnalysisOptions.Setting) -> String = {
+            $0 == .live ? "koe live's --live (the default; --no-live turns it off)" : AnalysisFlags.flag($0)
         }
-        if let problem = AnalysisLimits.problem(with: analysis.streamingOptions(liveByDefault: true), sampleRate: nil, name: name) {
+        if let problem = analysis.streamingOptions(liveByDefault: true).problem(sampleRate: nil, name: name) {
             throw ValidationError(problem)
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Koe
+import KoeWorld
 import KoePlot
 
 struct Plot: ParsableCommand {
@@ -25,7 +26,7 @@ struct Plot: ParsableCommand {
     var output: String
 
     @Option(name: .customLong("f0-method"), help: ArgumentHelp("F0 estimator of the tracks.", valueName: "dio|harvest"))
-    var f0Method = StreamingAnalyzer.F0Method.dio
+    var f0Method = AnalysisOptions.F0Method.dio
 
     @Option(help: ArgumentHelp(
         "Span of time drawn, in seconds: START:END, START: (to the end) or :END (default: all).", valueName: "start:end"))

@@ -17,9 +17,9 @@ struct Presets: ParsableCommand {
     private func settings(of preset: Preset) -> String {
         let voice = preset.voice
         var parts: [String] = []
-        if voice.pitchRatio != 1 { parts.append("--pitch \(voice.pitchRatio)") }
+        if voice.pitch != 1 { parts.append("--pitch \(voice.pitch)") }
         if voice.pitchRange != 1 { parts.append("--pitch-range \(voice.pitchRange)") }
-        if voice.formantRatio != 1 { parts.append("--formant \(voice.formantRatio)") }
+        if voice.formant != 1 { parts.append("--formant \(voice.formant)") }
         if voice.tempo != 1 { parts.append("--tempo \(voice.tempo)") }
         if voice.whisper { parts.append("whisper") }
         parts += preset.bands.map { "--eq \($0)" }

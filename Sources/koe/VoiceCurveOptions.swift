@@ -15,8 +15,8 @@ struct VoiceCurveOptions: ParsableArguments {
 
     @Option(name: .customLong("snap"), help: ArgumentHelp(
         "Pull voiced F0 to the nearest note: chromatic, or KEY:SCALE such as C:major, A:minor, F#:dorian (\(Self.modeNames)).",
-        valueName: "key:scale"))
-    var snap: String?
+        valueName: "key:scale"), transform: parsed(MusicalScale.init(parsing:)))
+    var snap: MusicalScale?
 
     @Option(name: .customLong("snap-strength"), help: ArgumentHelp(
         "How far --snap moves F0 to its note: 0 not at all, 1 all the way (default 1).", valueName: "s"))
@@ -30,8 +30,9 @@ struct VoiceCurveOptions: ParsableArguments {
     var a4: Double?
 
     @Option(name: .customLong("vibrato"), help: ArgumentHelp(
-        "Sinusoidal vibrato on voiced frames: rate in Hz and depth in cents either way, e.g. 5.5:50.", valueName: "hz:cents"))
-    var vibrato: String?
+        "Sinusoidal vibrato on voiced frames: rate in Hz and depth in cents either way, e.g. 5.5:50.", valueName: "hz:cents"),
+        transform: Self.vibratoOptions(parsing:))
+    var vibrato: Vibrato.Options?
 
     @Flag(name: .customLong("no-limit"), help: ArgumentHelp(
         "Turn off the output limiter: samples beyond full scale are clipped and counted instead."))
@@ -50,8 +51,7 @@ struct VoiceCurveOptions: ParsableArguments {
         try requireWithin(snapStrength, PitchSnap.Options.strengthRange, "--snap-strength")
         try requireWithin(snapSpeed, PitchSnap.Options.speedRange, "--snap-speed", unit: " ms")
         try requireWithin(a4, PitchSnap.Options.a4Range, "--a4", unit: " Hz")
-        _ = try snapOptions()
-        if let vibrato = try vibratoOptions() {
+        if let vibrato {
             try requireWithin(vibrato.rate, Vibrato.Options.rateRange, "--vibrato's rate", unit: " Hz")
             try requireWithin(vibrato.depth, Vibrato.Options.depthRange, "--vibrato's depth", unit: " cents")
         }
@@ -62,8 +62,8 @@ struct VoiceCurveOptions: ParsableArguments {
     func apply(to settings: inout ConversionSettings) throws {
         settings.voice.pitchCurve = try pitchCurve.map { path throws(KoeError) in try PitchCurve(contentsOf: path) }
         settings.voice.f0Track = try f0File.map { path throws(KoeError) in try F0Track(contentsOf: path) }
-        settings.voice.snap = try snapOptions()
-        settings.voice.vibrato = try vibratoOptions()
+        settings.voice.snap = snapOptions
+        settings.voice.vibrato = vibrato
         settings.limitsOutput = !noLimit
     }
 
@@ -77,24 +77,17 @@ struct VoiceCurveOptions: ParsableArguments {
         }
     }
 
-    private func snapOptions() throws -> PitchSnap.Options? {
+    private var snapOptions: PitchSnap.Options? {
         guard let snap else { return nil }
-        let scale: MusicalScale
-        do {
-            scale = try MusicalScale(parsing: snap)
-        } catch {
-            throw ValidationError("--snap: \(error.description)")
-        }
         let defaults = PitchSnap.Options()
         return PitchSnap.Options(
-            scale: scale, strength: snapStrength ?? defaults.strength, speed: snapSpeed ?? defaults.speed, a4: a4 ?? defaults.a4)
+            scale: snap, strength: snapStrength ?? defaults.strength, speed: snapSpeed ?? defaults.speed, a4: a4 ?? defaults.a4)
     }
 
-    private func vibratoOptions() throws -> Vibrato.Options? {
-        guard let vibrato else { return nil }
-        let fields = vibrato.split(separator: ":", omittingEmptySubsequences: false)
+    private static func vibratoOptions(parsing argument: String) throws -> Vibrato.Options {
+        let fields = argument.split(separator: ":", omittingEmptySubsequences: false)
         guard fields.count == 2, let rate = Double(fields[0]), let depth = Double(fields[1]) else {
-            throw ValidationError("--vibrato '\(vibrato)': expected RATE_HZ:DEPTH_CENTS, such as 5.5:50")
+            throw ValidationError("expected RATE_HZ:DEPTH_CENTS, such as 5.5:50")
         }
         return Vibrato.Options(rate: rate, depth: depth)
     }

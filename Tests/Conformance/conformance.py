@@ -300,6 +300,47 @@ def measure(case, koe, workdir, outcome):
               SYNTHESIS_DISTANCE_MAX, figures, failures)
 
 
+def batch_analysis(koe, corpus, scratch):
+    """`koe batch --analyze` over a tree of real files (the corpus at 16 kHz in subfolders, and the samples):
+    each folder against pyworld's DIO + StoneMask, CheapTrick and D4C, bar by bar. Returns (lines, passed, failed)."""
+    root = Path(scratch) / "batch"
+    tree, feats = root / "tree", root / "feats"
+    inputs = {}
+    for path in sorted(corpus.glob("*.wav")) if corpus.is_dir() else []:
+        target = tree / "corpus" / path.stem[:1] / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["sox", "-D", str(path), "-r", "16000", str(target)], check=True)
+        inputs[target] = feats / target.relative_to(tree).with_suffix("")
+    for path in sorted((REPOSITORY / "samples").glob("*.wav")):
+        target = tree / "samples" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+        inputs[target] = feats / target.relative_to(tree).with_suffix("")
+    try:
+        run_koe(koe, ["batch", "--analyze", "-o", feats, "-r", tree, "--quiet", "--frame-period", FRAME_PERIOD,
+                      "--f0-floor", F0_FLOOR, "--f0-ceil", F0_CEIL])
+    except KoeFailed as failure:
+        return [f"batch --analyze: {failure}"], 0, len(inputs)
+    lines, failed = [], 0
+    for wav, folder in inputs.items():
+        figures, failures = {}, []
+        signal, rate = read_mono(wav)
+        reference = reference_analysis(signal, rate)
+        koe_result = {name: np.load(folder / f"{name}.npy") for name in ("f0", "time", "sp", "ap")}
+        if check_axes("batch", koe_result, reference["time"], reference["sp"].shape[1], failures):
+            check_f0("dio", koe_result["f0"], reference["dio_f0"], figures, failures)
+            check_bar("cheaptrick", log_spectral_distance(koe_result["sp"], reference["sp"]),
+                      CHEAPTRICK_DISTANCE_MAX, figures, failures)
+            check_bar("d4c", aperiodicity_difference(koe_result["ap"], reference["ap"]),
+                      D4C_DIFFERENCE_MAX, figures, failures)
+        line = (f"batch {str(wav.relative_to(tree)):<26} | dio vuv {figures.get('dio_vuv', float('nan')):6.2f}% "
+                f"p99 {figures.get('dio_p99', float('nan')):.3g}% | cheaptrick {figures.get('cheaptrick', float('nan')):.3g} dB"
+                f" | d4c {figures.get('d4c', float('nan')):.3g} dB | {'FAIL' if failures else 'PASS'}")
+        lines.append(line + "".join(f"\n    missed: {failure}" for failure in failures))
+        failed += bool(failures)
+    return lines, len(inputs) - failed, failed
+
+
 # Report
 
 def format_line(outcome):
@@ -360,6 +401,10 @@ def main():
         for outcome in pool.map(evaluate, cases, [koe] * len(cases), [scratch] * len(cases)):
             print(format_line(outcome), flush=True)
             passed, failed = (passed + 1, failed) if outcome.passed else (passed, failed + 1)
+        if not arguments.only:
+            lines, batch_passed, batch_failed = batch_analysis(koe, arguments.corpus, scratch)
+            print("\n".join(lines), flush=True)
+            passed, failed = passed + batch_passed, failed + batch_failed
     print(f"conformance: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

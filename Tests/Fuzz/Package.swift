@@ -27,9 +27,9 @@ let package = Package(
     ],
     targets: [
         // The raw PCM reader fed through a pipe in fuzzed pieces, and the writer, against a reference decoder.
-        // KoeIO comes with the Koe product; its reader and writer are public there.
+        // KoeIO comes with the Koe product; its reader and writer are `package` declarations of koe.
         .executableTarget(name: "FuzzRawPCM", dependencies: [.product(name: "Koe", package: "koe")],
-                          swiftSettings: fuzzTarget),
+                          swiftSettings: insideKoe),
         // EQ band and graphic EQ specs: parse, print, parse again, build the filters, run them.
         .executableTarget(name: "FuzzEqualizerSpec", dependencies: [.product(name: "Koe", package: "koe")],
                           swiftSettings: insideKoe),

@@ -50,6 +50,32 @@ import Testing
         }
     }
 
+    /// The same for `--analyze`: each folder is whole or absent after the kill, and the rerun completes the rest.
+    @Test func analysisKilledMidwayThenRerun() throws {
+        let command = ["batch", "--analyze", "-o", "out", "-r", "in", "--jobs", "2", "--quiet"]
+        let batch = try koe.start(command)
+        try waitForRecords(atLeast: 3, while: batch)
+        kill(batch.processIdentifier, SIGSTOP)
+        for worker in childProcesses(of: batch.processIdentifier) { kill(worker, SIGKILL) }
+        kill(batch.processIdentifier, SIGKILL)
+        batch.waitUntilExit()
+        let done = try koe.manifest("out/koe-manifest.jsonl")
+        #expect(done.count < inputs.count, "the batch finished before it was killed")
+
+        let rerun = try koe.run(command)
+        #expect(rerun.status == 0, "\(rerun.standardError)")
+        let files = ["f0.npy", "time.npy", "sp.npy", "ap.npy", "meta.json"]
+        for name in inputs {
+            let folder = String(output(of: name).dropLast(".wav".count))
+            #expect(files.allSatisfy { !koe.bytes(of: folder + "/" + $0).isEmpty }, "\(folder) incomplete")
+        }
+        #expect(koe.hiddenFiles(under: "out").isEmpty)
+        let records = try koe.manifest("out/koe-manifest.jsonl")
+        for record in done where record.status == "ok" {
+            #expect(records.last(for: record.input)?.status == "skipped", "\(record.input) was analyzed twice")
+        }
+    }
+
     /// Killing the batch alone: its workers notice, remove their temporary files and stop.
     @Test func killedBatchTakesItsWorkersAlong() throws {
         let batch = try koe.start(command())

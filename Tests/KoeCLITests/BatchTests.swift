@@ -179,6 +179,48 @@ struct ManifestRecord {
     let error: String?
 }
 
+/// `koe batch --analyze`: per input, the folder `koe analyze` writes.
+@Suite struct BatchAnalyzeTests {
+    let koe = CommandRunner()
+
+    @Test func eachFolderIsWhatAnalyzeWrites() throws {
+        let inputs = ["in/a.wav", "in/deep/b.flac", "in/deep/er/c.wav"]
+        for (index, name) in inputs.enumerated() { try koe.writeSpeechSnippet(to: name, seconds: 0.3, index: index) }
+        let options = ["--f0-method", "harvest", "--frame-period", "10", "--f0-floor", "50", "--f0-ceil", "1100"]
+        let batch = try koe.run(["batch", "--analyze", "-o", "feats", "-r", "in", "--quiet"] + options)
+        #expect(batch.status == 0, "\(batch.standardError)")
+        for (name, folder) in zip(inputs, ["feats/a", "feats/deep/b", "feats/deep/er/c"]) {
+            let alone = try koe.run(["analyze", name, "--output-dir", "alone/" + folder] + options)
+            #expect(alone.status == 0, "\(alone.standardError)")
+            for file in ["f0.npy", "time.npy", "sp.npy", "ap.npy", "meta.json"] {
+                let written = koe.bytes(of: folder + "/" + file)
+                #expect(!written.isEmpty && written == koe.bytes(of: "alone/" + folder + "/" + file), "\(folder)/\(file)")
+            }
+        }
+        let records = try koe.manifest("feats/koe-manifest.jsonl")
+        #expect(records.map(\.status) == ["ok", "ok", "ok"])
+        #expect(koe.hiddenFiles(under: "feats").isEmpty)
+
+        let rerun = try koe.run(["batch", "--analyze", "-o", "feats", "-r", "in"] + options)
+        #expect(rerun.status == 0 && rerun.standardError.contains("0 ok, 0 failed, 3 skipped"), "\(rerun.standardError)")
+    }
+
+    @Test func refusesWhatDoesNotApply() throws {
+        try koe.writeSpeechSnippet(to: "in/a.wav", seconds: 0.1, index: 0)
+        try koe.expectFailure("batch", "--analyze", "-o", "feats", "in/a.wav", "--pitch", "1.2", mentioning: "--pitch")
+        try koe.expectFailure("batch", "--analyze", "-o", "feats", "in/a.wav", "--out-type", "flac", mentioning: "--out-type")
+        try koe.expectFailure("batch", "-o", "out", "in/a.wav", "--channel", "1", mentioning: "--channel")
+        #expect(!FileManager.default.fileExists(atPath: koe.path("feats/a")))
+    }
+
+    @Test func aChannelThatIsNotThereFailsThatInput() throws {
+        try koe.writeSpeechSnippet(to: "in/a.wav", seconds: 0.1, index: 0)
+        let batch = try koe.run("batch", "--analyze", "-o", "feats", "in/a.wav", "--channel", "1")
+        #expect(batch.status == 1)
+        #expect(try koe.manifest("feats/koe-manifest.jsonl").last(for: "in/a.wav")?.error?.contains("channel") == true)
+    }
+}
+
 extension Array where Element == ManifestRecord {
     func last(for input: String) -> ManifestRecord? { last { $0.input == input } }
 }

@@ -39,10 +39,10 @@ import TestSupport
     @Test func blocksOfAnySizeInPlaceGiveTheChangersOutput() throws {
         let input = Signals.speechLike(sampleRate: Int(sampleRate)).map(Float.init)
         var options = VoiceChanger.Options()
-        options.live = true
+        options.analysis.live = true
         let reference = try VoiceChanger(sampleRate: Int(sampleRate), channels: 1, options: options)
-        reference.pitch = 1.2
-        reference.formant = 0.9
+        reference.voice.pitch = 1.2
+        reference.voice.formant = 0.9
         reference.gainDB = -6
         let expected = try reference.process([input])[0]
 
@@ -128,8 +128,8 @@ import TestSupport
         try file.write(channels: [input.map(Double.init)])
         try file.close()
         var settings = ConversionSettings()
-        settings.voice.pitchRatio = 1.2
-        settings.voice.formantRatio = 1.1
+        settings.voice.pitch = 1.2
+        settings.voice.formant = 1.1
         settings.analysis.live = true
         _ = try convertFile(folder.file("in.wav"), to: folder.file("out.wav"), settings: settings)
         let converted = try AudioFile(reading: folder.file("out.wav")).readChannel(0)

@@ -100,4 +100,13 @@ import Testing
         }
         #expect(throws: BiquadError.self) { try Biquad(kind: .lowPass, frequency: 0, width: .q(1), sampleRate: sampleRate) }
     }
+
+    /// The smallest positive Q makes the cookbook's alpha infinite: such a band was built with NaN coefficients
+    /// and turned its output into NaN.
+    @Test(arguments: Biquad.Kind.allCases)
+    func refusesAWidthTooNarrowToDesign(kind: Biquad.Kind) {
+        #expect(throws: BiquadError.tooNarrow(kind: kind, width: .q(5e-324))) {
+            try Biquad(kind: kind, frequency: 1000, gainDB: 0, width: .q(5e-324), sampleRate: sampleRate)
+        }
+    }
 }

@@ -152,6 +152,14 @@ private let soxEquivalents: [SoxEquivalent] = [
         }
     }
 
+    /// Spaces and tabs around a band or a graphic gain are ignored, Unicode's spaces too; a newline is not a space.
+    @Test func trimsSpacesButNotNewlines() throws {
+        #expect(try EqualizerBand(parsing: " \tpeak:1000:6\u{00A0}") == EqualizerBand(kind: .peak, frequency: 1000, gainDB: 6))
+        #expect(try GraphicEqualizer(parsing: " 1,\t-2 ,0,0,0,0,0,0,0,0").gains.prefix(2) == [1, -2])
+        #expect(throws: KoeError.self) { try EqualizerBand(parsing: "peak:1000:6\n") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "1\n,0,0,0,0,0,0,0,0,0") }
+    }
+
     @Test(arguments: [
         ("", "malformed"), ("peak", "malformed"), ("peak:1000:6:1:2", "malformed"), ("peak::6", "malformed"),
         ("notch:1000:6", "unknown EQ type 'notch'"), ("peak:abc:6", "frequency 'abc' is not a number"),
@@ -172,9 +180,9 @@ private let soxEquivalents: [SoxEquivalent] = [
     }
 
     @Test func rejectsGraphicGainLists() {
-        #expect(throws: StageError.self) { try GraphicEqualizer(parsing: "1,2,3") }
-        #expect(throws: StageError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,x") }
-        #expect(throws: StageError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,0,0") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "1,2,3") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,x") }
+        #expect(throws: KoeError.self) { try GraphicEqualizer(parsing: "0,0,0,0,0,0,0,0,0,0,0") }
     }
 
     @Test(arguments: ["peak:8000:6", "lowpass:8k", "highshelf:9000:-3", "peak:8000:0"])

@@ -19,7 +19,7 @@ import Testing
         #expect {
             try F0Track(values: values, name: "f0.npy")
         } throws: { error in
-            (error as? StageError)?.description.hasPrefix(message) == true
+            (error as? KoeError)?.description.hasPrefix(message) == true
         }
     }
 }

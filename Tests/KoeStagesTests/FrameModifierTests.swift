@@ -20,7 +20,7 @@ import Testing
         var spectrum = [Double](repeating: 1, count: 65)
         spectrum[20] = 10
         var voice = VoiceSettings()
-        voice.formantRatio = 1.5
+        voice.formant = 1.5
         let frame = try modified(voice, f0: 100, spectrum: spectrum)
         #expect(frame.spectrum.firstIndex(of: frame.spectrum.max()!) == 30)
         #expect(frame.spectrum.last == 1)
@@ -28,14 +28,14 @@ import Testing
 
     @Test func pitchRatioScalesVoicedFramesOnly() throws {
         var voice = VoiceSettings()
-        voice.pitchRatio = 1.5
+        voice.pitch = 1.5
         #expect(try modified(voice, f0: 200, spectrum: [1, 1, 1]).f0 == 300)
         #expect(try modified(voice, f0: 0, spectrum: [1, 1, 1]).f0 == 0)
     }
 
     @Test func targetMedianMovesTheFirstVoicedFrameThere() throws {
         var voice = VoiceSettings()
-        voice.targetMedian = 220
+        voice.pitchMedian = 220
         let f0 = try modified(voice, f0: 110, spectrum: [1, 1, 1]).f0
         #expect(abs(f0 / 220 - 1) < 0.001)
     }
@@ -43,18 +43,34 @@ import Testing
     @Test func anF0TrackReplacesTheAnalysedF0AndTheRatioApplies() throws {
         var voice = VoiceSettings()
         voice.f0Track = try F0Track(values: [0, 200, 210])
-        voice.pitchRatio = 1.5
+        voice.pitch = 1.5
         #expect(try editedF0(voice, f0: 100, frame: 0) == 0, "the track's unvoiced frame")
         #expect(try editedF0(voice, f0: 100, frame: 1) == 300)
         #expect(try editedF0(voice, f0: 0, frame: 2) == 315, "voiced by the track where the analysis was not")
         #expect(try editedF0(voice, f0: 100, frame: 3) == 150, "past the track's end the analysis is kept")
     }
 
+    /// A track's F0 far outside any voice, edited to 0 (5e-324 Hz an octave down), left subnormal (5e-324 Hz,
+    /// whose ratio to A4 is 0) or past the largest `Double` (1e300 Hz spread ten times around a 100 Hz median;
+    /// 1.7e308 Hz raised an octave by the vibrato's crest at frame 10), unvoices its frame: the snap trapped on
+    /// the first three, synthesis was handed infinity.
+    @Test(arguments: [(5e-324, 0.5, 1.0), (5e-324, 1.0, 1.0), (1e300, 1.0, 10.0), (1.7e308, 1.0, 1.0)])
+    func anF0TheEditsCannotHoldUnvoicesItsFrame(track: Double, ratio: Double, range: Double) throws {
+        var voice = VoiceSettings()
+        voice.f0Track = try F0Track(values: [Double](repeating: track, count: 11))
+        voice.pitch = ratio
+        voice.pitchRange = range
+        voice.referenceMedian = 100
+        voice.snap = PitchSnap.Options()
+        voice.vibrato = Vibrato.Options(rate: 5, depth: 1200)
+        #expect(try editedF0(voice, f0: 150, frame: 10) == 0)
+    }
+
     /// Frame 200 is 1 s of input at 5 ms frames: halfway along a curve from 1 at 0 s to 2 at 2 s.
     @Test func theCurveIsReadAtTheFramesInputTime() throws {
         var voice = VoiceSettings()
         voice.pitchCurve = try PitchCurve(points: [.init(time: 0, ratio: 1), .init(time: 2, ratio: 2)])
-        voice.pitchRatio = 1.2
+        voice.pitch = 1.2
         voice.tempo = 2
         #expect(abs(try editedF0(voice, f0: 100, frame: 200) - 180) < 1e-9)
         #expect(abs(try editedF0(voice, f0: 100, frame: 1000) - 240) < 1e-9)
@@ -64,7 +80,7 @@ import Testing
     /// 180 Hz x 1.25 = 225 Hz, 36 cents above A3 (220 Hz): the snap works on the shifted F0.
     @Test func snapComesAfterTheRatiosAndVibratoLast() throws {
         var voice = VoiceSettings()
-        voice.pitchRatio = 1.25
+        voice.pitch = 1.25
         voice.snap = PitchSnap.Options()
         #expect(abs(try editedF0(voice, f0: 180) - 220) < 1e-9)
         // At tempo 2, input frame 10 (50 ms) plays at 25 ms of output: a quarter period of 10 Hz, the peak.
@@ -93,6 +109,15 @@ import Testing
         var tracker = MedianTracker()
         for f0 in [100.0, 110, 120, 130, 400] { tracker.add(f0) }
         #expect(abs(tracker.value / 120 - 1) < 0.0006)
+    }
+
+    /// An F0 track's extremes (a subnormal F0's position, log2(0), trapped) count in the end bins.
+    @Test func medianTrackerCountsExtremeValuesAtItsEnds() {
+        var tracker = MedianTracker()
+        for f0 in [5e-324, 5e-324, 1e308] { tracker.add(f0) }
+        #expect(abs(tracker.value / 20 - 1) < 0.0006)
+        for f0 in [1e308, 1e308, 1e308] { tracker.add(f0) }
+        #expect(abs(tracker.value / 5120 - 1) < 0.0006)
     }
 
     /// Against the middle of the sorted values after every addition, rising, falling and jumping about.

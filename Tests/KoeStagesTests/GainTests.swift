@@ -18,8 +18,8 @@ import Testing
     }
 
     @Test func refusesNonFiniteGain() {
-        #expect(throws: StageError.self) { try Gain(decibels: .infinity) }
-        #expect(throws: StageError.self) { try Gain.make(decibels: .nan) }
+        #expect(throws: KoeError.self) { try Gain(decibels: .infinity) }
+        #expect(throws: KoeError.self) { try Gain.make(decibels: .nan) }
     }
 
     @Test(arguments: [1, 17, 4096])

@@ -86,8 +86,8 @@ import Testing
     }
 
     @Test func refusesACeilingThatIsNotPositive() {
-        #expect(throws: StageError.self) { try Limiter(sampleRate: 16000, ceiling: 0) }
-        #expect(throws: StageError.self) { try Limiter(sampleRate: 16000, ceiling: .nan) }
+        #expect(throws: KoeError.self) { try Limiter(sampleRate: 16000, ceiling: 0) }
+        #expect(throws: KoeError.self) { try Limiter(sampleRate: 16000, ceiling: .nan) }
     }
 }
 

@@ -54,7 +54,7 @@ import Testing
         #expect {
             try curve(points)
         } throws: { error in
-            (error as? StageError)?.description.contains(message) == true
+            (error as? KoeError)?.description.contains(message) == true
         }
     }
 }

@@ -26,24 +26,32 @@ import Testing
         #expect {
             try MusicalScale(parsing: spec)
         } throws: { error in
-            (error as? StageError)?.description.contains(message) == true
+            (error as? KoeError)?.description.contains(message) == true
         }
     }
 
     /// Semitones from A4: C5 is 3, B4 2, C#5 4; C major holds B and C but not C#.
     @Test func nearestNoteOfTheScale() throws {
         let chromatic = MusicalScale.chromatic
-        #expect(chromatic.nearestNote(toSemitones: 0.4) == 0)
-        #expect(chromatic.nearestNote(toSemitones: 0.6) == 1)
-        #expect(chromatic.nearestNote(toSemitones: -12.7) == -13)
+        #expect(try chromatic.nearestNote(toSemitones: 0.4) == 0)
+        #expect(try chromatic.nearestNote(toSemitones: 0.6) == 1)
+        #expect(try chromatic.nearestNote(toSemitones: -12.7) == -13)
         let cMajor = try MusicalScale(parsing: "C:major")
-        #expect(cMajor.nearestNote(toSemitones: 3.9) == 3, "C# goes to C")
-        #expect(cMajor.nearestNote(toSemitones: 4.6) == 5, "between C# and D goes to D")
-        #expect(cMajor.nearestNote(toSemitones: 2.4) == 2)
+        #expect(try cMajor.nearestNote(toSemitones: 3.9) == 3, "C# goes to C")
+        #expect(try cMajor.nearestNote(toSemitones: 4.6) == 5, "between C# and D goes to D")
+        #expect(try cMajor.nearestNote(toSemitones: 2.4) == 2)
         let aMinorPentatonic = MusicalScale(key: 9, mode: .minorPentatonic)
-        #expect(aMinorPentatonic.nearestNote(toSemitones: 1.4) == 0, "A, C, D, E, G: B goes to A")
-        #expect(aMinorPentatonic.nearestNote(toSemitones: 1.6) == 3)
-        #expect(aMinorPentatonic.nearestNote(toSemitones: -30.2) == -31, "three octaves down: D")
+        #expect(try aMinorPentatonic.nearestNote(toSemitones: 1.4) == 0, "A, C, D, E, G: B goes to A")
+        #expect(try aMinorPentatonic.nearestNote(toSemitones: 1.6) == 3)
+        #expect(try aMinorPentatonic.nearestNote(toSemitones: -30.2) == -31, "three octaves down: D")
+        #expect(try cMajor.nearestNote(toSemitones: -12_993) == -12_993, "the lowest a Double frequency reaches: C")
+    }
+
+    /// Values that are no pitch are refused: `Int(nan)` trapped, and 1e17 (C#, outside C major) walked down
+    /// forever, as 1e17 - 1 is 1e17.
+    @Test(arguments: [Double.nan, .infinity, -.infinity, 1e17, -1e300, 1_000_000.5])
+    func nearestNoteRefusesWhatIsNoPitch(semitones: Double) throws {
+        #expect(throws: KoeError.self) { try MusicalScale(key: 0, mode: .major).nearestNote(toSemitones: semitones) }
     }
 
     @Test func hardSnapLandsOnTheNote() {

@@ -17,7 +17,7 @@ import TestSupport
 
     private func pitched(_ ratio: Double) -> ConversionSettings {
         var settings = ConversionSettings()
-        settings.voice.pitchRatio = ratio
+        settings.voice.pitch = ratio
         return settings
     }
 
@@ -94,16 +94,16 @@ import TestSupport
         try file.write(channels: [speech])
         try file.close()
         var settings = pitched(1.2)
-        settings.voice.formantRatio = 1.1
+        settings.voice.formant = 1.1
         settings.analysis.live = live
         _ = try convertFile(input, to: folder.file("converted.wav"), settings: settings)
         let converted = try AudioFile(reading: folder.file("converted.wav")).readChannel(0)
 
         var options = VoiceChanger.Options()
-        options.live = live
+        options.analysis.live = live
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
-        changer.pitch = 1.2
-        changer.formant = 1.1
+        changer.voice.pitch = 1.2
+        changer.voice.formant = 1.1
         var changed: [Float] = []
         for start in stride(from: 0, to: speech.count, by: 480) {
             changed += try changer.process([speech[start..<min(speech.count, start + 480)].map(Float.init)])[0]

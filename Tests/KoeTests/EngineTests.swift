@@ -35,7 +35,7 @@ import TestSupport
             let end = min(input.count, start + chunkFrames * engine.channels)
             output += try engine.process(interleaved: Array(input[start..<end]), isFinal: false)
             chunks += 1
-            if let collectEvery, chunks % collectEvery == 0 { output += try engine.collect() }
+            if let collectEvery, chunks % collectEvery == 0 { output += try engine.drain() }
             start = end
         }
         return output + (try engine.process(interleaved: [], isFinal: true))
@@ -69,7 +69,7 @@ import TestSupport
         let input = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: 0.4) + Signals.whiteNoise(count: 2000, amplitude: 0.05)
         func run(threads: Int) throws -> [Double] {
             var settings = ConversionSettings()
-            settings.voice.pitchRatio = 1.2
+            settings.voice.pitch = 1.2
             settings.threads = threads
             return try self.run(engine(settings, channels: 1), input, chunkFrames: chunkFrames, collectEvery: 3)
         }
@@ -94,9 +94,9 @@ import TestSupport
             fullScale: 1)
         #expect(engine.latency > 0)
         var output = [Double](repeating: .nan, count: input.count)
-        input.withUnsafeBufferPointer { engine.load($0, channel: 0) }
+        input.withUnsafeBufferPointer { engine.push($0, channel: 0) }
         try engine.run(readying: input.count)
-        output.withUnsafeMutableBufferPointer { engine.unload(input.count, channel: 0, into: $0) }
+        output.withUnsafeMutableBufferPointer { engine.drain(input.count, channel: 0, into: $0) }
         #expect(output == Array(repeating: 0, count: engine.latency) + input.prefix(input.count - engine.latency))
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import KoeWorld
 import Testing
 import TestSupport
@@ -55,7 +56,7 @@ import TestSupport
         #expect(performing: { try Synthesis(sampleRate: 16000, framePeriod: framePeriod) }, throws: isInvalidOption)
         #expect(performing: { try StreamingSynthesizer(sampleRate: 16000, framePeriod: framePeriod, fftSize: 1024) },
                 throws: isInvalidOption)
-        var streaming = StreamingAnalyzer.Options()
+        var streaming = AnalysisOptions()
         streaming.framePeriod = framePeriod
         #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: streaming) }, throws: isInvalidOption)
     }
@@ -67,7 +68,7 @@ import TestSupport
         #expect(performing: { try Dio(sampleRate: 16000, options: dio) }, throws: isInvalidOption)
         #expect(performing: { try Harvest(sampleRate: 16000, options: .init(f0Floor: floor, f0Ceil: ceil)) },
                 throws: isInvalidOption)
-        var streaming = StreamingAnalyzer.Options()
+        var streaming = AnalysisOptions()
         (streaming.f0Floor, streaming.f0Ceil) = (floor, ceil)
         #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: streaming) }, throws: isInvalidOption)
     }
@@ -94,18 +95,18 @@ import TestSupport
         }
         #expect(performing: { try D4C(sampleRate: 16000, fftSize: 1024, options: .init(threshold: .nan)) }, throws: isInvalidOption)
         for lookAhead in [-1, .nan, .infinity, 10_001] {
-            var options = StreamingAnalyzer.Options()
+            var options = AnalysisOptions()
             options.lookAhead = lookAhead
             #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: options) }, throws: isInvalidOption)
         }
-        var liveHarvest = StreamingAnalyzer.Options()
+        var liveHarvest = AnalysisOptions()
         (liveHarvest.live, liveHarvest.f0Method) = (true, .harvest)
         #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: liveHarvest) }, throws: isInvalidOption)
-        for frames in [Int.min, -1, 2001, Int.max] {
-            for path in [\StreamingAnalyzer.Options.blockFrames, \.lookAheadFrames, \.lookBehindFrames] {
-                var options = StreamingAnalyzer.Options()
+        for milliseconds: Double in [-.infinity, -1, 10_001, .infinity, .nan] {
+            for path in [\AnalysisOptions.harvestBlock, \.lookAhead, \.lookBehind] {
+                var options = AnalysisOptions()
                 options.f0Method = .harvest
-                options[keyPath: path] = frames
+                options[keyPath: path] = milliseconds
                 #expect(performing: { try StreamingAnalyzer(sampleRate: 16000, options: options) }, throws: isInvalidOption)
             }
         }
@@ -141,7 +142,21 @@ import TestSupport
         #expect(performing: { try F0Contour(time: [0, 0.005], f0: [100]) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: -1, columns: 3) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: Int.max, columns: 2) }, throws: isInvalidParameters)
+        // 10^18 values fit in `Int` but not in memory: the allocation trapped.
+        #expect(performing: { try Matrix(rows: 1_000_000_000, columns: 1_000_000_000) }, throws: isInvalidParameters)
         #expect(performing: { try Matrix(rows: 2, columns: 3, storage: [1, 2, 3]) }, throws: isInvalidParameters)
+    }
+
+    /// A contour of a few MB asks CheapTrick and D4C at 192 kHz for 32,769 bins a frame: here four times this
+    /// machine's memory, whose allocation trapped.
+    @Test func outputsLargerThanMemoryAreRefused() throws {
+        let cheapTrick = try CheapTrick(sampleRate: 192_000, options: .init(f0Floor: 10))
+        let bins = cheapTrick.fftSize / 2 + 1
+        let frames = Int(4 * ProcessInfo.processInfo.physicalMemory / UInt64(bins * 8))
+        let contour = F0Contour(f0: [Double](repeating: 0, count: frames), framePeriod: 5)
+        #expect(performing: { try cheapTrick.estimate([0.1], contour: contour) }, throws: isInvalidParameters)
+        let d4c = try D4C(sampleRate: 192_000, fftSize: cheapTrick.fftSize)
+        #expect(performing: { try d4c.estimate([0.1], contour: contour) }, throws: isInvalidParameters)
     }
 
     @Test func synthesisRefusesParametersThatDoNotFitTogether() throws {
@@ -177,19 +192,19 @@ import TestSupport
         let row = [Double](repeating: 1e-4, count: 513)
         var nan = row
         nan[7] = .nan
-        #expect(performing: { try synthesizer.append(f0: 150, spectrum: Array(row.prefix(512)), aperiodicity: row) },
+        #expect(performing: { try synthesizer.push(f0: 150, spectrum: Array(row.prefix(512)), aperiodicity: row) },
                 throws: isInvalidParameters)
-        #expect(performing: { try synthesizer.append(f0: .nan, spectrum: row, aperiodicity: row) }, throws: isInvalidParameters)
-        #expect(performing: { try synthesizer.append(f0: 150, spectrum: nan, aperiodicity: row) }, throws: isInvalidParameters)
-        #expect(performing: { try synthesizer.append(f0: 150, spectrum: row, aperiodicity: nan) }, throws: isInvalidParameters)
+        #expect(performing: { try synthesizer.push(f0: .nan, spectrum: row, aperiodicity: row) }, throws: isInvalidParameters)
+        #expect(performing: { try synthesizer.push(f0: 150, spectrum: nan, aperiodicity: row) }, throws: isInvalidParameters)
+        #expect(performing: { try synthesizer.push(f0: 150, spectrum: row, aperiodicity: nan) }, throws: isInvalidParameters)
         for _ in 0..<4 {
-            try synthesizer.append(f0: 150, spectrum: row, aperiodicity: row)
+            try synthesizer.push(f0: 150, spectrum: row, aperiodicity: row)
         }
         var output: [Double] = []
         _ = synthesizer.drain(into: &output)
         _ = synthesizer.finish(into: &output)
         #expect(output.count == 320)
-        #expect(throws: WorldError.streamFinished) { try synthesizer.append(f0: 150, spectrum: row, aperiodicity: row) }
+        #expect(throws: WorldError.streamFinished) { try synthesizer.push(f0: 150, spectrum: row, aperiodicity: row) }
     }
 
     @Test func aStreamingAnalyzerRefusesSamplesAfterItsEnd() throws {

@@ -48,7 +48,7 @@ import TestSupport
         var final = Array(repeating: [Double](), count: ladder.bandCount)
         var provisional = Array(repeating: [Int: Double](), count: ladder.bandCount)
         for start in stride(from: 0, to: input.count, by: chunk) {
-            bank.append(Array(input[start..<min(input.count, start + chunk)])) { band, first, values in
+            bank.push(Array(input[start..<min(input.count, start + chunk)])) { band, first, values in
                 #expect(first == final[band].count)
                 final[band] += values
             } provisional: { band, first, values in
@@ -57,7 +57,7 @@ import TestSupport
                 }
             } afterBlock: { _ in }
         }
-        bank.flush(through: input.count - 1) { band, _, values in
+        bank.finish(through: input.count - 1) { band, _, values in
             final[band] += values
         }
         return (final, provisional)

@@ -125,13 +125,13 @@ import TestSupport
     func measuresAVoiceAsPeriodicAndNoiseAsNot(sampleRate: Int) {
         let voice = Signals.vowel(f0: 85, sampleRate: sampleRate, duration: 0.3)
         var periodicity = Dio.Periodicity(rate: Double(sampleRate), f0Floor: 71)
-        periodicity.append(voice)
+        periodicity.push(voice)
         let centre = voice.count / 2
         #expect(periodicity.correlation(around: centre, f0: 85, available: voice.count) > 0.95)
         #expect(periodicity.correlation(around: centre, f0: 85 * 1.07, available: voice.count) > 0.95)
         #expect(periodicity.correlation(around: centre, f0: 85 * 1.5, available: voice.count) < 0.4)
         var noise = Dio.Periodicity(rate: Double(sampleRate), f0Floor: 71)
-        noise.append(Signals.whiteNoise(count: voice.count))
+        noise.push(Signals.whiteNoise(count: voice.count))
         #expect(noise.correlation(around: centre, f0: 85, available: voice.count) < 0.4)
     }
 
@@ -141,9 +141,9 @@ import TestSupport
         let voice = Signals.vowel(f0: 120, sampleRate: 16000, duration: 0.2)
         let cut = 2000
         var whole = Dio.Periodicity(rate: 16000, f0Floor: 71)
-        whole.append(voice.enumerated().map { $0 < cut ? $1 : 0.9 * sin(Double($0)) })
+        whole.push(voice.enumerated().map { $0 < cut ? $1 : 0.9 * sin(Double($0)) })
         var part = Dio.Periodicity(rate: 16000, f0Floor: 71)
-        part.append(Array(voice[..<cut]))
+        part.push(Array(voice[..<cut]))
         part.discard(before: cut - 10 - part.reach)
         for centre in [cut - 400, cut - 100, cut - 1] {
             #expect(whole.correlation(around: centre, f0: 120, available: cut)

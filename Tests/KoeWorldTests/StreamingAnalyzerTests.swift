@@ -13,7 +13,7 @@ import TestSupport
     }
 
     private func analyze(
-        _ signal: [Double], chunk: Int, options: StreamingAnalyzer.Options = .init()
+        _ signal: [Double], chunk: Int, options: AnalysisOptions = .init()
     ) throws -> [StreamingAnalyzer.Block] {
         let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
         var blocks: [StreamingAnalyzer.Block] = []
@@ -29,7 +29,7 @@ import TestSupport
     @Test(arguments: [1, 17, 4096], [false, true])
     func chunkingDoesNotChangeTheFrames(chunk: Int, live: Bool) throws {
         let input = signal()
-        var options = StreamingAnalyzer.Options()
+        var options = AnalysisOptions()
         options.live = live
         let whole = try analyze(input, chunk: input.count, options: options)
         let chunked = try analyze(input, chunk: chunk, options: options)
@@ -55,7 +55,7 @@ import TestSupport
 
     @Test(arguments: [17, 4096])
     func chunkingDoesNotChangeHarvestFrames(chunk: Int) throws {
-        var options = StreamingAnalyzer.Options()
+        var options = AnalysisOptions()
         options.f0Method = .harvest
         let input = Signals.vowel(f0: 180, sampleRate: sampleRate, duration: 0.4)
         let whole = try analyze(input, chunk: input.count, options: options)
@@ -76,7 +76,7 @@ import TestSupport
         let input = signal()
         let single = contents(try analyze(input, chunk: input.count))
         for threads in [2, 3] {
-            var options = StreamingAnalyzer.Options()
+            var options = AnalysisOptions()
             options.threads = threads
             let shared = contents(try analyze(input, chunk: chunk, options: options))
             #expect(shared == single, "\(threads) threads")
@@ -85,9 +85,9 @@ import TestSupport
 
     /// Blocks handed back lend their arrays to later blocks: whether the consumer copied out what they held
     /// (the arrays are then reused in place) or keeps the blocks themselves (which must stay as they were).
-    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest], [false, true])
-    func recyclingBlocksDoesNotChangeTheFrames(method: StreamingAnalyzer.F0Method, keepsBlocks: Bool) throws {
-        var options = StreamingAnalyzer.Options()
+    @Test(arguments: [AnalysisOptions.F0Method.dio, .harvest], [false, true])
+    func recyclingBlocksDoesNotChangeTheFrames(method: AnalysisOptions.F0Method, keepsBlocks: Bool) throws {
+        var options = AnalysisOptions()
         options.f0Method = method
         let input = signal()
         let expected = contents(try analyze(input, chunk: input.count, options: options))
@@ -112,15 +112,15 @@ import TestSupport
         #expect((keepsBlocks ? contents(kept) : copied) + last == expected)
     }
 
-    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest])
-    func threadsDoNotChangeTheFramesOfABigPush(method: StreamingAnalyzer.F0Method) throws {
+    @Test(arguments: [AnalysisOptions.F0Method.dio, .harvest])
+    func threadsDoNotChangeTheFramesOfABigPush(method: AnalysisOptions.F0Method) throws {
         // 48 kHz, where D4C's love train scores frames; a whole-signal push settles many groups at once, and
         // a lone Harvest block shares its frames among the threads.
         let rate = 48000
         let input = Signals.vowel(f0: 140, sampleRate: rate, duration: 0.7)
             + Signals.whiteNoise(count: rate / 5, amplitude: 0.05)
             + Signals.vowel(f0: 210, sampleRate: rate, duration: 0.5, formants: [500, 1500, 2500])
-        var options = StreamingAnalyzer.Options()
+        var options = AnalysisOptions()
         options.f0Method = method
         func blocks(threads: Int, chunk: Int) throws -> [StreamingAnalyzer.Block] {
             options.threads = threads
@@ -137,11 +137,11 @@ import TestSupport
         #expect(try contents(blocks(threads: 3, chunk: 4096)) == contents(single))
     }
 
-    @Test(arguments: [StreamingAnalyzer.F0Method.dio, .harvest])
-    func pendingBlocksAnalysedLaterAndElsewhereGiveWhatPushGives(method: StreamingAnalyzer.F0Method) throws {
-        var options = StreamingAnalyzer.Options()
+    @Test(arguments: [AnalysisOptions.F0Method.dio, .harvest])
+    func pendingBlocksAnalysedLaterAndElsewhereGiveWhatPushGives(method: AnalysisOptions.F0Method) throws {
+        var options = AnalysisOptions()
         options.f0Method = method
-        options.blockFrames = 40
+        options.harvestBlock = 200
         let input = signal()
         let pushed = try analyze(input, chunk: 777, options: options)
         let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
@@ -209,7 +209,7 @@ import TestSupport
     /// Live: no more than D4C's reach at the 71 Hz floor (2.25 periods, 31.7 ms, and a few samples of rounding)
     /// and one 5 ms block.
     @Test func liveReturnsEachFrameWithinItsShorterLatency() throws {
-        var options = StreamingAnalyzer.Options()
+        var options = AnalysisOptions()
         options.live = true
         let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
         try expectFramesWithinLatency(of: analyzer, signal())
@@ -249,10 +249,10 @@ import TestSupport
 
     /// Shorter than one window of whole-signal DIO and Harvest (three periods of the F0 floor), a stream is
     /// analysed as their unchecked forms, StoneMask, CheapTrick and D4C analyse it whole: WORLD's way.
-    @Test(arguments: [16000, 44100], [StreamingAnalyzer.F0Method.dio, .harvest])
-    func aStreamShorterThanAWindowIsAnalysedAsWorldDoes(rate: Int, method: StreamingAnalyzer.F0Method) throws {
+    @Test(arguments: [16000, 44100], [AnalysisOptions.F0Method.dio, .harvest])
+    func aStreamShorterThanAWindowIsAnalysedAsWorldDoes(rate: Int, method: AnalysisOptions.F0Method) throws {
         let shortest = SignalRequirements.minimumLength(sampleRate: rate, f0Floor: 71)
-        var options = StreamingAnalyzer.Options()
+        var options = AnalysisOptions()
         options.f0Method = method
         for length in [1, 2, 441, shortest - 1] {
             let input = Array(Signals.vowel(f0: 150, sampleRate: rate, duration: 0.1).prefix(length))
@@ -279,7 +279,7 @@ import TestSupport
     }
 
     @Test func liveAnalysesAStreamShorterThanAWindow() throws {
-        var options = StreamingAnalyzer.Options()
+        var options = AnalysisOptions()
         options.live = true
         for length in [1, 2, 441] {
             let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)

@@ -83,7 +83,7 @@ import Testing
     private func append(_ row: Int, of parameters: Parameters, to synthesizer: StreamingSynthesizer) {
         parameters.spectrogram.withRow(row) { spectrum in
             parameters.aperiodicity.withRow(row) { aperiodicity in
-                synthesizer.append(f0: parameters.f0[row], spectrum: spectrum, aperiodicity: aperiodicity)
+                synthesizer.push(f0: parameters.f0[row], spectrum: spectrum, aperiodicity: aperiodicity)
             }
         }
     }

@@ -16,13 +16,13 @@ let input = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 
 do {
     var options = VoiceChanger.Options()
-    options.live = arguments[6] == 1
+    options.analysis.live = arguments[6] == 1
     let changer = try VoiceChanger(sampleRate: rate, channels: 1, options: options)
-    changer.pitch = arguments[3]
-    changer.formant = arguments[4]
+    changer.voice.pitch = arguments[3]
+    changer.voice.formant = arguments[4]
     var output: [Float] = []
     for start in stride(from: 0, to: input.count, by: block) {
-        if start == switchFrame { changer.pitch = arguments[5] }
+        if start == switchFrame { changer.voice.pitch = arguments[5] }
         let piece = Array(input[start..<min(start + block, input.count)])
         let converted = try changer.process([piece])
         guard converted.count == 1, converted[0].count == piece.count else {

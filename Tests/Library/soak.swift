@@ -32,10 +32,10 @@ func change(_ changer: VoiceChanger, second: Int) throws {
         try changer.apply(preset: ["kawaii", "deep", "giant"][second / 17 % 3])
         return
     }
-    changer.pitch = pitches[second % pitches.count]
-    changer.formant = formants[second % formants.count]
+    changer.voice.pitch = pitches[second % pitches.count]
+    changer.voice.formant = formants[second % formants.count]
     changer.gainDB = Double(second % 7) - 3
-    changer.pitchRange = second % 5 == 0 ? 0.5 : 1
+    changer.voice.pitchRange = second % 5 == 0 ? 0.5 : 1
     changer.equalizer = second % 3 == 0
         ? [EqualizerBand(kind: .peak, frequency: 1000 + Double(second % 11) * 100, gainDB: 6, q: 1.4)]
         : []

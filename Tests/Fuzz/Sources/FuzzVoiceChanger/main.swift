@@ -148,13 +148,13 @@ private func makeChanger(_ bytes: inout Bytes) -> VoiceChanger? {
 private func change(_ session: Session, _ bytes: inout Bytes) {
     let changer = session.changer
     switch bytes.byte() % 14 {
-    case 0: changer.pitch = bytes.setting(around: [1, 1.2, 0.8, 2, 0.5, 16, 1.0 / 16, 20])
-    case 1: changer.formant = bytes.setting(around: [1, 1.1, 0.9, 1.8, 16, 0.01])
-    case 2: changer.semitones = bytes.setting(around: [0, 12, -12, 48, -48, 100, 0.5])
+    case 0: changer.voice.pitch = bytes.setting(around: [1, 1.2, 0.8, 2, 0.5, 16, 1.0 / 16, 20])
+    case 1: changer.voice.formant = bytes.setting(around: [1, 1.1, 0.9, 1.8, 16, 0.01])
+    case 2: changer.voice.semitones = bytes.setting(around: [0, 12, -12, 48, -48, 100, 0.5])
     case 3: changer.gainDB = bytes.setting(around: [0, -3, 6, 60, -60, 120])
-    case 4: changer.pitchRange = bytes.setting(around: [1, 0, 0.5, 2, 10, 11])
-    case 5: changer.pitchMedian = bytes.byte() % 3 == 0 ? nil : bytes.setting(around: [220, 110, 10, 5000, 9, 6000])
-    case 6: changer.whisper = bytes.byte() % 2 == 0
+    case 4: changer.voice.pitchRange = bytes.setting(around: [1, 0, 0.5, 2, 10, 11])
+    case 5: changer.voice.pitchMedian = bytes.byte() % 3 == 0 ? nil : bytes.setting(around: [220, 110, 10, 5000, 9, 6000])
+    case 6: changer.voice.whisper = bytes.byte() % 2 == 0
     case 7, 8:
         let count = Int(bytes.byte() % 5)
         changer.equalizer = (0..<count).map { _ in
@@ -167,12 +167,12 @@ private func change(_ session: Session, _ bytes: inout Bytes) {
         }
         require(changer.equalizer.allSatisfy { !$0.isFlat }, "the changer kept a flat band")
     case 9:
-        changer.snap = bytes.byte() % 3 == 0 ? nil : PitchSnap.Options(
+        changer.voice.snap = bytes.byte() % 3 == 0 ? nil : PitchSnap.Options(
             scale: MusicalScale(key: Int(Int8(bitPattern: bytes.byte())), mode: bytes.pick(MusicalScale.Mode.allCases)),
             strength: bytes.setting(around: [1, 0.5, 0, 1.5]), speed: bytes.setting(around: [0, 50, 10_000, 20_000]),
             a4: bytes.setting(around: [440, 400, 480, 300]))
     case 10:
-        changer.vibrato = bytes.byte() % 3 == 0 ? nil : Vibrato.Options(
+        changer.voice.vibrato = bytes.byte() % 3 == 0 ? nil : Vibrato.Options(
             rate: bytes.setting(around: [5.5, 0.1, 20, 100]), depth: bytes.setting(around: [50, 0, 1200, 5000]))
     case 11:
         let points = (0..<Int(bytes.byte() % 4)).map { _ in
@@ -180,7 +180,7 @@ private func change(_ session: Session, _ bytes: inout Bytes) {
         }
         let curve = try? PitchCurve(points: points)
         require(curve != nil || PitchCurve.firstProblem(in: points) != nil, "a pitch curve was refused without a problem")
-        if curve != nil || bytes.byte() % 2 == 0 { changer.pitchCurve = curve }
+        if curve != nil || bytes.byte() % 2 == 0 { changer.voice.pitchCurve = curve }
     case 12:
         changer.limitsOutput = bytes.byte() % 2 == 0
     default:

@@ -143,7 +143,7 @@ let benchmarks: @Sendable () -> Void = {
             let frame = synthesisFrames.next()
             spectrogram.withRow(frame) { envelope in
                 aperiodicity.withRow(frame) { aperiodicity in
-                    synthesizer.append(f0: stretch.f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
+                    synthesizer.push(f0: stretch.f0[frame], spectrum: envelope, aperiodicity: aperiodicity)
                 }
             }
             synthesized.removeAll(keepingCapacity: true)
@@ -196,8 +196,8 @@ let benchmarks: @Sendable () -> Void = {
 
     // The whole vocoder stage of `koe convert --pitch 1.2 --formant 1.1 --threads 1`, one 20 ms chunk at a time.
     var voice = VoiceSettings()
-    voice.pitchRatio = 1.2
-    voice.formantRatio = 1.1
+    voice.pitch = 1.2
+    voice.formant = 1.1
     let voiceShift = setUp("the vocoder stage") { try VoiceShift(sampleRate: rate, voice: voice) }
     let chunks = speech.blocks(of: dio.blockLength)
     let chunkCursor = Cursor(count: chunks.count)
@@ -213,8 +213,8 @@ let benchmarks: @Sendable () -> Void = {
 
     // The library's live door, as an audio callback drives it: a block of 10 ms in, as many frames out.
     let changer = setUp("the voice changer") { try VoiceChanger(sampleRate: rate, channels: 1) }
-    changer.pitch = 1.2
-    changer.formant = 1.1
+    changer.voice.pitch = 1.2
+    changer.voice.formant = 1.1
     let blockFrames = 480
     // Pointers made before measuring, as a host makes its buffers: the speech as floats, one block out.
     let speechFloats = UnsafeMutableBufferPointer<Float>.allocate(capacity: speech.samples.count)

@@ -1,131 +1,36 @@
 import Foundation
+import Koe
 import KoeIO
 import KoeWorld
 
-/// meta.json: how an analysis folder was made. Synthesis needs only `sample_rate` and `frame_period`;
-/// the other fields, when present, are checked against the arrays.
-public struct AnalysisMeta: Codable, Equatable, Sendable {
-    public var sampleRate: Int
-    /// Milliseconds between frames.
-    public var framePeriod: Double
-    public var fftSize: Int?
-    /// dio, harvest, live (DIO as live analysis decides it) or file (F0 given with --f0-file).
-    public var f0Method: String?
-    public var f0Floor: Double?
-    public var f0Ceil: Double?
-    /// The channel analyzed, counted from 0, and how many the input has.
-    public var channel: Int?
-    public var channels: Int?
-    /// Analysis frames: the length of f0.npy and time.npy, the rows of sp.npy and ap.npy.
-    public var frames: Int?
-    /// Samples (per channel) in the input.
-    public var samples: Int?
-    public var input: String?
-    public var koeVersion: String?
-    public var options: AlgorithmOptions?
-
-    /// What synthesis needs; the rest stays unknown.
-    public init(sampleRate: Int, framePeriod: Double) {
-        self.sampleRate = sampleRate
-        self.framePeriod = framePeriod
-    }
-
-    /// How `WorldParameters(analyzing:…)` analysed a signal: every option each algorithm ran with.
-    init(
-        analysis: StreamingAnalyzer.Options, given: Bool, sampleRate: Int, samples: Int, frames: Int,
-        cheapTrick: CheapTrick, d4c: D4C
-    ) {
-        self.init(sampleRate: sampleRate, framePeriod: analysis.framePeriod)
-        fftSize = cheapTrick.fftSize
-        f0Method = given ? "file" : analysis.live ? "live" : analysis.f0Method.rawValue
-        f0Floor = analysis.f0Floor
-        f0Ceil = analysis.f0Ceil
-        self.frames = frames
-        self.samples = samples
-        var options = AlgorithmOptions(
-            cheaptrick: .init(q1: cheapTrick.options.q1, f0Floor: cheapTrick.options.f0Floor, fftSize: cheapTrick.fftSize),
-            d4c: .init(threshold: d4c.options.threshold, fftSize: d4c.fftSize))
-        switch (given, analysis.f0Method) {
-        case (true, _):
-            break
-        case (false, .dio):
-            let dio = analysis.dio
-            options.dio = .init(framePeriod: dio.framePeriod, f0Floor: dio.f0Floor, f0Ceil: dio.f0Ceil,
-                                channelsInOctave: dio.channelsInOctave, speed: dio.speed, allowedRange: dio.allowedRange)
-        case (false, .harvest):
-            let harvest = analysis.harvest
-            options.harvest = .init(framePeriod: harvest.framePeriod, f0Floor: harvest.f0Floor, f0Ceil: harvest.f0Ceil)
-        }
-        self.options = options
-    }
-
-    /// Every option each algorithm ran with, defaults included.
-    public struct AlgorithmOptions: Codable, Equatable, Sendable {
-        public var dio: DioOptions?
-        public var harvest: HarvestOptions?
-        public var cheaptrick: CheapTrickOptions?
-        public var d4c: D4COptions?
-        public var f0File: String?
-    }
-
-    public struct DioOptions: Codable, Equatable, Sendable {
-        public var framePeriod: Double
-        public var f0Floor: Double
-        public var f0Ceil: Double
-        public var channelsInOctave: Double
-        public var speed: Int
-        public var allowedRange: Double
-    }
-
-    public struct HarvestOptions: Codable, Equatable, Sendable {
-        public var framePeriod: Double
-        public var f0Floor: Double
-        public var f0Ceil: Double
-    }
-
-    public struct CheapTrickOptions: Codable, Equatable, Sendable {
-        public var q1: Double
-        public var f0Floor: Double
-        public var fftSize: Int
-    }
-
-    public struct D4COptions: Codable, Equatable, Sendable {
-        public var threshold: Double
-        public var fftSize: Int
-    }
-}
-
 extension WorldParameters {
-    /// Reads and cross-checks a folder written by `koe analyze` or `write(toFolder:)` (or laid out the same way by
-    /// other tools): f0.npy, sp.npy, ap.npy, meta.json, and time.npy when present.
-    public init(folder: String) throws(KoeError) {
+    /// Reads and cross-checks a folder written by `koe analyze` (or laid out the same way by other tools): f0.npy,
+    /// sp.npy, ap.npy, meta.json, and time.npy when present.
+    init(folder: String) throws(KoeError) {
         self = try KoeError.wrapping { try AnalysisFolder.read(folder) }
     }
-
-    /// Writes the folder `init(folder:)` reads, creating it if missing: every file or, on failure, none.
-    public func write(toFolder folder: String) throws(KoeError) {
-        try KoeError.wrapping { try AnalysisFolder.write(self, to: AnalysisFolder.outputs(in: folder)) }
-    }
 }
 
-/// The files of an analysis folder.
-package enum AnalysisFolder {
+/// The files of an analysis folder. Here rather than in the library: meta.json goes through Foundation's JSON, and
+/// the library links no Foundation, so that the plugins built on it stay small.
+enum AnalysisFolder {
     static let f0Name = "f0.npy"
     static let timeName = "time.npy"
     static let spectrogramName = "sp.npy"
     static let aperiodicityName = "ap.npy"
     static let metaName = "meta.json"
+    static let names = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
 
     /// Temporary files for the folder's, which `write` fills and moves into place: taken before a long analysis,
     /// so a folder that cannot be written fails first.
-    package static func outputs(in folder: String) throws -> AtomicOutputSet {
-        try AtomicOutputSet(folder: folder, names: [f0Name, timeName, spectrogramName, aperiodicityName, metaName])
+    static func outputs(in folder: String) throws -> AtomicOutputSet {
+        try AtomicOutputSet(folder: folder, names: names)
     }
 
     // MARK: Writing
 
     /// Writes every file through `outputs` (from `outputs(in:)`), then moves them all into place.
-    package static func write(_ parameters: WorldParameters, to outputs: AtomicOutputSet) throws {
+    static func write(_ parameters: WorldParameters, to outputs: AtomicOutputSet) throws {
         let arrays = [
             f0Name: Npy(vector: parameters.contour.f0),
             timeName: Npy(vector: parameters.contour.time),
