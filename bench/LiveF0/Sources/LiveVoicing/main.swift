@@ -166,7 +166,7 @@ guard !files.isEmpty else {
     exit(2)
 }
 
-var options = StreamingAnalyzer.Options()
+var options = AnalysisOptions()
 var liveOptions = options
 liveOptions.live = true
 liveOptions.lookAhead = lookAhead
