@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev
+BUILD_DEPS   := pkg-config libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev libpipewire-0.3-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
@@ -45,6 +45,7 @@ test: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
+	$(MAKE) --no-print-directory test-virtual-mic
 	$(MAKE) --no-print-directory test-install
 	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
@@ -209,6 +210,19 @@ test-plugins: plugins release test-deps plugin-test-deps
 
 plugin-deps:
 	@$(call apt_install,$(PLUGIN_DEPS))
+
+# `koe live --virtual-mic` in a private headless PipeWire session the test starts (dbus-daemon, pipewire,
+# wireplumber, pipewire-pulse on a temporary XDG_RUNTIME_DIR), speech played in with pw-play and the virtual
+# source recorded with pw-record (Tests/VirtualMic). Part of `make test`.
+VIRTUAL_MIC_TEST_DEPS := pipewire wireplumber pipewire-pulse pipewire-bin pulseaudio-utils dbus
+
+.PHONY: test-virtual-mic virtual-mic-test-deps
+
+test-virtual-mic: release test-deps virtual-mic-test-deps
+	$(PYTHON) Tests/VirtualMic/virtual_mic_test.py --koe $(RELEASE_KOE)
+
+virtual-mic-test-deps:
+	@$(call apt_install,$(VIRTUAL_MIC_TEST_DEPS))
 
 plugin-test-deps:
 	@$(call apt_install,$(PLUGIN_TEST_DEPS))

@@ -33,6 +33,15 @@ let package = Package(
         // No pkgConfig: portaudio-2.0.pc's Cflags carry -pthread, a flag SwiftPM refuses; the header is in
         // /usr/include and the module map links libportaudio (Debian portaudio19-dev, `make deps`).
         .systemLibrary(name: "CPortAudio"),
+        // `koe live --virtual-mic`: libpipewire (Debian libpipewire-0.3-dev, `make deps`), through CKoePipeWire's
+        // few plain C functions, since PipeWire's API is mostly macros and inline functions Swift cannot call.
+        // SwiftPM drops the -D_REENTRANT of its pkg-config flags with a warning; glibc needs no such macro.
+        .systemLibrary(
+            name: "CPipeWire",
+            pkgConfig: "libpipewire-0.3",
+            providers: [.apt(["libpipewire-0.3-dev"])]
+        ),
+        .target(name: "CKoePipeWire", dependencies: ["CPipeWire"]),
         .target(name: "KoeDSP", dependencies: ["CFFTW"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
@@ -40,7 +49,7 @@ let package = Package(
         .target(name: "Koe", dependencies: ["KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe"], exclude: ["include"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
-        .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio"]),
+        .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio", "CKoePipeWire"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
         .executableTarget(
             name: "koe",

@@ -47,47 +47,25 @@ package struct AnalysisMeta: Codable, Equatable, Sendable {
         case (true, _):
             break
         case (false, .dio):
-            let dio = analysis.dio
-            options.dio = .init(framePeriod: dio.framePeriod, f0Floor: dio.f0Floor, f0Ceil: dio.f0Ceil,
-                                channelsInOctave: dio.channelsInOctave, speed: dio.speed, allowedRange: dio.allowedRange)
+            options.dio = analysis.dio
         case (false, .harvest):
-            let harvest = analysis.harvest
-            options.harvest = .init(framePeriod: harvest.framePeriod, f0Floor: harvest.f0Floor, f0Ceil: harvest.f0Ceil)
+            options.harvest = analysis.harvest
         }
         self.options = options
     }
 
-    /// Every option each algorithm ran with, defaults included.
+    /// Every option each algorithm ran with, defaults included: the algorithms' own options, CheapTrick's with
+    /// the FFT size it chose.
     package struct AlgorithmOptions: Codable, Equatable, Sendable {
-        package var dio: DioOptions?
-        package var harvest: HarvestOptions?
-        package var cheaptrick: CheapTrickOptions?
-        package var d4c: D4COptions?
+        package var dio: Dio.Options?
+        package var harvest: Harvest.Options?
+        package var cheaptrick: CheapTrick.Options?
+        package var d4c: D4CRun?
         package var f0File: String?
     }
 
-    package struct DioOptions: Codable, Equatable, Sendable {
-        package var framePeriod: Double
-        package var f0Floor: Double
-        package var f0Ceil: Double
-        package var channelsInOctave: Double
-        package var speed: Int
-        package var allowedRange: Double
-    }
-
-    package struct HarvestOptions: Codable, Equatable, Sendable {
-        package var framePeriod: Double
-        package var f0Floor: Double
-        package var f0Ceil: Double
-    }
-
-    package struct CheapTrickOptions: Codable, Equatable, Sendable {
-        package var q1: Double
-        package var f0Floor: Double
-        package var fftSize: Int
-    }
-
-    package struct D4COptions: Codable, Equatable, Sendable {
+    /// D4C's options and the FFT size it ran with, which it derives from the sample rate.
+    package struct D4CRun: Codable, Equatable, Sendable {
         package var threshold: Double
         package var fftSize: Int
     }

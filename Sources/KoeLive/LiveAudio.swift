@@ -1,7 +1,6 @@
 import CPortAudio
 import Glibc
 import Koe
-import Synchronization
 
 /// PortAudio, initialised for as long as this object lives: the devices, and the streams opened through it.
 package final class PortAudioLibrary {
@@ -71,82 +70,6 @@ package final class PortAudioLibrary {
     }
 }
 
-/// What the audio callback and the main thread share: the changer, which only the callback touches once the
-/// stream runs, the settings the main thread asks for, and the meters. The callback neither allocates nor
-/// locks here; the changer's own real-time behaviour is `VoiceChanger`'s (see its documentation).
-package final class LiveEngine {
-    package let changer: VoiceChanger
-    /// The pitch and formant ratios asked for, as Double bit patterns; the callback hands them to the changer.
-    package let requestedPitch: Atomic<UInt64>
-    package let requestedFormant: Atomic<UInt64>
-    /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
-    package let inputPeak = Atomic<UInt32>(0)
-    package let outputPeak = Atomic<UInt32>(0)
-    /// Callbacks PortAudio flagged with an over- or underflow, and blocks the changer refused.
-    package let xruns = Atomic<Int>(0)
-    package let refusedBlocks = Atomic<Int>(0)
-
-    private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
-    private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
-
-    package init(changer: VoiceChanger) {
-        self.changer = changer
-        requestedPitch = Atomic(changer.voice.pitch.bitPattern)
-        requestedFormant = Atomic(changer.voice.formant.bitPattern)
-    }
-
-    deinit {
-        inputs.deallocate()
-        outputs.deallocate()
-    }
-
-    package var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
-    package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
-
-    /// Moves the pitch by semitones; from the main thread.
-    package func nudge(pitch semitones: Int) {
-        let pitch = min(max(pitch * exp2(Double(semitones) / 12), VoiceSettings.ratioRange.lowerBound), VoiceSettings.ratioRange.upperBound)
-        requestedPitch.store(pitch.bitPattern, ordering: .relaxed)
-    }
-
-    /// Moves the formants by steps of 5 %; from the main thread.
-    package func nudge(formant steps: Int) {
-        let formant = min(max(formant * pow(1.05, Double(steps)), VoiceSettings.ratioRange.lowerBound), VoiceSettings.ratioRange.upperBound)
-        requestedFormant.store(formant.bitPattern, ordering: .relaxed)
-    }
-
-    /// The callback's work: settings, the block through the changer, the meters.
-    package func process(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, frames: Int, flags: PaStreamCallbackFlags) {
-        if flags & koe_paXrunFlags != 0 { xruns.add(1, ordering: .relaxed) }
-        let pitch = self.pitch, formant = self.formant
-        if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
-        if formant != changer.voice.formant { changer.voice.formant = formant }
-        Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
-        inputs[0] = input
-        outputs[0] = output
-        do {
-            try changer.process(UnsafePointer(inputs), into: UnsafePointer(outputs), frames: frames)
-        } catch {
-            output.update(repeating: 0, count: frames)
-            refusedBlocks.add(1, ordering: .relaxed)
-        }
-        Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
-    }
-
-    /// The peak since the last call, as a linear magnitude; resets it.
-    package static func takePeak(_ peak: borrowing Atomic<UInt32>) -> Float {
-        Float(bitPattern: peak.exchange(0, ordering: .relaxed))
-    }
-
-    /// Only the callback raises a peak and only the main thread resets it, so a load and a store lose nothing
-    /// worse than one block's peak at the moment of a reset.
-    private static func raise(_ peak: borrowing Atomic<UInt32>, to samples: UnsafeBufferPointer<Float>) {
-        var block: Float = 0
-        for sample in samples { block = max(block, abs(sample)) }
-        if block.bitPattern > peak.load(ordering: .relaxed) { peak.store(block.bitPattern, ordering: .relaxed) }
-    }
-}
-
 /// One open full-duplex stream in callback mode, mono in and mono out, 32-bit float. (PortAudio's blocking
 /// I/O on JACK crashes on mono streams, PortAudio issue #81.)
 package final class LiveStream {
@@ -208,6 +131,6 @@ private func liveCallback(
     guard let input, let output, let user else { return Int32(paContinue.rawValue) }
     Unmanaged<LiveEngine>.fromOpaque(user).takeUnretainedValue().process(
         input.assumingMemoryBound(to: Float.self), output.assumingMemoryBound(to: Float.self), frames: Int(frames),
-        flags: flags)
+        xrun: flags & koe_paXrunFlags != 0)
     return Int32(paContinue.rawValue)
 }

@@ -4,7 +4,7 @@ import KoeDSP
 /// CheapTrick: the spectral envelope frame by frame, from an F0-adaptive window three periods long,
 /// smoothed along frequency over 2/3 F0 and then in the cepstrum with spectral recovery (Morise 2015).
 public struct CheapTrick: Sendable {
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable, Equatable, Codable {
         /// Spectral recovery coefficient; WORLD's tuned value is −0.15.
         public var q1: Double
         /// Lowest F0 in Hz the window must hold; sets the FFT size when `fftSize` is nil. WORLD: 71 Hz.

@@ -11,7 +11,7 @@ import KoeDSP
 ///
 /// `StreamingDio` runs the same bands, events, candidates and contour passes on a signal that arrives in pieces.
 public struct Dio: Sendable {
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable, Equatable, Codable {
         /// Time between frame centres, in milliseconds (WORLD: 5 ms).
         public var framePeriod = 5.0
         /// Lowest F0 searched, in Hz (WORLD's `kFloorF0`, 71 Hz).

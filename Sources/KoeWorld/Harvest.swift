@@ -9,7 +9,7 @@ import KoeDSP
 /// voiced sections and smoothed. All of this runs on a 1 ms grid; the requested frame period picks the
 /// nearest 1 ms frame, exactly as WORLD does.
 public struct Harvest: Sendable {
-    public struct Options: Sendable, Equatable {
+    public struct Options: Sendable, Equatable, Codable {
         /// Hop between output frames, in milliseconds. WORLD's default: 5 ms.
         public var framePeriod: Double
         /// Lowest F0 searched, in Hz. WORLD's default: 71 Hz.

@@ -154,14 +154,7 @@ struct Batch: ParsableCommand {
     /// --analyze writes WORLD's parameters of the input itself: an option that changes the voice would be
     /// silently ignored, so it is refused.
     private func requireAnalysisOnly() throws {
-        let settings = try conversionSettings()
-        let unchanged = ConversionSettings()
-        var given: [String] = []
-        if settings.voice != unchanged.voice { given.append("voice options (--pitch, --formant, --preset, ...)") }
-        if settings.equalizer != unchanged.equalizer { given.append("EQ options") }
-        if settings.gainDB != unchanged.gainDB { given.append("--gain") }
-        if settings.forceVocoder != unchanged.forceVocoder { given.append("--vocoder") }
-        if settings.limitsOutput != unchanged.limitsOutput { given.append("--no-limit") }
+        var given = try conversionSettings().changedParts
         if analysis.lookAhead != nil { given.append("--look-ahead") }
         guard given.isEmpty else {
             throw ValidationError("--analyze writes the inputs' WORLD parameters, so these options do not apply: \(given.joined(separator: ", "))")

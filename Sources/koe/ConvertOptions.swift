@@ -186,6 +186,19 @@ extension ConversionSettings {
         self.analysis = analysis.streamingOptions()
     }
 
+    /// The kinds of option these settings change from the defaults, as a person names them (empty: none), for a
+    /// command that would otherwise ignore them.
+    var changedParts: [String] {
+        let unchanged = ConversionSettings()
+        var given: [String] = []
+        if voice != unchanged.voice { given.append("voice options (--pitch, --formant, --preset, ...)") }
+        if equalizer != unchanged.equalizer { given.append("EQ options") }
+        if gainDB != unchanged.gainDB { given.append("--gain") }
+        if forceVocoder != unchanged.forceVocoder { given.append("--vocoder") }
+        if limitsOutput != unchanged.limitsOutput { given.append("--no-limit") }
+        return given
+    }
+
     /// The same for a conversion, with its tempo and --vocoder.
     init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
         try self.init(voice: voice.voice, equalizer: equalizer, analysis: analysis)
@@ -314,7 +327,9 @@ struct RawOptions: ParsableArguments {
 }
 
 /// A value argument-parser takes through a library initializer that throws: its reason becomes the usage error.
-func parsed<Value>(_ initializer: @escaping (String) throws(KoeError) -> Value) -> (String) throws -> Value {
+func parsed<Value>(
+    _ initializer: @escaping @Sendable (String) throws(KoeError) -> Value
+) -> @Sendable (String) throws -> Value {
     { argument in
         do {
             return try initializer(argument)

@@ -5,19 +5,36 @@ import KoeWorld
 import KoeLive
 import Synchronization
 
-/// `koe live`: capture, change, play. Parses, validates, wires the devices to a VoiceChanger and reports.
+/// `koe live`: capture, change, play (or offer as a virtual microphone). Parses, validates, wires the devices to
+/// a VoiceChanger and reports.
 struct Live: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Change your voice live: from an input device, through koe, to an output device (PortAudio).",
+        abstract: "Change your voice live: from an input device, through koe, to an output device (PortAudio) or a virtual microphone (PipeWire).",
         discussion: """
             Mono in, mono out, at the output device's default sample rate. On a terminal a status line shows \
             the levels, the pitch and formant ratios, the latency (koe's plus the devices') and the xruns; \
             up/down move the pitch a semitone, left/right the formants by 5 %, q stops (exit status 0). \
             Ctrl-C stops too (exit status 130). A summary line goes to stderr at the end.
+
+            With --virtual-mic NAME, koe captures from PipeWire's default source (or --input, a PipeWire node) \
+            and offers the changed voice as a PipeWire source described as NAME (node name: NAME lowercased, \
+            other characters as _), mono at the graph's rate, which every PipeWire and PulseAudio program can \
+            pick as its microphone. The latency printed is koe's plus the graph's quantum. While it runs, \
+            `koe live --set NAME pitch=R formant=R` changes its voice from any shell (through a socket in \
+            $XDG_RUNTIME_DIR). SIGINT ends it with exit status 130, SIGTERM with 0; the source goes with it.
             """)
 
-    @Option(help: ArgumentHelp("Capture device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
+    @Option(help: ArgumentHelp("Capture device: a name (or its start) or a number from --list-devices (default: the system's); with --virtual-mic, a PipeWire node's name or description.", valueName: "dev"))
     var input: String?
+
+    @Option(name: .customLong("virtual-mic"), help: ArgumentHelp("Offer the changed voice as a PipeWire source described as NAME, instead of playing it.", valueName: "name"))
+    var virtualMic: String?
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Change the voice of the running koe live --virtual-mic NAME to the settings that follow (pitch=R, formant=R), then exit.", valueName: "name"))
+    var setTarget: String?
+
+    @Argument(help: ArgumentHelp("With --set: pitch=R and/or formant=R, ratios as --pitch and --formant take them.", valueName: "setting"))
+    var settings: [String] = []
 
     @Option(help: ArgumentHelp("Playback device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
     var output: String?
@@ -32,6 +49,28 @@ struct Live: ParsableCommand {
 
     /// The analysis options checked as koe live runs them, live by default.
     func validate() throws {
+        if setTarget != nil {
+            if settings.isEmpty { throw ValidationError("--set NAME needs pitch=R and/or formant=R") }
+            if virtualMic != nil || input != nil || output != nil || listDevices {
+                throw ValidationError("--set changes a running virtual microphone: it takes no device option")
+            }
+            var options = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
+            try curves.apply(to: &options)
+            if !options.changedParts.isEmpty {
+                throw ValidationError("--set takes its settings as pitch=R formant=R, not \(options.changedParts.joined(separator: ", "))")
+            }
+        }
+        do {
+            if let name = setTarget ?? virtualMic { _ = try VirtualMicrophone.nodeName(for: name) }
+            if setTarget != nil { _ = try LiveControl.parse(settings.joined(separator: " ")) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if setTarget != nil { return }
+        if let word = settings.first { throw ValidationError("'\(word)' goes with --set NAME") }
+        if virtualMic != nil && (output != nil || listDevices) {
+            throw ValidationError("--virtual-mic offers the voice as a source: it takes no --output or --list-devices")
+        }
         if curves.f0File != nil {
             throw ValidationError("--f0-file is made for one whole input: koe live cannot take one")
         }
@@ -44,7 +83,12 @@ struct Live: ParsableCommand {
     }
 
     func run() throws {
+        if let setTarget {
+            print(try LiveControl.request(description: setTarget, assignments: settings))
+            return
+        }
         LiveSignals.install()
+        if let virtualMic { return try runVirtualMicrophone(virtualMic) }
         let library = try PortAudioLibrary()
         if listDevices {
             let devices = library.devices
@@ -66,7 +110,7 @@ struct Live: ParsableCommand {
         let keys = LiveKeys()
         defer { keys.restore() }
         try stream.start()
-        let status = LiveStatus(engine: engine, latency: latency, onTerminal: isatty(STDERR_FILENO) != 0)
+        let status = LiveStatus(engine: engine, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
         while !quit && LiveSignals.received == 0 && stream.isActive {
             usleep(50_000)
@@ -83,6 +127,56 @@ struct Live: ParsableCommand {
         status.finish()
         if LiveSignals.received != 0 { throw ExitCode(128 + LiveSignals.received) }
         if !quit { throw KoeError.io("the audio stream stopped: the device went away") }
+    }
+
+    /// The virtual microphone's session: the engine at the graph's rate, the source offered, the control socket
+    /// and the keys served until a signal, q, or a failure of PipeWire.
+    private func runVirtualMicrophone(_ name: String) throws {
+        let microphone = try VirtualMicrophone(description: name, input: input)
+        let sampleRate = microphone.sampleRate
+        let engine = LiveEngine(changer: try makeChanger(sampleRate: sampleRate))
+        let changerLatency = engine.changer.latency
+        var control: LiveControl?
+        do {
+            control = try LiveControl(nodeName: VirtualMicrophone.nodeName(for: name))
+        } catch {
+            Report.warning("\(error); koe live --set cannot reach this microphone")
+        }
+        try microphone.start(engine: engine)
+        // The quantum is known from the first cycle, which comes within one once the capture runs.
+        for _ in 0..<Int(VirtualMicrophone.timeout * 100) where microphone.quantum == 0 { usleep(10_000) }
+        let latency = { Double(changerLatency + microphone.quantum) / Double(sampleRate) }
+        let breakdown = {
+            " (koe \(LiveStatus.fixed(Double(changerLatency) / Double(sampleRate) * 1000, 1)) ms + quantum \(microphone.quantum) frames)"
+        }
+        Report.note(
+            "virtual mic '\(name)' (node \(try VirtualMicrophone.nodeName(for: name))) from \(microphone.input) at "
+                + "\(sampleRate) Hz, latency \(LiveStatus.fixed(latency() * 1000, 1)) ms\(breakdown()); change it with: "
+                + "koe live --set '\(name)' pitch=R formant=R")
+
+        let keys = LiveKeys()
+        defer { keys.restore() }
+        let status = LiveStatus(engine: engine, latency: latency, breakdown: breakdown, onTerminal: isatty(STDERR_FILENO) != 0)
+        var quit = false
+        var failure: String?
+        while !quit && LiveSignals.received == 0 {
+            usleep(50_000)
+            while let key = keys.next() {
+                switch key {
+                case .quit: quit = true
+                case .pitch(let steps): engine.nudge(pitch: steps)
+                case .formant(let steps): engine.nudge(formant: steps)
+                }
+            }
+            control?.serve(engine)
+            failure = microphone.failure
+            if failure != nil { break }
+            status.show()
+        }
+        status.finish()
+        if let failure { throw KoeError.io(failure) }
+        // Ctrl-C is an interruption; SIGTERM and SIGHUP are how a session or a service manager stops it.
+        if LiveSignals.received == SIGINT { throw ExitCode(128 + SIGINT) }
     }
 
     /// A device that cannot be found is reported with where to look.
@@ -187,13 +281,18 @@ final class LiveKeys {
 /// The one-line status on a terminal, and the summary line at the end.
 final class LiveStatus {
     private let engine: LiveEngine
-    private let latency: Double
+    /// What a listener waits, in seconds, now (a PipeWire graph's quantum can change while it runs).
+    private let latency: () -> Double
     private let onTerminal: Bool
     private let start = LiveStatus.now()
 
-    init(engine: LiveEngine, latency: Double, onTerminal: Bool) {
+    /// Where the latency comes from, for the summary (empty: nothing to add).
+    private let breakdown: () -> String
+
+    init(engine: LiveEngine, latency: @escaping () -> Double, breakdown: @escaping () -> String = { "" }, onTerminal: Bool) {
         self.engine = engine
         self.latency = latency
+        self.breakdown = breakdown
         self.onTerminal = onTerminal
     }
 
@@ -202,7 +301,7 @@ final class LiveStatus {
         let outLevel = Self.decibels(LiveEngine.takePeak(engine.outputPeak))
         guard onTerminal else { return }
         let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(engine.pitch, 2))"
-            + "  formant \(Self.fixed(engine.formant, 2))  latency \(Int((latency * 1000).rounded())) ms"
+            + "  formant \(Self.fixed(engine.formant, 2))  latency \(Int((latency() * 1000).rounded())) ms"
             + "  xruns \(engine.xruns.load(ordering: .relaxed))  [arrows, q]"
         Self.write("\r" + line + "\u{1B}[K")
     }
@@ -211,7 +310,7 @@ final class LiveStatus {
         if onTerminal { Self.write("\r\u{1B}[K") }
         Report.note(
             "live: \(Self.fixed(Self.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
-                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency * 1000, 1)) ms")
+                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
     }
 
     /// A status line goes out in one write, or not at all: a terminal that cannot take it now gets the next one.
@@ -232,7 +331,7 @@ final class LiveStatus {
             + String(repeating: " ", count: max(0, 3 - figure.count)) + figure + " dB"
     }
 
-    private static func fixed(_ value: Double, _ digits: Int) -> String {
+    static func fixed(_ value: Double, _ digits: Int) -> String {
         let scale = pow(10, Double(digits))
         return String((value * scale).rounded() / scale)
     }

@@ -28,4 +28,25 @@ import Testing
         #expect(f0File.errorLines.count == 1, "stderr: \(f0File.standardError)")
         #expect(f0File.standardError.contains("--f0-file"), "stderr: \(f0File.standardError)")
     }
+
+    /// The virtual microphone's and `--set`'s usage, checked before PipeWire is reached (the sessions run in a
+    /// private PipeWire session in Tests/VirtualMic/virtual_mic_test.py).
+    @Test func virtualMicrophoneUsage() throws {
+        for arguments in [["live", "--set", "koe cli test"], ["live", "pitch=1.2"],
+                          ["live", "--virtual-mic", "koe cli test", "--output", "system"],
+                          ["live", "--set", "koe cli test", "pitch=1.2", "--virtual-mic", "koe cli test"],
+                          ["live", "--set", "koe cli test", "pitch=99"], ["live", "--set", "koe cli test", "tempo=1.2"],
+                          ["live", "--virtual-mic", "!!"], ["live", "--virtual-mic", String(repeating: "k", count: 201)]] {
+            let refused = try koe.run(arguments)
+            #expect(refused.status == 2, "\(arguments): exit status \(refused.status)")
+            #expect(refused.errorLines.count == 1, "\(arguments): stderr: \(refused.standardError)")
+        }
+        for (arguments, words) in [(["live", "--set", "koe cli test", "pitch=99"], "pitch must be a ratio"),
+                                   (["live", "--set", "koe cli test", "tempo=1.2"], "'tempo=1.2'"),
+                                   (["live", "--virtual-mic", "!!"], "a letter or a digit"),
+                                   (["live", "--set", "koe cli test", "pitch=1.2", "--formant", "1.1"], "not voice options")] {
+            let refused = try koe.run(arguments)
+            #expect(refused.standardError.contains(words), "\(arguments): stderr: \(refused.standardError)")
+        }
+    }
 }

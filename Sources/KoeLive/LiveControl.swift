@@ -1,0 +1,174 @@
+import Glibc
+import Koe
+
+/// The voice of a running virtual microphone, changed from outside: `koe live --set NAME pitch=1.4` connects to
+/// a Unix socket the microphone listens on, `$XDG_RUNTIME_DIR/koe-live-NODENAME.sock`, and sends one line of
+/// `key=value` words; the answer is one line, the ratios now asked for or `error: ...`. The main thread serves
+/// the socket between its other chores and hands the ratios to the audio thread through `LiveEngine`'s atomics.
+package final class LiveControl {
+    /// The settings a line can change.
+    package static let keys = ["pitch", "formant"]
+
+    private let path: String
+    private let socket: Int32
+
+    /// Listens for `nodeName`'s microphone; a socket file left by a microphone that is gone is replaced, a live
+    /// one is an error.
+    package init(nodeName: String) throws(KoeError) {
+        path = try Self.path(for: nodeName)
+        if let other = try? Self.connect(path) {
+            close(other)
+            throw KoeError.io("another koe live already listens on \(path)")
+        }
+        unlink(path)
+        socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw KoeError.io("cannot make the control socket: \(Self.reason())") }
+        var address = try Self.address(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(socket, 8) == 0 else {
+            let reason = Self.reason()
+            close(socket)
+            throw KoeError.io("cannot listen on \(path): \(reason)")
+        }
+    }
+
+    deinit {
+        close(socket)
+        unlink(path)
+    }
+
+    /// Answers every request waiting, without blocking: each connection gets at most half a second to send its
+    /// line.
+    package func serve(_ engine: LiveEngine) {
+        while true {
+            // Blocking: Linux does not pass the listener's O_NONBLOCK on; reads wait for SO_RCVTIMEO at most.
+            let connection = accept(socket, nil, nil)
+            guard connection >= 0 else { return }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+            defer { close(connection) }
+            var timeout = timeval(tv_sec: 0, tv_usec: 500_000)
+            setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let reply: String
+            if let line = Self.readLine(connection) {
+                do {
+                    let (pitch, formant) = try Self.parse(line)
+                    engine.request(pitch: pitch, formant: formant)
+                    reply = "pitch \(engine.pitch) formant \(engine.formant)"
+                } catch {
+                    reply = "error: \(error)"
+                }
+            } else {
+                reply = "error: no request line"
+            }
+            Self.send(connection, reply + "\n")
+        }
+    }
+
+    /// `koe live --set`'s side: sends `assignments` to the microphone called `description` and returns its answer.
+    package static func request(description: String, assignments: [String]) throws(KoeError) -> String {
+        let line = assignments.joined(separator: " ")
+        _ = try parse(line)
+        let path = try path(for: VirtualMicrophone.nodeName(for: description))
+        let connection: Int32
+        do {
+            connection = try connect(path)
+        } catch {
+            throw KoeError.io("no koe live --virtual-mic '\(description)' is running (nothing listens on \(path))")
+        }
+        defer { close(connection) }
+        var timeout = timeval(tv_sec: Int(VirtualMicrophone.timeout), tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        send(connection, line + "\n")
+        guard let reply = readLine(connection) else {
+            throw KoeError.io("koe live --virtual-mic '\(description)' did not answer")
+        }
+        if reply.hasPrefix("error: ") { throw KoeError.invalidArgument(String(reply.dropFirst(7))) }
+        return reply
+    }
+
+    /// `pitch=R formant=R` (either or both, in any order): the ratios, checked against `VoiceSettings.ratioRange`.
+    package static func parse(_ line: String) throws(KoeError) -> (pitch: Double?, formant: Double?) {
+        var pitch: Double?, formant: Double?
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        guard !words.isEmpty else { throw KoeError.invalidArgument("nothing to set: give pitch=R and/or formant=R") }
+        let range = VoiceSettings.ratioRange
+        for word in words {
+            let parts = word.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, keys.contains(String(parts[0])) else {
+                throw KoeError.invalidArgument("'\(word)' is not pitch=R or formant=R")
+            }
+            guard let value = Double(parts[1]), value.isFinite, range.contains(value) else {
+                throw KoeError.invalidArgument("\(parts[0]) must be a ratio from \(range.lowerBound) to \(range.upperBound): '\(parts[1])'")
+            }
+            if parts[0] == "pitch" { pitch = value } else { formant = value }
+        }
+        return (pitch, formant)
+    }
+
+    private static func path(for nodeName: String) throws(KoeError) -> String {
+        guard let directory = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !directory.isEmpty else {
+            throw KoeError.io("XDG_RUNTIME_DIR is not set: the voice cannot be controlled from outside")
+        }
+        return directory + "/koe-live-" + nodeName + ".sock"
+    }
+
+    private static func address(_ path: String) throws(KoeError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw KoeError.io("the control socket's path is too long for a Unix socket: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { room in
+            room.copyBytes(from: bytes)
+        }
+        return address
+    }
+
+    private static func connect(_ path: String) throws(KoeError) -> Int32 {
+        let connection = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard connection >= 0 else { throw KoeError.io(reason()) }
+        var address = try address(path)
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(connection, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard status == 0 else {
+            let reason = reason()
+            close(connection)
+            throw KoeError.io(reason)
+        }
+        return connection
+    }
+
+    /// Up to a newline or the end, at most 1 KB; nil when nothing came in time.
+    private static func readLine(_ connection: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 256)
+        while bytes.count < 1024 && !bytes.contains(UInt8(ascii: "\n")) {
+            let count = read(connection, &chunk, chunk.count)
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        guard !bytes.isEmpty else { return nil }
+        let line = bytes.prefix { $0 != UInt8(ascii: "\n") }
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    private static func send(_ connection: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var sent = 0
+            while sent < bytes.count {
+                let count = Glibc.send(connection, bytes.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+                guard count > 0 else { return }
+                sent += count
+            }
+        }
+    }
+
+    private static func reason() -> String { String(cString: strerror(errno)) }
+}

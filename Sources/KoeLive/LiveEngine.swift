@@ -1,0 +1,90 @@
+import Glibc
+import Koe
+import Synchronization
+
+/// What the audio callback and the main thread share: the changer, which only the callback touches once the
+/// stream runs, the settings the main thread asks for, and the meters. The callback neither allocates nor
+/// locks here; the changer's own real-time behaviour is `VoiceChanger`'s (see its documentation).
+package final class LiveEngine {
+    package let changer: VoiceChanger
+    /// The pitch and formant ratios asked for, as Double bit patterns; the callback hands them to the changer.
+    package let requestedPitch: Atomic<UInt64>
+    package let requestedFormant: Atomic<UInt64>
+    /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
+    package let inputPeak = Atomic<UInt32>(0)
+    package let outputPeak = Atomic<UInt32>(0)
+    /// Callbacks the host flagged with an over- or underflow (or, on PipeWire, missed cycles), and blocks the
+    /// changer refused.
+    package let xruns = Atomic<Int>(0)
+    package let refusedBlocks = Atomic<Int>(0)
+
+    private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
+    private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
+
+    package init(changer: VoiceChanger) {
+        self.changer = changer
+        requestedPitch = Atomic(changer.voice.pitch.bitPattern)
+        requestedFormant = Atomic(changer.voice.formant.bitPattern)
+    }
+
+    deinit {
+        inputs.deallocate()
+        outputs.deallocate()
+    }
+
+    package var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
+    package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
+
+    /// Asks for these ratios, clamped to `VoiceSettings.ratioRange`; from any thread but the callback's.
+    package func request(pitch: Double? = nil, formant: Double? = nil) {
+        let range = VoiceSettings.ratioRange
+        if let pitch { requestedPitch.store(min(max(pitch, range.lowerBound), range.upperBound).bitPattern, ordering: .relaxed) }
+        if let formant { requestedFormant.store(min(max(formant, range.lowerBound), range.upperBound).bitPattern, ordering: .relaxed) }
+    }
+
+    /// Moves the pitch by semitones; from the main thread.
+    package func nudge(pitch semitones: Int) {
+        request(pitch: pitch * exp2(Double(semitones) / 12))
+    }
+
+    /// Moves the formants by steps of 5 %; from the main thread.
+    package func nudge(formant steps: Int) {
+        request(formant: formant * pow(1.05, Double(steps)))
+    }
+
+    /// The callback's work: settings, the block through the changer, the meters. No input (a cycle the host
+    /// brought nothing to) gives silence.
+    package func process(_ input: UnsafePointer<Float>?, _ output: UnsafeMutablePointer<Float>, frames: Int, xrun: Bool) {
+        if xrun { xruns.add(1, ordering: .relaxed) }
+        guard let input else {
+            output.update(repeating: 0, count: frames)
+            return
+        }
+        let pitch = self.pitch, formant = self.formant
+        if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
+        if formant != changer.voice.formant { changer.voice.formant = formant }
+        Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
+        inputs[0] = input
+        outputs[0] = output
+        do {
+            try changer.process(UnsafePointer(inputs), into: UnsafePointer(outputs), frames: frames)
+        } catch {
+            output.update(repeating: 0, count: frames)
+            refusedBlocks.add(1, ordering: .relaxed)
+        }
+        Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
+    }
+
+    /// The peak since the last call, as a linear magnitude; resets it.
+    package static func takePeak(_ peak: borrowing Atomic<UInt32>) -> Float {
+        Float(bitPattern: peak.exchange(0, ordering: .relaxed))
+    }
+
+    /// Only the callback raises a peak and only the main thread resets it, so a load and a store lose nothing
+    /// worse than one block's peak at the moment of a reset.
+    private static func raise(_ peak: borrowing Atomic<UInt32>, to samples: UnsafeBufferPointer<Float>) {
+        var block: Float = 0
+        for sample in samples { block = max(block, abs(sample)) }
+        if block.bitPattern > peak.load(ordering: .relaxed) { peak.store(block.bitPattern, ordering: .relaxed) }
+    }
+}
