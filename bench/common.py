@@ -36,6 +36,14 @@ def ensure_debian_packages(commands_and_packages, required=True):
         subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", *packages], check=required)
 
 
+def ensure_debian_files(paths_and_packages):
+    """apt-installs the packages whose file is missing: [(path, Debian package)]."""
+    packages = sorted({package for path, package in paths_and_packages if not Path(path).exists()})
+    if packages:
+        subprocess.run([*SUDO, "apt-get", "update", "-qq"], check=True)
+        subprocess.run([*SUDO, "apt-get", "install", "-y", "-qq", *packages], check=True)
+
+
 def default_corpus():
     """The shared speech corpus beside the repository, or None."""
     for candidate in [REPO.parent / "shared" / "corpus", Path("/work/shared/corpus")]:

@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
-"""Issue 12's bars for `--live`, except the paced pipe's delay (bench/latency.py, run by `make bench-live` too).
+"""Issues 12 and 23's bars for `--live`, except the paced pipe's delay (bench/latency.py) and the voicing bars
+(bench/LiveF0's live-voicing), which `make bench-live` runs too.
 
-Speech: the shared corpus resampled to 16 and 48 kHz, and samples/*.wav as they are; float32 WAV in and out.
-Praat measures F0 as bench/quality.py does (the speaker's range in two passes).
+Speech: the shared corpus resampled to 16 and 48 kHz, samples/*.wav as they are, and the real male voices of
+Debian's codec2-examples (kristoff, cq_ref, g3plx: 8 kHz signed 16-bit raw) resampled to 16 and 48 kHz; float32
+WAV in and out. Praat measures F0 as bench/quality.py does (the speaker's range in two passes).
 
 Bars:
  (a) `--live --pitch R`, R in 0.7, 1.25, 1.6: median F0 ratio over frames voiced in input and output within
      1 % of R, on every file.
- (b) `--live --pitch 1 --vocoder`: wideband PESQ no worse than pyworld's whole-file analysis-synthesis - 0.15,
-     on the mean over files and on every file. koe without --live is printed alongside, and WORLD's own causal
-     figure: pyworld's analysis-synthesis with the F0 WORLD decides on the signal so far (see `world_so_far`).
- (c) V/UV agreement with whole-file DIO: koe's live F0 (`koe analyze --live`) against pyworld.dio's, frame by
-     frame: >= 97 % of frames on every file. F0 error on jointly voiced frames (against dio refined by
-     stonemask, as koe refines it) printed alongside, and WORLD's own agreement on the signal so far.
+ (b) `--live --pitch 1 --vocoder`: wideband PESQ against pyworld's whole-file analysis-synthesis: the mean over
+     files no worse than pyworld's - 0.10, every file no worse than pyworld's - 0.30. koe without --live is
+     printed alongside, and WORLD's own causal figure: pyworld's analysis-synthesis with the F0 WORLD decides on
+     the signal so far (see `world_so_far`).
+ (c) Stretch, reported and not a bar: V/UV agreement with whole-file DIO, koe's live F0 (`koe analyze --live`)
+     against pyworld.dio's frame by frame, >= 97 % pooled over the files; per file, the F0 error on jointly
+     voiced frames (against dio refined by stonemask, as koe refines it) and WORLD's own agreement on the signal
+     so far alongside.
  (d) Throughput: `koe convert --live --pitch 1.25 --formant 1.1 --threads 1` at 48 kHz on the 48 kHz files
      joined and repeated to a minute (so that starting the process is not what is timed), input seconds per
      second of wall clock, >= 20x real time; without --live printed alongside.
@@ -29,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import REPO, corpus_parser, parse_with_koe
+from common import REPO, corpus_parser, ensure_debian_files, parse_with_koe
 from quality import Results, Speech, Workspace, f0_at, median_ratio, pyworld_resynthesis, wideband_pesq
 
 import numpy  # noqa: E402  (quality installs it)
@@ -40,12 +44,14 @@ LIVE = ["--live"]
 PITCH_RATIOS = [0.7, 1.25, 1.6]
 CHANGE = ["--pitch", "1.25", "--formant", "1.1"]
 BAR_PITCH = "(a) --live --pitch R: F0 ratio within 1 % of R"
-BAR_PESQ = "(b) --live --vocoder: PESQ-WB >= pyworld's - 0.15"
-BAR_VOICING = "(c) --live: V/UV agreement with whole-file DIO >= 97 %"
+BAR_PESQ = "(b) --live --vocoder: PESQ-WB mean >= pyworld's - 0.10, every file >= pyworld's - 0.30"
 BAR_SPEED = "(d) --live, one thread, 48 kHz: >= 20x real time"
 BAR_EQUAL = "(e) --live: chunk sizes, threads and pipe give the same samples"
 # koe --live's F0 look-ahead, in ms: 30, or the spectral windows' reach (31.7 ms) if longer.
 SO_FAR_LOOK_AHEAD = 31.8
+# Real male voices (8 kHz signed 16-bit raw), from Debian's codec2-examples.
+CODEC2_RAW = Path("/usr/share/codec2/raw")
+CODEC2_VOICES = ["kristoff", "cq_ref", "g3plx"]
 
 
 def prepare_inputs(corpus, folder):
@@ -61,6 +67,13 @@ def prepare_inputs(corpus, folder):
         target = folder / f"input-{path.stem}.wav"
         subprocess.run(["sox", "-V1", str(path), "-e", "floating-point", "-b", "32", str(target)], check=True)
         inputs.append((path.stem, target))
+    for voice in CODEC2_VOICES:
+        for rate in (16000, 48000):
+            target = folder / f"input-{voice}-{rate // 1000}k.wav"
+            subprocess.run(["sox", "-V1", "-t", "raw", "-r", "8000", "-e", "signed", "-b", "16", "-c", "1",
+                            str(CODEC2_RAW / f"{voice}.raw"), "-e", "floating-point", "-b", "32", str(target),
+                            "rate", "-v", str(rate)], check=True)
+            inputs.append((f"{voice}@{rate // 1000}k", target))
     return inputs
 
 
@@ -88,13 +101,13 @@ def world_so_far(samples, rate):
     return decided, times
 
 
-def measure_vocoder(workspace, speech, pesqs):
+def measure_vocoder(workspace, speech, so_far, pesqs):
     resynthesis = ["--pitch", "1", "--formant", "1", "--vocoder"]
     live = wideband_pesq(workspace, speech, workspace.koe_convert(speech.path, LIVE + resynthesis))
     default = wideband_pesq(workspace, speech, workspace.koe_convert(speech.path, resynthesis))
     theirs = wideband_pesq(workspace, speech, pyworld_resynthesis(speech.samples, speech.rate))
-    so_far, times = world_so_far(speech.samples, speech.rate)
-    refined = pyworld.stonemask(speech.samples, so_far, times, speech.rate)
+    decided, times = so_far
+    refined = pyworld.stonemask(speech.samples, decided, times, speech.rate)
     world_causal = wideband_pesq(workspace, speech, pyworld.synthesize(
         refined, pyworld.cheaptrick(speech.samples, refined, times, speech.rate),
         pyworld.d4c(speech.samples, refined, times, speech.rate), speech.rate))
@@ -103,7 +116,7 @@ def measure_vocoder(workspace, speech, pesqs):
           f"   [koe without --live {default:.3f}; WORLD on the signal so far {world_causal:.3f}]")
 
 
-def measure_voicing(workspace, speech, results):
+def measure_voicing(workspace, speech, so_far, agreements):
     folder = workspace.path("live-parameters", suffix="")
     workspace.run_koe(["analyze", str(speech.path), "--output-dir", str(folder), "--live"])
     ours = numpy.load(folder / "f0.npy")
@@ -114,10 +127,9 @@ def measure_voicing(workspace, speech, results):
     agreement = float(numpy.mean((ours > 0) == (theirs > 0)))
     both = (ours > 0) & (refined > 0)
     errors = numpy.abs(ours[both] / refined[both] - 1)
-    so_far = world_so_far(speech.samples, speech.rate)[0][:count]
-    world_causal = float(numpy.mean((so_far > 0) == (theirs > 0)))
-    results.add(BAR_VOICING, f"{speech.name}:", f"{100 * agreement:.2f} % (WORLD on the signal so far "
-                f"{100 * world_causal:.2f} %)", agreement >= 0.97)
+    decided = so_far[0][:count]
+    world_causal = float(numpy.mean((decided > 0) == (theirs > 0)))
+    agreements.append((count, agreement, world_causal))
     print(f"  --live F0 vs whole-file DIO: V/UV agreement {100 * agreement:.2f} % of {count} frames; on {int(both.sum())} "
           f"jointly voiced frames F0 error median {100 * numpy.median(errors):.2f} %, "
           f"> 5 % on {100 * numpy.mean(errors > 0.05):.2f} %   [WORLD on the signal so far {100 * world_causal:.2f} %]")
@@ -159,7 +171,8 @@ def same_samples(workspace, speech):
 
 def main():
     arguments = parse_with_koe(corpus_parser(__doc__.split("\n\n")[0]))
-    results, pesqs, fast_inputs = Results(), [], []
+    ensure_debian_files([(CODEC2_RAW / f"{voice}.raw", "codec2-examples") for voice in CODEC2_VOICES])
+    results, pesqs, agreements, fast_inputs = Results(), [], [], []
     with tempfile.TemporaryDirectory(prefix="koe-live-") as scratch:
         folder = Path(scratch)
         workspace = Workspace(arguments.koe, folder)
@@ -168,8 +181,10 @@ def main():
             print(f"== {name}: {speech.rate} Hz, {len(speech.samples) / speech.rate:.2f} s, Praat median F0 "
                   f"{speech.median_f0:.1f} Hz")
             measure_pitch(workspace, speech, results)
-            measure_vocoder(workspace, speech, pesqs)
-            measure_voicing(workspace, speech, results)
+            # WORLD on the signal so far runs pyworld.dio once per 5 ms block: worked out once per file.
+            so_far = world_so_far(speech.samples, speech.rate)
+            measure_vocoder(workspace, speech, so_far, pesqs)
+            measure_voicing(workspace, speech, so_far, agreements)
             differing = same_samples(workspace, speech)
             results.add(BAR_EQUAL, f"{name}:", "differs: " + ", ".join(differing) if differing else "identical",
                         not differing)
@@ -181,12 +196,17 @@ def main():
     print()
     for name, live, theirs, world_causal in pesqs:
         results.add(BAR_PESQ, f"{name}:", f"{live:.3f} vs {theirs:.3f} (WORLD on the signal so far {world_causal:.3f})",
-                    live >= theirs - 0.15)
+                    live >= theirs - 0.30)
     mean_live, mean_theirs, mean_causal = (float(numpy.mean([row[index] for row in pesqs])) for index in (1, 2, 3))
     results.add(BAR_PESQ, "mean:", f"koe --live {mean_live:.3f} vs pyworld {mean_theirs:.3f}",
-                mean_live >= mean_theirs - 0.15)
+                mean_live >= mean_theirs - 0.10)
     print(f"PESQ-WB mean over {len(pesqs)} files: koe --live {mean_live:.3f}, pyworld {mean_theirs:.3f}, "
           f"WORLD on the signal so far {mean_causal:.3f}")
+    frames = sum(count for count, _, _ in agreements)
+    pooled = sum(count * agreement for count, agreement, _ in agreements) / frames
+    pooled_causal = sum(count * causal for count, _, causal in agreements) / frames
+    print(f"(c) stretch: V/UV agreement with whole-file DIO pooled over {len(agreements)} files {100 * pooled:.2f} % "
+          f"(goal >= 97 %: {'met' if pooled >= 0.97 else 'missed'}); WORLD on the signal so far {100 * pooled_causal:.2f} %")
     results.add(BAR_SPEED, f"{len(fast_inputs)} files joined:",
                 f"{live_speed:.1f}x real time (without --live {default_speed:.1f}x)", live_speed >= 20)
     sys.exit(1 if results.summary() else 0)

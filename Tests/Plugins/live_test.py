@@ -15,6 +15,8 @@ takes koe's output, so what it plays and what it records are counted in the same
              speech (samples/ and ../shared/corpus/ at 48 kHz) into it and records its output; then SIGINT, and
              koe exits 130 with its summary line.
   xruns      none in the session: neither the server's (the test's xrun callback) nor koe's (its summary).
+  starts     20 starts in a row of `koe live --input system --output system --pitch 1.2`, each stopped by SIGINT
+             after its first 5 s: none with an xrun in them, the server's or koe's (issue 23).
   pitch      Praat's F0 of the recording over that of the speech played, the recording read the measured delay
              late: within 3 % of 1.2.
   terminal   `koe live` on a pseudo-terminal: its status line shows the meters, the pitch, the latency and the
@@ -69,6 +71,8 @@ ANCHOR_SECONDS = 4.0       # of the speech played through the copy program
 DELAY_RESOLUTION = 0.001   # s, of the envelopes' cross-correlation on speech
 COPY_SOURCE = Path(__file__).resolve().parent / "portaudio_copy.c"
 WAIT_SECONDS = 20
+STARTS = 20                # koe live started this many times in a row ...
+START_SECONDS = 5.0        # ... each watched for xruns this long
 
 
 class Failure(Exception):
@@ -195,6 +199,45 @@ def play_and_record(client, stimulus, their_input, their_output):
     client.outports.clear()
     client.inports.clear()
     return recording, xruns[0]
+
+
+def clean_starts(server, koe, processes, environment):
+    """Starts koe live STARTS times, each for START_SECONDS from its launch; returns the starts that had an
+    xrun, the server's or koe's, as (start, server xruns, koe xruns, the clients the server names as late).
+    The xruns are counted by a client of their own that processes nothing: a Python process callback waits for
+    the interpreter's lock, which the test's own work (starting koe) holds, and makes xruns of its own."""
+    import jack
+    watcher = jack.Client("koe-live-starts", no_start_server=True, servername=server)
+    xruns = [0]
+
+    @watcher.set_xrun_callback
+    def xrun(delay):
+        xruns[0] += 1
+
+    watcher.activate()
+    failed = []
+    try:
+        for start in range(STARTS):
+            server_log = len(processes.log("jackd"))
+            xruns[0] = 0
+            launched = time.monotonic()
+            name = f"koe-start-{start}"
+            process = processes.start(name, [koe, "live", "--input", "system", "--output", "system",
+                                             "--pitch", PITCH], environment)
+            client_ports(watcher)
+            time.sleep(max(0.0, START_SECONDS - (time.monotonic() - launched)))
+            server_xruns = xruns[0]
+            process.send_signal(signal.SIGINT)
+            process.wait(WAIT_SECONDS)
+            summary = re.search(r"live: [\d.]+ s, xruns (\d+),", processes.log(name))
+            check(summary is not None, f"start {start}: no summary line in: {processes.log(name).strip()[-200:]!r}")
+            if server_xruns or int(summary.group(1)):
+                late = sorted(set(re.findall(r"client = (\S+) was not finished", processes.log("jackd")[server_log:])))
+                failed.append((start, server_xruns, int(summary.group(1)), late))
+    finally:
+        watcher.deactivate()
+        watcher.close()
+    return failed
 
 
 def changer_bound(koe, root):
@@ -326,6 +369,12 @@ def main():
                f"measured {1000 * delay / RATE:.1f} ms end to end, koe reports {1000 * reported:.1f} ms, its "
                f"VoiceChanger's live bound and the devices' latency (bar: within one period, "
                f"{1000 * PERIOD / RATE:.1f} ms, and at most {1000 * ISSUE_DELAY_BAR:.0f} ms)")
+
+        failed = clean_starts(server, arguments.koe, processes, environment)
+        report("starts", not failed,
+               f"{STARTS - len(failed)} of {STARTS} starts without an xrun in their first {START_SECONDS:.0f} s"
+               + "".join(f"; start {start}: server {theirs}, koe {ours}, late: {', '.join(late) or '-'}"
+                         for start, theirs, ours, late in failed))
 
         excerpt = stimulus[:int(ANCHOR_SECONDS * RATE)]
 

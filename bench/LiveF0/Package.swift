@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-// Live F0 (issue 12): StreamingDio's live mode against whole-signal DIO, frame by frame, on real speech.
+// Live F0 (issues 12 and 23): StreamingDio's live mode against whole-signal DIO, frame by frame, on real speech.
 // A package of its own, so koe carries no benchmark code. Run with `make bench-live-f0`.
 
 /// StreamingDio is a `package` declaration of koe, which a module sees when it is built with koe's package
@@ -19,13 +19,20 @@ let package = Package(
         .package(name: "koe", path: "../.."),
     ],
     targets: [
+        .target(name: "SpeechFiles", path: "Sources/SpeechFiles"),
         .executableTarget(
             name: "live-f0",
-            dependencies: [.product(name: "KoeWorld", package: "koe")],
+            dependencies: [.product(name: "KoeWorld", package: "koe"), "SpeechFiles"],
             path: "Sources/LiveF0",
             // Not in this package's own package access, but in koe's.
             packageAccess: false,
             swiftSettings: [.unsafeFlags(["-package-name", koePackageName])]
+        ),
+        // Issue 23's voicing bars, through the public API `koe analyze` uses.
+        .executableTarget(
+            name: "live-voicing",
+            dependencies: [.product(name: "KoeWorld", package: "koe"), "SpeechFiles"],
+            path: "Sources/LiveVoicing"
         ),
     ]
 )

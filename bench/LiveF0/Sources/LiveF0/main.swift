@@ -12,26 +12,7 @@
 
 import Foundation
 import KoeWorld
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// The file at `rate`, mono, as sox resamples it.
-func read(_ path: String, rate: Int) throws -> [Double] {
-    let sox = Process()
-    sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    sox.arguments = ["sox", path, "-t", "raw", "-e", "floating-point", "-b", "64", "-c", "1", "-r", "\(rate)", "-"]
-    let pipe = Pipe()
-    sox.standardOutput = pipe
-    try sox.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    sox.waitUntilExit()
-    guard sox.terminationStatus == 0 else {
-        throw BenchError(description: "sox could not read \(path)")
-    }
-    return data.withUnsafeBytes { Array($0.bindMemory(to: Double.self)) }
-}
+import SpeechFiles
 
 func stream(_ signal: [Double], rate: Int, options: StreamingDio.Options, chunk: Int) -> [Double] {
     let dio = StreamingDio(sampleRate: rate, options: options)

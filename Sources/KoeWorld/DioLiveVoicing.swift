@@ -1,0 +1,110 @@
+extension Dio {
+    /// Live mode's voicing: DIO's decision over the look-ahead window, held through the frames it leaves unvoiced
+    /// while a voice runs, and a clearly periodic frame voiced where DIO's window cannot tell.
+    ///
+    /// Whole-signal DIO fills a run's weak frames by extending it backwards from a start up to 200 ms later; no
+    /// causal window sees that far, so live DIO left a deep voice's creak and a run's weaker middle unvoiced,
+    /// heard as a whisper. Here, frame by frame, in order:
+    /// 1. a frame DIO voices stays voiced at DIO's F0, unless it would start a run on input that is not even
+    ///    weakly periodic while the run has no credit (DIO also voices stretches of background noise);
+    /// 2. a frame after a voiced one continues the run at the band candidate nearest the last F0, within DIO's
+    ///    allowed range, if the input is clearly periodic there or the run still has credit;
+    /// 3. failing that, the run holds the last F0 if the input is clearly periodic at it;
+    /// 4. a frame after an unvoiced one starts a run at DIO's best candidate if that is steady (a low score) and
+    ///    the input clearly periodic at it.
+    /// Periodicity is `Periodicity`'s correlation at the F0, from the samples the frame's look-ahead brought.
+    /// Credit is the hysteresis: a clearly periodic frame gives the run `creditFrames`, a frame DIO voices on weakly
+    /// periodic input at least half that, and each frame on less spends one, as does each unvoiced frame. A run
+    /// thus carries on through creak (weakly periodic periods that DIO's bands still follow) for a while after its
+    /// last clear frame, and stops where the bands stop following it. WORLD's margins at either end of the signal
+    /// stay as DIO has them. The thresholds were chosen on speech (`make bench-live`).
+    struct LiveVoicing {
+        /// Correlation at or above which the input is clearly periodic (YIN's 0.15 threshold, as 1 - 0.15).
+        static let clearlyPeriodic = 0.85
+        /// Correlation below which the input is not even weakly periodic.
+        static let weaklyPeriodic = 0.4
+        /// Frames of credit a clearly periodic frame gives a run: 40 ms, three periods of an 80 Hz voice.
+        static let creditFrames = 8
+        /// Highest DIO score (the relative spread of a band's four event frequencies) a run may start at.
+        static let steadyScore = 0.1
+
+        let allowedRange: Double
+        /// Frames unvoiced at either end of the signal, as in DIO's contour repair.
+        let margin: Int
+        private var last = 0.0
+        private var credit = 0
+
+        init(options: Options, margin: Int) {
+            allowedRange = options.allowedRange
+            self.margin = margin
+        }
+
+        /// The F0 of `frame` (0: unvoiced), given DIO's (`dio`), the frame's candidates and scores (one a band),
+        /// the input's correlation around the frame at an F0 (`Periodicity`), and, once the signal has ended, its
+        /// frame count.
+        mutating func decide(
+            frame: Int, dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>,
+            frameCount: Int?, periodicity: (Double) -> Double
+        ) -> Double {
+            let inMargin = frame < margin || frameCount.map { frame >= $0 - margin } ?? false
+            let f0 = inMargin ? dio : decided(dio: dio, candidates: candidates, scores: scores, periodicity: periodicity)
+            if f0 == 0 {
+                credit = max(0, credit - 1)
+            }
+            last = f0
+            return f0
+        }
+
+        private mutating func decided(
+            dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>,
+            periodicity: (Double) -> Double
+        ) -> Double {
+            if dio > 0 {
+                let correlation = periodicity(dio)
+                guard last > 0 || credit > 0 || correlation >= Self.weaklyPeriodic else { return 0 }
+                weigh(correlation)
+                if correlation >= Self.weaklyPeriodic {
+                    credit = max(credit, Self.creditFrames / 2)
+                }
+                return dio
+            }
+            if last > 0 {
+                if let next = nearest(to: last, in: candidates) {
+                    let correlation = periodicity(next)
+                    if correlation >= Self.clearlyPeriodic || credit > 0 {
+                        weigh(correlation)
+                        return next
+                    }
+                }
+                return periodicity(last) >= Self.clearlyPeriodic ? last : 0
+            }
+            var best = 0
+            for band in 1..<candidates.count where scores[band] < scores[best] {
+                best = band
+            }
+            guard candidates[best] > 0, scores[best] <= Self.steadyScore,
+                  periodicity(candidates[best]) >= Self.clearlyPeriodic
+            else { return 0 }
+            credit = Self.creditFrames
+            return candidates[best]
+        }
+
+        /// Renews the credit on a clearly periodic frame; spends a frame of it on one not even weakly periodic.
+        private mutating func weigh(_ correlation: Double) {
+            if correlation >= Self.clearlyPeriodic {
+                credit = Self.creditFrames
+            } else if correlation < Self.weaklyPeriodic {
+                credit = max(0, credit - 1)
+            }
+        }
+
+        /// The candidate nearest `f0`, if within the allowed range of it.
+        private func nearest(to f0: Double, in candidates: UnsafeBufferPointer<Double>) -> Double? {
+            var nearest = 0.0
+            for candidate in candidates where candidate > 0 && abs(candidate - f0) < abs(nearest - f0) {
+                nearest = candidate
+            }
+            return nearest > 0 && abs(nearest / f0 - 1) <= allowedRange ? nearest : nil
+        }
+    }
+}
