@@ -38,9 +38,7 @@ One PASS or FAIL line per check; the last line reads `live: N passed, M failed`;
 import argparse
 import json
 import os
-import pty
 import re
-import select
 import shutil
 import signal
 import subprocess
@@ -55,6 +53,7 @@ import soundfile
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import measures  # noqa: E402
+import terminal  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CORPUS = REPOSITORY.parent / "shared" / "corpus"
@@ -252,41 +251,10 @@ def changer_bound(koe, root):
 
 
 def terminal_session(koe, environment):
-    """koe live with a pseudo-terminal as stdin, stdout and stderr: the status line, an arrow key, then q."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen([str(koe), "live", "--input", "system", "--output", "system", "--pitch", str(PITCH)],
-                               stdin=terminal, stdout=terminal, stderr=terminal, env=environment, close_fds=True)
-    os.close(terminal)
-    screen = b""
-
-    def read_until(pattern):
-        nonlocal screen
-        deadline = time.monotonic() + WAIT_SECONDS
-        while time.monotonic() < deadline:
-            if re.search(pattern, screen.decode(errors="replace")):
-                return True
-            ready, _, _ = select.select([controller], [], [], 0.1)
-            if ready:
-                try:
-                    screen += os.read(controller, 4096)
-                except OSError:
-                    break
-        return bool(re.search(pattern, screen.decode(errors="replace")))
-
-    try:
-        status_line = r"in \[[#-]{12}\] +-?\d+ dB out \[[#-]{12}\] +-?\d+ dB  pitch 1\.2  formant 1\.0  latency \d+ ms  xruns \d+"
-        check(read_until(status_line), f"no status line on the terminal: {screen[-300:]!r}")
-        os.write(controller, b"\x1b[A")
-        check(read_until(r"pitch 1\.27 "), f"the up arrow did not raise the pitch: {screen[-300:]!r}")
-        os.write(controller, b"q")
-        status = process.wait(WAIT_SECONDS)
-        check(status == 0, f"exit {status} after q")
-        return "status line seen, up arrow: pitch 1.2 -> 1.27, q: exit 0"
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        os.close(controller)
+    """koe live on a pseudo-terminal: the status line, an arrow key, then q."""
+    return terminal.terminal_session(
+        [str(koe), "live", "--input", "system", "--output", "system", "--pitch", str(PITCH)], environment, check,
+        WAIT_SECONDS)
 
 
 def main():
