@@ -186,6 +186,13 @@ import TestSupport
         #expect(changer.voice.formant == VoiceSettings.ratioRange.lowerBound)
         changer.voice.semitones = 12
         #expect(abs(changer.voice.pitch - 2) < 1e-12)
+        // Found by the API fuzzer: 2^(1e9 / 12) overflowed to infinity, which the changer ignored as not finite.
+        changer.voice.semitones = 1e9
+        #expect(changer.voice.pitch == VoiceSettings.ratioRange.upperBound)
+        changer.voice.semitones = -1e9
+        #expect(changer.voice.pitch == VoiceSettings.ratioRange.lowerBound)
+        changer.voice.semitones = .infinity
+        #expect(changer.voice.pitch == VoiceSettings.ratioRange.lowerBound)
         changer.gainDB = .infinity
         #expect(changer.gainDB == 0)
         changer.gainDB = 500
