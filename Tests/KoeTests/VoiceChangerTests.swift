@@ -174,6 +174,17 @@ import TestSupport
         #expect(try changer.process(good).map(\.count) == [100, 100])
     }
 
+    /// Found by the API fuzzer: Harvest's first block arrived after the changer's latency, which then threw.
+    @Test func aHarvestChangerKeepsItsLatency() throws {
+        var options = VoiceChanger.Options()
+        options.analysis.f0Method = .harvest
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 2.5)
+        let (out, tail) = try stream(changer, [input], block: 480)
+        #expect(out[0].count + tail[0].count == input.count + changer.latency)
+        #expect(out[0].allSatisfy { $0.isFinite } && tail[0].allSatisfy { $0.isFinite })
+    }
+
     @Test func absurdSettingsAreClampedOrIgnored() throws {
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         changer.voice.pitch = 0
