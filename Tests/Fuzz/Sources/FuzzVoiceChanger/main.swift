@@ -174,8 +174,8 @@ private final class Session {
         }
     }
 
-    func refusedAfterFinish(_ what: String) {
-        require(isFinished, "\(what) was refused while the stream was open")
+    func refusedAfterFinish(_ what: String, _ error: any Error) {
+        require(isFinished, "\(what) was refused while the stream was open: \(error)")
     }
 }
 
@@ -512,7 +512,7 @@ private func process(_ session: Session, _ bytes: inout Bytes) {
             session.check(output, frames: frames, limited: limited, what: "process(_:)")
         } catch {
             requireOneLine(error)
-            if !misshapen && finite { session.refusedAfterFinish("a block") }
+            if !misshapen && finite { session.refusedAfterFinish("a block", error) }
         }
         return
     }
@@ -548,7 +548,7 @@ private func process(_ session: Session, _ bytes: inout Bytes) {
         session.check(outputs.map { Array($0.prefix(frames)) }, frames: frames, limited: limited, what: "process(_:into:frames:)")
     } catch {
         requireOneLine(error)
-        if count >= 0 && finite { session.refusedAfterFinish("a pointer block") }
+        if count >= 0 && finite { session.refusedAfterFinish("a pointer block", error) }
         let untouched = inPlace ? input : input.map { Array(repeating: Float(0.25), count: $0.count) }
         for (buffer, original) in zip(outputs, untouched) {
             require(
@@ -580,7 +580,7 @@ private func finish(_ session: Session, _ bytes: inout Bytes) {
         session.isFinished = true
     } catch {
         requireOneLine(error)
-        session.refusedAfterFinish("finish")
+        session.refusedAfterFinish("finish", error)
     }
 }
 
