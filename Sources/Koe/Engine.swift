@@ -159,7 +159,7 @@ final class Engine {
     }
 
     func setLimiting(_ isEnabled: Bool) {
-        for lane in lanes { lane.limiter?.isEnabled = isEnabled }
+        for lane in lanes { lane.setLimiting(isEnabled) }
     }
 
     /// Runs `body` on every lane, side by side when the engine has threads for that; rethrows the first
@@ -280,6 +280,19 @@ private final class Lane {
             }
         }
         ready.removeFirst(count)
+    }
+
+    /// Switches the limiter. Switched on, it clips the frames it let through unlimited that still wait in
+    /// `ready` as it clips those in its look-ahead, so that every frame handed out from then on is within its
+    /// ceiling.
+    func setLimiting(_ isEnabled: Bool) {
+        guard let limiter else { return }
+        limiter.isEnabled = isEnabled
+        guard isEnabled else { return }
+        let ceiling = limiter.ceiling
+        for index in ready.indices where abs(ready[index]) > ceiling {
+            ready[index] = ready[index] < 0 ? -ceiling : ceiling
+        }
     }
 
     /// Drains the chain into `ready`.

@@ -79,6 +79,7 @@ public final class VoiceChanger {
 
     /// Keep every output sample within ±1 with a look-ahead peak limiter (default on). Its look-ahead is part of
     /// `latency` either way, so switching it never moves the output; a block within ±1 passes it unchanged.
+    /// Switched on while a stream plays, it clips to ±1 the frames the latency still holds that were made without it.
     /// **When:** between any two `process` calls, on their thread; allocates nothing.
     public var limitsOutput = true {
         didSet { engine.setLimiting(limitsOutput) }

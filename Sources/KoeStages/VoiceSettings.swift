@@ -29,10 +29,12 @@ public struct VoiceSettings: Sendable, Equatable {
     public init() {}
 
     /// The pitch shift in semitones: the same setting as `pitch`, on another scale. A value that is not finite
-    /// leaves `pitch` as it is.
+    /// leaves `pitch` as it is; a finite one whose ratio overflows a Double (beyond about 12,300 semitones either
+    /// way) gives the largest or smallest positive ratio, out of range as the shift asked for is (a changer clamps
+    /// it, a conversion refuses it), rather than infinity, which a changer would ignore as not finite.
     public var semitones: Double {
         get { 12 * log2(pitch) }
-        set { if newValue.isFinite { pitch = exp2(newValue / 12) } }
+        set { if newValue.isFinite { pitch = exp2(min(max(newValue / 12, -1074), 1023)) } }
     }
 
     /// Pitch and tempo ratios reach four octaves either way: beyond that an F0 or an output length runs off

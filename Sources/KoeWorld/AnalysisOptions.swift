@@ -20,7 +20,8 @@ public struct AnalysisOptions: Sendable, Equatable, Codable {
     public var f0Ceil = 800.0
     /// Milliseconds of input a stream waits for past a frame before settling its F0 (nil: DIO 80, Harvest 150,
     /// live as little as the windows allow; never less than the widest spectral window). Longer agrees with
-    /// whole-signal WORLD on more frames; the latency grows by as much. 0 to 10,000.
+    /// whole-signal WORLD on more frames; the latency grows by as much (with Harvest, past the look-behind, twice
+    /// as much: the look-behind follows it). 0 to 10,000.
     public var lookAhead: Double?
     /// Harvest in a stream: milliseconds estimated together (nil: 1,500). Shorter blocks lower the latency and
     /// raise the cost, as each block analyses its context again: at 1.5 s the context adds 30 % to Harvest's

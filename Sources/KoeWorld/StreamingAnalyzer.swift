@@ -8,7 +8,9 @@ import KoeDSP
 /// is DIO's look-ahead plus one DIO block.
 ///
 /// Harvest's tracking has no streaming form, so with Harvest each block (`AnalysisOptions.harvestBlock`) is
-/// estimated from a segment reaching `lookBehind` before it and `lookAhead` past it.
+/// estimated from a segment reaching `lookBehind` before it and `lookAhead` past it. The first block, with
+/// nothing behind it, reaches as much further ahead instead, so the latency is a block, the look-ahead and the
+/// look-behind.
 ///
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
@@ -592,7 +594,9 @@ private final class HarvestSource {
         let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
         lookAheadFrames = max(spectralFrames, Int(((options.lookAhead ?? 150) / period).rounded(.up)))
         lookBehindFrames = max(lookAheadFrames, Int(((options.lookBehind ?? 300) / period).rounded(.up)))
-        latency = Int((Double(blockFrames - 1 + lookAheadFrames) * frames.samplesPerFrame).rounded(.up)) + 1
+        // The first block's segment reaches past its last frame by the look-behind too (`sampleEnd`): its frame 0
+        // waits the longest of any.
+        latency = Int((Double(blockFrames - 1 + lookAheadFrames + lookBehindFrames) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
     func push(available: Range<Int>, into groups: inout [F0Group]) {

@@ -9,7 +9,9 @@ import TestSupport
     private let sampleRate = 16000
 
     /// The whole stream through the changer in blocks of `block` frames, then its tail.
-    private func stream(_ changer: VoiceChanger, _ input: [[Double]], block: Int) throws -> (out: [[Double]], tail: [[Double]]) {
+    private func stream(
+        _ changer: VoiceChanger, _ input: [[Double]], block: Int, finishing: Bool = true
+    ) throws -> (out: [[Double]], tail: [[Double]]) {
         var out = [[Double]](repeating: [], count: input.count)
         var start = 0
         while start < input[0].count {
@@ -19,7 +21,7 @@ import TestSupport
             for channel in out.indices { out[channel] += piece[channel] }
             start = end
         }
-        return (out, try changer.finish(as: Double.self))
+        return (out, finishing ? try changer.finish(as: Double.self) : [])
     }
 
     @Test func outputIsTheConversionDelayedByExactlyTheLatency() throws {
@@ -174,6 +176,17 @@ import TestSupport
         #expect(try changer.process(good).map(\.count) == [100, 100])
     }
 
+    /// Found by the API fuzzer: Harvest's first block arrived after the changer's latency, which then threw.
+    @Test func aHarvestChangerKeepsItsLatency() throws {
+        var options = VoiceChanger.Options()
+        options.analysis.f0Method = .harvest
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 2.5)
+        let (out, tail) = try stream(changer, [input], block: 480)
+        #expect(out[0].count + tail[0].count == input.count + changer.latency)
+        #expect(out[0].allSatisfy { $0.isFinite } && tail[0].allSatisfy { $0.isFinite })
+    }
+
     @Test func absurdSettingsAreClampedOrIgnored() throws {
         let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
         changer.voice.pitch = 0
@@ -186,6 +199,13 @@ import TestSupport
         #expect(changer.voice.formant == VoiceSettings.ratioRange.lowerBound)
         changer.voice.semitones = 12
         #expect(abs(changer.voice.pitch - 2) < 1e-12)
+        // Found by the API fuzzer: 2^(1e9 / 12) overflowed to infinity, which the changer ignored as not finite.
+        changer.voice.semitones = 1e9
+        #expect(changer.voice.pitch == VoiceSettings.ratioRange.upperBound)
+        changer.voice.semitones = -1e9
+        #expect(changer.voice.pitch == VoiceSettings.ratioRange.lowerBound)
+        changer.voice.semitones = .infinity
+        #expect(changer.voice.pitch == VoiceSettings.ratioRange.lowerBound)
         changer.gainDB = .infinity
         #expect(changer.gainDB == 0)
         changer.gainDB = 500
@@ -235,6 +255,24 @@ import TestSupport
         }
         #expect(try peak(limiting: true) <= 1)
         #expect(try peak(limiting: false) > 1.5)
+    }
+
+    /// Found by the API fuzzer: frames the chain had made with the limiter off and the changer still held came
+    /// out past full scale after it was switched on.
+    @Test(arguments: [17, 480, 810, 2047])
+    func everyFrameAfterTheLimiterIsSwitchedOnIsWithinFullScale(block: Int) throws {
+        let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
+        for pitch in [1.0, 1.2] {
+            let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+            changer.voice.pitch = pitch
+            changer.gainDB = 12
+            changer.limitsOutput = false
+            let (out, _) = try stream(changer, [input], block: block, finishing: false)
+            #expect(out[0].map(abs).max()! > 1.5)
+            changer.limitsOutput = true
+            let after = try changer.process([Array(input.prefix(block))]) + changer.finish(as: Double.self)
+            #expect(after.joined().allSatisfy { abs($0) <= 1 }, "pitch \(pitch): peak \(after.joined().map(abs).max()!)")
+        }
     }
 
     @Test func snapAndVibratoAreClampedOrIgnored() throws {

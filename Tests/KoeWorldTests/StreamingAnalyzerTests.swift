@@ -206,6 +206,17 @@ import TestSupport
         #expect(analyzer.latency <= sampleRate / 10 + 1)
     }
 
+    /// Harvest's first block, with nothing behind it, reaches as far ahead as later blocks reach behind: its
+    /// latency counts that. Found by the API fuzzer: every Harvest `VoiceChanger` fell behind its latency bound.
+    @Test(arguments: [nil, 200.0])
+    func harvestReturnsEachFrameWithinItsLatency(block: Double?) throws {
+        var options = AnalysisOptions()
+        options.f0Method = .harvest
+        options.harvestBlock = block
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        try expectFramesWithinLatency(of: analyzer, signal() + signal())
+    }
+
     /// Live: no more than D4C's reach at the 71 Hz floor (2.25 periods, 31.7 ms, and a few samples of rounding)
     /// and one 5 ms block.
     @Test func liveReturnsEachFrameWithinItsShorterLatency() throws {
