@@ -63,6 +63,7 @@ COUNTER_SOURCE = Path(__file__).resolve().parent / "stream_call_counter.c"
 NAME = "koe voice"
 NODE = "koe_voice"
 SINK = "koe_test_in"
+OTHER_SINK = "koe_test_other"   # a second device, named with --input
 RATE = 48000               # the session's clock.rate (PipeWire's default)
 PITCH = 1.2
 SET_PITCH = 1.5
@@ -307,6 +308,16 @@ def one_line_error(session, argv, extra, words):
     return good, f"exit {result.returncode} in {time.monotonic() - started:.1f} s: {result.stderr.strip()!r}"
 
 
+def capture_peers(session):
+    """The nodes koe's capture stream is linked to."""
+    listing = session.run(["pw-link", "-l"]).stdout.splitlines()
+    peers = set()
+    for line, following in zip(listing, listing[1:]):
+        if line.startswith(f"{NODE}.capture:input_") and "|<-" in following:
+            peers.add(following.split("|<-")[1].strip().split(":")[0])
+    return peers
+
+
 def terminal_session(session, koe):
     """koe live --virtual-mic on a pseudo-terminal: the status line, an arrow key, then q."""
     return terminal.terminal_session([str(koe), "live", "--virtual-mic", NAME, "--pitch", str(PITCH)], session.env,
@@ -498,13 +509,6 @@ def main():
         def own_default():
             """Its own source made the default, koe keeps capturing the source it started with; started again
             with its own source configured as the default (and so absent), it takes the fallback: never itself."""
-            def capture_peers():
-                listing = session.run(["pw-link", "-l"]).stdout.splitlines()
-                peers = set()
-                for line, following in zip(listing, listing[1:]):
-                    if line.startswith(f"{NODE}.capture:input_") and "|<-" in following:
-                        peers.add(following.split("|<-")[1].strip().split(":")[0])
-                return peers
             said = []
             for run in ("running", "restarted"):
                 mic = Koe(session, koe, counter, f"koe-default-{run}", [])
@@ -512,7 +516,7 @@ def main():
                 if run == "running":
                     check(session.run(["pactl", "set-default-source", NODE]).returncode == 0, "set-default-source failed")
                     time.sleep(1.0)
-                peers = capture_peers()
+                peers = capture_peers(session)
                 default = re.search(r"Default Source: (.*)", session.run(["pactl", "info"]).stdout)
                 mic.interrupt()
                 check(peers == {SINK}, f"{run}, the default source {default.group(1) if default else '?'}: koe "
@@ -520,6 +524,19 @@ def main():
                 said.append(f"{run}: captures {SINK} while the default source is {default.group(1) if default else '?'}")
             return "; ".join(said)
         attempt("default", own_default)
+
+        def chosen_input():
+            """--input DEV captures that device, not the default source; with voice, EQ and analysis options beside."""
+            loaded = session.run(["pactl", "load-module", "module-null-sink", f"sink_name={OTHER_SINK}"])
+            check(loaded.returncode == 0, f"pactl load-module module-null-sink: {loaded.stderr.strip()}")
+            mic = Koe(session, koe, counter, "koe-input", ["--input", OTHER_SINK, "--formant", "1.1", "--eq", "peak:1000:3:1.4",
+                                                          "--f0-floor", "60", "--frame-period", "5"])
+            mic.wait_ready()
+            peers = capture_peers(session)
+            mic.interrupt()
+            check(peers == {OTHER_SINK}, f"--input {OTHER_SINK}: koe captures from {sorted(peers)}")
+            return f"--input {OTHER_SINK}: captures {OTHER_SINK} while the default source is {SINK}.monitor"
+        attempt("input", chosen_input)
         attempt("terminal", lambda: terminal_session(session, koe))
     except Failure as failure:
         report("setup", False, str(failure))
