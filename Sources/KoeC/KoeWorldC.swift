@@ -155,10 +155,9 @@ public func koe_world_cheaptrick_f0_floor(
 ) -> Int32 {
     reportingErrors(message, messageSize) {
         guard let f0Floor else { throw CallError("the F0 floor's pointer is NULL") }
-        // CheapTrick refuses a rate or size it cannot analyse with; the floor is then WORLD's
-        // GetF0FloorForCheapTrick: three periods fill the FFT.
+        // CheapTrick refuses a rate or size it cannot analyse with.
         _ = try CheapTrick(sampleRate: Int(fs), options: CheapTrick.Options(fftSize: Int(fftSize)))
-        f0Floor.pointee = 3.0 * Double(fs) / (Double(fftSize) - 3.0)
+        f0Floor.pointee = CheapTrick.f0Floor(sampleRate: Int(fs), fftSize: Int(fftSize))
     }
 }
 
@@ -200,13 +199,13 @@ public func koe_world_synthesis_length(
     reportingErrors(message, messageSize) {
         guard let length else { throw CallError("the length's pointer is NULL") }
         guard frames >= 0 else { throw CallError("a synthesis cannot have \(frames) frames") }
-        _ = try Synthesis(sampleRate: Int(fs), framePeriod: framePeriod)
-        // WORLD's (and pyworld's) output length; koe_world_synthesize checks that Synthesis made this many.
+        let synthesis = try Synthesis(sampleRate: Int(fs), framePeriod: framePeriod)
+        // Checked in Double first: a length beyond Int's would trap converting.
         let samples = Double(frames) * framePeriod * Double(fs) / 1000
         guard samples <= Double(Synthesis.longestOutput) else {
             throw CallError("\(frames) frames of \(framePeriod) ms make \(samples) samples, more than \(Synthesis.longestOutput)")
         }
-        length.pointee = Int(samples)
+        length.pointee = synthesis.outputLength(frameCount: frames)
     }
 }
 

@@ -68,8 +68,9 @@ public struct CheapTrick: Sendable {
         fftSizeHolding(periods: 3, of: f0Floor, sampleRate: sampleRate)
     }
 
-    /// The lowest F0 whose window fits the FFT; frames at or below it are analysed at `defaultF0`.
-    static func f0Floor(sampleRate: Int, fftSize: Int) -> Double {
+    /// WORLD's `GetF0FloorForCheapTrick` (pyworld's `get_cheaptrick_f0_floor`): the lowest F0 whose window fits
+    /// the FFT; frames at or below it are analysed at `defaultF0`.
+    public static func f0Floor(sampleRate: Int, fftSize: Int) -> Double {
         3.0 * Double(sampleRate) / (Double(fftSize) - 3.0)
     }
 

@@ -31,8 +31,8 @@ public struct Synthesis: Sendable {
         Int(Double(frameCount) * framePeriod * Double(sampleRate) / 1000)
     }
 
-    /// Samples produced for `frameCount` frames at this rate and frame period.
-    package func outputLength(frameCount: Int) -> Int {
+    /// Samples produced for `frameCount` frames at this rate and frame period: WORLD's output length.
+    public func outputLength(frameCount: Int) -> Int {
         Synthesis.outputLength(frameCount: frameCount, sampleRate: sampleRate, framePeriod: framePeriod)
     }
 
