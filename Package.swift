@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
-        .target(name: "Koe", dependencies: ["KoeStages", "KoeWorld", "KoeIO"]),
+        .target(name: "Koe", dependencies: ["KoeDSP", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe", "KoeWorld"], exclude: ["include"]),
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
         .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio", "CKoePipeWire"]),

@@ -1,4 +1,4 @@
-import Dispatch
+import KoeDSP
 import KoeStages
 import KoeWorld
 
@@ -165,20 +165,12 @@ final class Engine {
     /// Runs `body` on every lane, side by side when the engine has threads for that; rethrows the first
     /// channel's failure.
     private func eachLane(_ body: (Lane) throws -> Void) throws {
-        if channelThreads > 1 {
-            // Worker `group` alone touches the lanes of channels group, group + groups, ...
-            nonisolated(unsafe) let lanes = lanes
-            let groups = channelThreads
-            withoutActuallyEscaping(body) { body in
-                nonisolated(unsafe) let body = body
-                DispatchQueue.concurrentPerform(iterations: groups) { group in
-                    for channel in stride(from: group, to: lanes.count, by: groups) {
-                        lanes[channel].run(body)
-                    }
-                }
+        // Group `group` holds the lanes of channels group, group + groups, ...; one thread at a time runs a group.
+        let groups = channelThreads
+        Parallel.forEach(groups, threads: groups) { group in
+            for channel in stride(from: group, to: lanes.count, by: groups) {
+                lanes[channel].run(body)
             }
-        } else {
-            for lane in lanes { lane.run(body) }
         }
         if let failure = lanes.lazy.compactMap(\.failure).first { throw failure }
     }
