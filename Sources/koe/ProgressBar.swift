@@ -4,22 +4,23 @@ import Glibc
 
 /// A one-line progress bar on stderr, redrawn in place at most a few times a second.
 final class ProgressBar {
-    private let totalFrames: Int
-    private let sampleRate: Int
+    /// Known from the first update; an input of unknown length (a stream) draws no bar.
+    private var totalFrames: Int?
+    private var sampleRate = 1
     private var lastDrawn = -1
 
     private static let width = 30
 
-    init(totalFrames: Int, sampleRate: Int) {
-        self.totalFrames = max(totalFrames, 1)
-        self.sampleRate = sampleRate
-    }
-
     func update(_ progress: ConversionProgress) {
+        if totalFrames == nil, let total = progress.totalFrames {
+            totalFrames = max(total, 1)
+            sampleRate = progress.sampleRate
+        }
         update(framesDone: progress.framesDone)
     }
 
     func update(framesDone: Int) {
+        guard let totalFrames else { return }
         let permille = min(1000, framesDone * 1000 / totalFrames)
         guard permille != lastDrawn else { return }
         lastDrawn = permille
@@ -31,6 +32,7 @@ final class ProgressBar {
     }
 
     func finish() {
+        guard let totalFrames else { return }
         update(framesDone: totalFrames)
         draw("\n")
     }
@@ -45,10 +47,9 @@ final class ProgressBar {
 }
 
 extension ReportingOptions {
-    /// A bar when asked for, or by default when stderr is a terminal; only for inputs of known length.
-    func progressBar(for source: AudioSource, writingToStandardOutput: Bool) -> ProgressBar? {
-        guard !quiet, let total = source.totalFrames else { return nil }
-        guard progress || isatty(STDERR_FILENO) != 0 else { return nil }
-        return ProgressBar(totalFrames: total, sampleRate: source.sampleRate)
+    /// A bar when asked for, or by default when stderr is a terminal; it draws only for inputs of known length.
+    func progressBar() -> ProgressBar? {
+        guard !quiet, progress || isatty(STDERR_FILENO) != 0 else { return nil }
+        return ProgressBar()
     }
 }
