@@ -123,6 +123,43 @@ public func koe_set_snap(
     }
 }
 
+@_cdecl("koe_set_snap_scale")
+public func koe_set_snap_scale(
+    _ changer: OpaquePointer?, _ key: Int32, _ scale: Int32, _ strength: Double, _ speed: Double, _ a4: Double
+) -> Int32 {
+    guard scale == snapOff || scaleMode(scale) != nil else { return statusArgument }
+    return update(changer) { changer in
+        changer.voice.snap = scaleMode(scale).map { mode in
+            PitchSnap.Options(scale: MusicalScale(key: Int(key), mode: mode), strength: strength, speed: speed, a4: a4)
+        }
+    }
+}
+
+/// koe.h's `KOE_SNAP_OFF`.
+private let snapOff: Int32 = -1
+
+/// The mode koe.h's `koe_scale` value `scale` names, in `MusicalScale.Mode`'s order; a switch rather than an index
+/// into `allCases`, which would build an array on a host's audio thread.
+private func scaleMode(_ scale: Int32) -> MusicalScale.Mode? {
+    switch scale {
+    case 0: .chromatic
+    case 1: .major
+    case 2: .minor
+    case 3: .dorian
+    case 4: .phrygian
+    case 5: .lydian
+    case 6: .mixolydian
+    case 7: .locrian
+    case 8: .harmonicMinor
+    case 9: .melodicMinor
+    case 10: .majorPentatonic
+    case 11: .minorPentatonic
+    case 12: .blues
+    case 13: .wholeTone
+    default: nil
+    }
+}
+
 @_cdecl("koe_set_vibrato")
 public func koe_set_vibrato(_ changer: OpaquePointer?, _ rate: Double, _ depth: Double) -> Int32 {
     update(changer) { $0.voice.vibrato = rate == 0 ? nil : Vibrato.Options(rate: rate, depth: depth) }

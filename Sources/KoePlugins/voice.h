@@ -14,11 +14,31 @@
 #define KOE_RATIO_MAX 4.0
 #define KOE_GAIN_DB_MIN -24.0
 #define KOE_GAIN_DB_MAX 24.0
+#define KOE_RANGE_MAX 4.0
+/* The snap port: 0 off, then 1 + each koe_scale (1 chromatic, 2 major, ... 14 whole-tone). */
+#define KOE_SNAP_PORT_MAX 14.0
+#define KOE_SNAP_SPEED_MAX 1000.0
+#define KOE_VIBRATO_RATE_MAX 20.0
+#define KOE_VIBRATO_DEPTH_MAX 200.0
+#define KOE_VIBRATO_DEPTH_DEFAULT 50.0
+
+/* Where a host put each control's value; NULL for a port not connected (its default is used). */
+typedef struct {
+    const float *pitch, *formant, *gain_db, *pitch_range, *whisper;
+    const float *snap, *snap_key, *snap_strength, *snap_speed;
+    const float *vibrato_rate, *vibrato_depth;
+} koe_voice_ports;
+
+/* The values the changer was last given, after clamping. */
+typedef struct {
+    double pitch, formant, gain_db, pitch_range, whisper;
+    double snap, snap_key, snap_strength, snap_speed;
+    double vibrato_rate, vibrato_depth;
+} koe_voice_values;
 
 typedef struct {
     koe_changer *changer;
-    /* The values the changer was last given, after clamping. */
-    double pitch, formant, gain_db;
+    koe_voice_values given;
 } koe_voice;
 
 /* Makes the changer for this sample rate; 0 on success, else a koe status. */
@@ -31,9 +51,8 @@ float koe_voice_latency(const koe_voice *voice);
 /* Forgets the stream (activate). */
 void koe_voice_reset(koe_voice *voice);
 
-/* One run() of `frames` frames; control pointers may be NULL (the default then), `in` may equal `out`.
- * Non-finite input samples are taken as silence; if the changer refuses a block, the output is silence. */
-void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames,
-                   const float *pitch, const float *formant, const float *gain_db);
+/* One run() of `frames` frames with the controls `ports` points at; `in` may equal `out`. Non-finite input samples
+ * are taken as silence; if the changer refuses a block, the output is silence. */
+void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames, const koe_voice_ports *ports);
 
 #endif

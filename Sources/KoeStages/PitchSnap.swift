@@ -74,23 +74,24 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
         case majorPentatonic = "major-pentatonic", minorPentatonic = "minor-pentatonic", blues
         case wholeTone = "whole-tone"
 
-        /// Semitones above the tonic of the notes in the mode.
-        package var intervals: [Int] {
+        /// The notes of the mode above its tonic: bit n set for the note n semitones up. Bits, not an array, so
+        /// that a scale is made without allocating (a plugin's scale port changes it under its host's `run()`).
+        var intervals: UInt16 {
             switch self {
-            case .chromatic: Array(0..<12)
-            case .major: [0, 2, 4, 5, 7, 9, 11]
-            case .minor: [0, 2, 3, 5, 7, 8, 10]
-            case .dorian: [0, 2, 3, 5, 7, 9, 10]
-            case .phrygian: [0, 1, 3, 5, 7, 8, 10]
-            case .lydian: [0, 2, 4, 6, 7, 9, 11]
-            case .mixolydian: [0, 2, 4, 5, 7, 9, 10]
-            case .locrian: [0, 1, 3, 5, 6, 8, 10]
-            case .harmonicMinor: [0, 2, 3, 5, 7, 8, 11]
-            case .melodicMinor: [0, 2, 3, 5, 7, 9, 11]
-            case .majorPentatonic: [0, 2, 4, 7, 9]
-            case .minorPentatonic: [0, 3, 5, 7, 10]
-            case .blues: [0, 3, 5, 6, 7, 10]
-            case .wholeTone: [0, 2, 4, 6, 8, 10]
+            case .chromatic: 0b1111_1111_1111
+            case .major: 0b1010_1011_0101
+            case .minor: 0b0101_1010_1101
+            case .dorian: 0b0110_1010_1101
+            case .phrygian: 0b0101_1010_1011
+            case .lydian: 0b1010_1101_0101
+            case .mixolydian: 0b0110_1011_0101
+            case .locrian: 0b0101_0110_1011
+            case .harmonicMinor: 0b1001_1010_1101
+            case .melodicMinor: 0b1010_1010_1101
+            case .majorPentatonic: 0b0010_1001_0101
+            case .minorPentatonic: 0b0100_1010_1001
+            case .blues: 0b0100_1110_1001
+            case .wholeTone: 0b0101_0101_0101
             }
         }
     }
@@ -98,8 +99,8 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     /// Pitch class of the tonic: 0 is C, 9 is A.
     public let key: Int
     public let mode: Mode
-    /// For each pitch class from C, whether the scale holds it.
-    private let holds: [Bool]
+    /// Bit n set when the scale holds pitch class n (0 is C).
+    private let pitchClasses: UInt16
 
     package static let chromatic = MusicalScale(key: 0, mode: .chromatic)
 
@@ -107,11 +108,9 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     public init(key: Int, mode: Mode) {
         self.key = (key % 12 + 12) % 12
         self.mode = mode
-        var holds = [Bool](repeating: false, count: 12)
-        for interval in mode.intervals {
-            holds[(self.key + interval) % 12] = true
-        }
-        self.holds = holds
+        // The mode's notes turned up to the key: a rotation within 12 bits.
+        let twelve = UInt32(mode.intervals) << self.key
+        pitchClasses = UInt16((twelve | twelve >> 12) & 0xFFF)
     }
 
     /// Reads `chromatic` or `KEY:SCALE`: KEY a letter A to G with an optional `#` or `b`, SCALE one of
@@ -184,6 +183,6 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     /// Whether the note `note` semitones from A4 belongs to the scale.
     private func contains(note: Int) -> Bool {
         // A4 is pitch class 9 (A).
-        holds[((note + 9) % 12 + 12) % 12]
+        pitchClasses >> (((note + 9) % 12 + 12) % 12) & 1 == 1
     }
 }

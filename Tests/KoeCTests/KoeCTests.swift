@@ -108,6 +108,43 @@ import TestSupport
         #expect(try output(pitch: 16).allSatisfy(\.isFinite))
     }
 
+    /// koe.h's koe_scale values name `MusicalScale.Mode`'s cases in order: each gives the output of that mode.
+    /// At 8 kHz and a quarter second: 28 live changers in a debug build.
+    @Test func snapScalesAreTheModesInOrder() throws {
+        let rate = 8000
+        let input = Array(Signals.speechLike(sampleRate: rate).map(Float.init).prefix(rate / 4))
+        var options = VoiceChanger.Options()
+        options.analysis.live = true
+        func changer() throws -> OpaquePointer {
+            try #require(koe_create(Int32(rate), 1, nil))
+        }
+        var outputs: [[Float]] = []
+        for (index, mode) in MusicalScale.Mode.allCases.enumerated() {
+            let reference = try VoiceChanger(sampleRate: rate, channels: 1, options: options)
+            reference.voice.snap = PitchSnap.Options(scale: MusicalScale(key: 2, mode: mode), strength: 0.9, speed: 10, a4: 442)
+            let expected = try reference.process([input])[0]
+            let snapping = try changer()
+            defer { koe_destroy(snapping) }
+            // Key 14 is key 2 (D): pitch classes are taken modulo 12.
+            #expect(koe_set_snap_scale(snapping, 14, Int32(index), 0.9, 10, 442) == 0)
+            let samples = processInPlace(snapping, input, block: 256).samples
+            #expect(samples == expected, "scale \(index), \(mode)")
+            outputs.append(samples)
+        }
+        #expect(outputs[1] != outputs[2], "major and minor snap alike: the signal cannot tell the scales apart")
+
+        let switched = try changer()
+        defer { koe_destroy(switched) }
+        #expect(koe_set_snap_scale(switched, 0, Int32(MusicalScale.Mode.allCases.count), 1, 0, 440) == -1)
+        #expect(koe_set_snap_scale(switched, 0, -2, 1, 0, 440) == -1)
+        #expect(koe_set_snap_scale(switched, 0, 1, 1, 0, 440) == 0)
+        #expect(koe_set_snap_scale(switched, 0, -1, 1, 0, 440) == 0)
+        // Turned on, then off again before any audio: the output of a changer that never snapped.
+        let unsnapped = try VoiceChanger(sampleRate: rate, channels: 1, options: options).process([input])[0]
+        #expect(processInPlace(switched, input, block: 256).samples == unsnapped)
+        #expect(koe_set_snap_scale(nil, 0, 1, 1, 0, 440) == -1)
+    }
+
     @Test func resetStartsANewStreamWithTheSameSettings() throws {
         let input = Signals.speechLike(sampleRate: Int(sampleRate)).map(Float.init)
         let changer = try makeChanger()

@@ -33,8 +33,12 @@ the input does, and without the silence a plugin's latency would hold back the e
              (pyworld, no latency at all) is measured the same way and printed beside koe's figures: what the
              vocoder does alone.
 For each koe plugin:
-  controls   pitch, formant and gain_db at 0, -1, NaN and 1e9 on one input: no crash, finite samples, exact
-             length, and the same output as the value clamped to the port's range (NaN: the default).
+  controls   pitch, formant, gain_db, snap and vibrato_rate at 0, -1, NaN and 1e9 on one input: no crash, finite
+             samples, exact length, and the same output as the value clamped to the port's range (NaN: the default).
+  voice      every other voice port set at once (pitch_range, snap and its key, strength and speed, vibrato rate
+             and depth; then whisper): the output read the latency late is `koe convert --live` of the input as a
+             raw stream (a plugin's pitch range, like a pipe's, works around the running median) with the same
+             settings as flags, bit for bit in lv2apply (SNR >= 150 dB), the figure printed for sox.
 For every contender:
   realtime   the host run under Tests/Plugins/call_counter.c (LD_PRELOAD), which wraps the descriptor's run() and
              counts the heap and lock calls made under it, from any library, on a long input (the input,
@@ -42,7 +46,7 @@ For every contender:
              first second, or the first run() if it is given more). For koe, also `realtime from the start`:
              none at all, the first blocks included (issue 13's bar; Rubber Band's LADSPA plugin makes one heap
              call in its first run() under sox). And `koe-lv2 realtime, controls moving`: this script as the
-             host, moving pitch, formant and gain out of and back to identity while it plays: none either.
+             host, moving every control (snap and vibrato on and off included) while it plays: none either.
   contract   lv2info and analyseplugin see the URI, label, port symbols, ranges, order and the latency port
              (lv2:reportsLatency); the LV2 presets carry `koe presets`' pitch and formant ratios.
 For each koe plugin file:
@@ -87,6 +91,8 @@ LATENCY_TOLERANCE = 1          # frames: one lv2apply block (sox's are 32768; th
 MIN_ENGINE_SNR = 150           # dB: koe's plugins and `koe convert --live` run one engine, so the same samples
 RATIO_RANGE = (0.25, 4.0)      # koe's pitch and formant ports
 GAIN_RANGE = (-24.0, 24.0)     # koe's gain_db port
+SNAP_RANGE = (0, 14)           # koe's snap port: 0 off, then 1 + the scale's index in SCALES
+VIBRATO_RATE_RANGE = (0.0, 20.0)
 BAD_VALUES = ("0", "-1", "nan", "1e9")
 TRAILING_SILENCE = 1.0         # s after each input's speech
 MAX_PLUGIN_MB = 16             # each plugin file, MB of 2^20 bytes
@@ -154,7 +160,18 @@ class Contender:
         return GAIN_DB if self.is_koe else 0.0
 
 
-KOE_PORTS = [("pitch", 1), ("formant", 1), ("gain_db", 0)]
+# koe's input control ports in port order, with their defaults: sox takes values in this order.
+KOE_PORTS = [("pitch", 1), ("formant", 1), ("gain_db", 0), ("pitch_range", 1), ("whisper", 0), ("snap", 0),
+             ("snap_key", 0), ("snap_strength", 1), ("snap_speed", 0), ("vibrato_rate", 0), ("vibrato_depth", 50)]
+# What the `voice` check sets, and the flags that say the same to `koe convert --live`.
+SCALES = ["chromatic", "major", "minor", "dorian", "phrygian", "lydian", "mixolydian", "locrian", "harmonic-minor",
+          "melodic-minor", "major-pentatonic", "minor-pentatonic", "blues", "whole-tone"]
+KEYS = ["C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]
+VOICE_CONTROLS = [
+    {"pitch": 1.2, "pitch_range": 0.6, "snap": 1 + SCALES.index("minor"), "snap_key": KEYS.index("A"),
+     "snap_strength": 0.8, "snap_speed": 20, "vibrato_rate": 5.5, "vibrato_depth": 40},
+    {"pitch": 1.2, "whisper": 1},
+]
 RUBBERBAND_PORTS = [("cents", 0), ("semitones", 0), ("octaves", 0), ("crispness", 3), ("formant", 0), ("wetdry", 0)]
 
 CONTENDERS = [
@@ -455,7 +472,8 @@ class Session:
     def controls(self, contender, case):
         """Bad control values give the output of the value clamped to the port's range (NaN: the default)."""
         defaults = dict(KOE_PORTS)
-        ranges = {"pitch": RATIO_RANGE, "formant": RATIO_RANGE, "gain_db": GAIN_RANGE}
+        ranges = {"pitch": RATIO_RANGE, "formant": RATIO_RANGE, "gain_db": GAIN_RANGE, "snap": SNAP_RANGE,
+                  "vibrato_rate": VIBRATO_RATE_RANGE}
         references = {}
         checked = 0
         for symbol, (low, high) in ranges.items():
@@ -471,7 +489,29 @@ class Session:
                 check(np.array_equal(output, references[clamped]), f"{symbol} {text}: not the output of {symbol} {clamped}")
                 checked += 1
             references.clear()
-        return f"{checked} runs ({', '.join(BAD_VALUES)} on pitch, formant, gain_db): each the clamped value's output"
+        return f"{checked} runs ({', '.join(BAD_VALUES)} on {', '.join(ranges)}): each the clamped value's output"
+
+    def voice(self, contender, case):
+        """The voice ports beyond pitch give what `koe convert --live` gives with the same settings as flags."""
+        summaries = []
+        for index, controls in enumerate(VOICE_CONTROLS):
+            # A control port is a float: the CLI is given each value as the port holds it.
+            held = {symbol: float(np.float32(value)) for symbol, value in controls.items()}
+            # Through a pipe: a stream, like the plugin's, whose pitch range works around its running median (a file
+            # conversion takes the whole file's median first).
+            source, _ = soundfile.read(str(case.path), dtype="float32")
+            reference = np.frombuffer(subprocess.run(
+                [self.koe, "convert", "-", "-", "--type", "raw", "--rate", str(case.rate), "--encoding", "float",
+                 "--bits", "32", "--channels", "1", "--live", "--quiet", *voice_flags(held)],
+                input=source.tobytes(), capture_output=True, check=True).stdout, dtype=np.float32)
+            output = self.hosts.apply(contender, case.path, self.output(contender.name, "voice", str(index)), held)
+            check(np.isfinite(output).all() and len(output) == len(reference), f"{controls}: {len(output)} frames")
+            delay = self.expected_delay(contender, case.rate)
+            snr = engine_snr(reference, output[delay:])
+            summaries.append("bit for bit" if snr == float("inf") else f"SNR {snr:.1f} dB")
+            if contender.host == "lv2apply":
+                check(snr >= MIN_ENGINE_SNR, f"{' '.join(voice_flags(held))}: {summaries[-1]} against koe convert --live")
+        return f"{'; '.join(summaries)} against koe convert --live with the same flags ({len(VOICE_CONTROLS)} settings)"
 
     def long_input(self, case):
         """The input, then what makes DIO's bands busiest and quietest (full-scale white noise, a tone just under
@@ -538,6 +578,23 @@ class Session:
         return self.counted[contender.name]
 
 
+def voice_flags(controls):
+    """`koe convert` flags that say what the voice ports `controls` say."""
+    flags = ["--preset", "whisper"] if controls.get("whisper") else []
+    for symbol, flag in (("pitch", "--pitch"), ("formant", "--formant"), ("gain_db", "--gain"),
+                         ("pitch_range", "--pitch-range")):
+        if symbol in controls:
+            flags += [flag, repr(controls[symbol])]
+    if controls.get("snap"):
+        scale = SCALES[int(controls["snap"]) - 1]
+        flags += ["--snap", scale if scale == "chromatic" else f"{KEYS[int(controls.get('snap_key', 0))]}:{scale}",
+                  "--snap-strength", repr(controls.get("snap_strength", 1.0)),
+                  "--snap-speed", repr(controls.get("snap_speed", 0.0))]
+    if controls.get("vibrato_rate"):
+        flags += ["--vibrato", f"{controls['vibrato_rate']!r}:{controls.get('vibrato_depth', 50.0)!r}"]
+    return flags
+
+
 def read_counts(report, shared_object):
     """What call_counter.c wrote, by name; fails when it saw no run() of the plugin."""
     check(report.exists(), "the call counter wrote nothing: was it preloaded?")
@@ -546,9 +603,17 @@ def read_counts(report, shared_object):
     return counts
 
 
-# What `play_moving_controls` sets, and when: (seconds, pitch, formant, gain_db), out of and back to identity.
-MOVING_CONTROLS = [(0, 1.2, 1.0, 0), (1.0, 1.5, 1.3, -6), (1.5, 0.8, 0.9, 3), (2.0, 1.0, 1.0, 0), (2.5, 2.0, 1.2, -3),
-                   (3.0, 1.0, 1.0, 0)]
+# What `play_moving_controls` sets, and when (seconds): out of and back to identity, snap and vibrato on and off.
+MOVING_CONTROLS = [(0, {"pitch": 1.2}), (1.0, {"pitch": 1.5, "formant": 1.3, "gain_db": -6, "pitch_range": 0.5}),
+                   (1.5, {"pitch": 0.8, "formant": 0.9, "gain_db": 3, "snap": 3, "snap_key": 9, "vibrato_rate": 6}),
+                   (2.0, {"pitch": 1.0, "formant": 1.0, "gain_db": 0, "snap_strength": 0.5, "snap_speed": 50,
+                          "vibrato_depth": 100, "whisper": 1}),
+                   (2.5, {"pitch": 2.0, "formant": 1.2, "gain_db": -3, "snap": 0, "vibrato_rate": 0, "whisper": 0}),
+                   (3.0, {"pitch": 1.0, "pitch_range": 1.0, "snap": 14, "snap_key": 11}),
+                   (3.5, {"snap": 0})]
+# koe.lv2's control ports by index (the latency output is port 5).
+LV2_CONTROL_INDEX = {"pitch": 2, "formant": 3, "gain_db": 4, "latency": 5, "pitch_range": 6, "whisper": 7, "snap": 8,
+                     "snap_key": 9, "snap_strength": 10, "snap_speed": 11, "vibrato_rate": 12, "vibrato_depth": 13}
 MOVING_BLOCK = 256
 
 
@@ -566,15 +631,17 @@ def play_moving_controls(plugins, source):
                                                ctypes.cast(no_features, ctypes.c_void_p))
     check(instance, "koe.lv2 would not instantiate")
     ports = [np.zeros(MOVING_BLOCK, np.float32), np.zeros(MOVING_BLOCK, np.float32)]
-    controls = [np.zeros(1, np.float32) for _ in range(4)]  # pitch, formant, gain_db, latency
-    for index, buffer in enumerate(ports + controls):
+    defaults = dict(KOE_PORTS)
+    controls = {symbol: np.full(1, defaults.get(symbol, 0), np.float32) for symbol in LV2_CONTROL_INDEX}
+    for index, buffer in enumerate(ports):
         descriptor.contents.connect_port(instance, index, buffer.ctypes.data)
+    for symbol, buffer in controls.items():
+        descriptor.contents.connect_port(instance, LV2_CONTROL_INDEX[symbol], buffer.ctypes.data)
     descriptor.contents.activate(instance)
-    changes = {int(seconds * rate) // MOVING_BLOCK: values for seconds, *values in MOVING_CONTROLS}
+    changes = {int(seconds * rate) // MOVING_BLOCK: values for seconds, values in MOVING_CONTROLS}
     for block in range(len(samples) // MOVING_BLOCK):
-        if block in changes:
-            for buffer, value in zip(controls, changes[block]):
-                buffer[0] = value
+        for symbol, value in changes.get(block, {}).items():
+            controls[symbol][0] = value
         ports[0][:] = samples[block * MOVING_BLOCK:(block + 1) * MOVING_BLOCK]
         descriptor.contents.run(instance, MOVING_BLOCK)
     descriptor.contents.cleanup(instance)
@@ -595,11 +662,23 @@ def world_alone(source, rate):
 def contract_lv2(hosts, koe):
     _, _, ports, info = lv2_ports("urn:koe:voice", hosts.environment)
     by_symbol = {symbol: (classes, default, low, high) for symbol, classes, default, low, high in ports}
-    check([symbol for symbol, *_ in ports] == ["in", "out", "pitch", "formant", "gain_db", "latency"],
-          f"ports {[symbol for symbol, *_ in ports]}")
-    for symbol in ("pitch", "formant"):
-        check(by_symbol[symbol][1:] == (1.0, 0.25, 4.0), f"{symbol}: default, minimum, maximum {by_symbol[symbol][1:]}")
-    check(by_symbol["gain_db"][1:] == (0.0, -24.0, 24.0), f"gain_db: {by_symbol['gain_db'][1:]}")
+    symbols = ["in", "out", "pitch", "formant", "gain_db", "latency", "pitch_range", "whisper", "snap", "snap_key",
+               "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth"]
+    check([symbol for symbol, *_ in ports] == symbols, f"ports {[symbol for symbol, *_ in ports]}")
+    expected = {"pitch": (1.0, 0.25, 4.0), "formant": (1.0, 0.25, 4.0), "gain_db": (0.0, -24.0, 24.0),
+                "pitch_range": (1.0, 0.0, 4.0), "whisper": (0.0, 0.0, 1.0), "snap": (0.0, 0.0, 14.0),
+                "snap_key": (0.0, 0.0, 11.0), "snap_strength": (1.0, 0.0, 1.0), "snap_speed": (0.0, 0.0, 1000.0),
+                "vibrato_rate": (0.0, 0.0, 20.0), "vibrato_depth": (50.0, 0.0, 200.0)}
+    for symbol, values in expected.items():
+        check(by_symbol[symbol][1:] == values, f"{symbol}: default, minimum, maximum {by_symbol[symbol][1:]}")
+    check(dict(KOE_PORTS) == {symbol: values[0] for symbol, values in expected.items()}, "KOE_PORTS is not the ports' defaults")
+    check({"integer", "enumeration"} <= by_symbol["snap"][0] and {"integer", "enumeration"} <= by_symbol["snap_key"][0],
+          "snap and snap_key are not integer enumerations")
+    scale_points = re.findall(r'(\d+) = "([^"]+)"', info)
+    for value, label in enumerate(["off"] + SCALES):
+        check((str(value), label.replace("-", " ")) in scale_points, f"snap has no scale point {value} = {label}")
+    for value, label in enumerate(KEYS):
+        check((str(value), label) in scale_points, f"snap_key has no scale point {value} = {label}")
     check({"OutputPort", "ControlPort", "reportsLatency"} <= by_symbol["latency"][0], "latency: not a reportsLatency output")
     check(re.search(r"Has latency:\s+yes, reported by port 5", info), "lv2info does not see the latency port")
     check("lv2core#hardRTCapable" in info, "not declared hard real-time capable")
@@ -611,7 +690,8 @@ def contract_lv2(hosts, koe):
     for name, pitch, formant in presets:
         check(f"--pitch {pitch} --formant {formant}" in listed.get(name, ""),
               f"preset {name} ({pitch}, {formant}) is not koe's: {listed.get(name)}")
-    return f"ports in, out, pitch, formant, gain_db, latency (reportsLatency); hardRTCapable; presets {', '.join(p[0] for p in presets)} agree"
+    return (f"ports {', '.join(symbols)} (latency reportsLatency; snap and snap_key enumerations); hardRTCapable; "
+            f"presets {', '.join(p[0] for p in presets)} agree")
 
 
 def plugin_size(path):
@@ -625,10 +705,13 @@ def contract_ladspa(plugins):
     text = run(["analyseplugin", plugins.resolve() / "koe-ladspa.so"])
     check('Plugin Label: "koe_voice"' in text, "no label koe_voice")
     ports = re.findall(r'"([^"]+)" (input|output), (control|audio)', text)
-    check([name for name, *_ in ports] == ["pitch", "formant", "gain_db", "latency", "Input", "Output"], f"ports {ports}")
+    names = ["pitch", "formant", "gain_db", "latency", "Input", "Output"] + [symbol for symbol, _ in KOE_PORTS[3:]]
+    check([name for name, *_ in ports] == names, f"ports {ports}")
+    defaults = {name: float(value) for name, value in re.findall(r'"(\w+)" input, control, [^\n]*default ([-\d.]+)', text)}
+    check(defaults == {name: float(value) for name, value in KOE_PORTS}, f"defaults {defaults}")
     check(ports[3][1:] == ("output", "control"), "latency is not a control output")
     check("Environment: Normal or Hard Real-Time" in text, "not declared hard real-time capable")
-    return "label koe_voice; ports pitch, formant, gain_db, latency (control output), Input, Output; hard real-time"
+    return f"label koe_voice; ports {', '.join(names)} (latency a control output), defaults as koe.lv2's; hard real-time"
 
 
 def main():
@@ -676,6 +759,7 @@ def main():
     for contender in CONTENDERS:
         if contender.is_koe:
             session.attempt(f"{contender.name} controls", lambda: session.controls(contender, short_case))
+            session.attempt(f"{contender.name} voice", lambda: session.voice(contender, short_case))
         session.attempt(f"{contender.name} realtime", lambda: session.warm_realtime(contender, short_case, counter))
         if contender.is_koe:
             session.attempt(f"{contender.name} realtime from the start",

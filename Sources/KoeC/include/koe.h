@@ -91,6 +91,19 @@ int koe_set_limit(koe_changer *changer, int limit);
 int koe_set_snap(koe_changer *changer, const char *scale, double strength, double speed, double a4,
                  char *message, size_t message_size);
 
+/* The scales koe_set_snap_scale() takes, in the order of --snap's names (chromatic, major, minor, dorian, ...). */
+typedef enum koe_scale {
+    KOE_SNAP_OFF = -1,
+    KOE_SCALE_CHROMATIC, KOE_SCALE_MAJOR, KOE_SCALE_MINOR, KOE_SCALE_DORIAN, KOE_SCALE_PHRYGIAN, KOE_SCALE_LYDIAN,
+    KOE_SCALE_MIXOLYDIAN, KOE_SCALE_LOCRIAN, KOE_SCALE_HARMONIC_MINOR, KOE_SCALE_MELODIC_MINOR,
+    KOE_SCALE_MAJOR_PENTATONIC, KOE_SCALE_MINOR_PENTATONIC, KOE_SCALE_BLUES, KOE_SCALE_WHOLE_TONE
+} koe_scale;
+
+/* koe_set_snap() with the scale as numbers, for a host's control ports: `key` the tonic's pitch class (0 is C,
+ * 9 is A; taken modulo 12) and `scale` a koe_scale, KOE_SNAP_OFF turning it off; strength, speed and a4 as there.
+ * Allocates nothing. KOE_ERROR_ARGUMENT for a scale outside the list. */
+int koe_set_snap_scale(koe_changer *changer, int key, int scale, double strength, double speed, double a4);
+
 /* A sinusoidal vibrato on voiced frames: rate in Hz, depth in cents either way, clamped; rate 0 turns it off. */
 int koe_set_vibrato(koe_changer *changer, double rate, double depth);
 

@@ -1,16 +1,21 @@
 /* koe as a LADSPA plugin, label koe_voice: control ports pitch, formant, gain_db, then the output port
- * `latency` (the name sox's `ladspa -l` looks for to compensate), then mono audio in and out. */
+ * `latency` (the name sox's `ladspa -l` looks for to compensate), then mono audio in and out, then the other
+ * voice controls. Hosts such as sox take control values in port order: the first three stay where they were, and
+ * every later one has a default. */
 #include <stdlib.h>
 
 #include <ladspa.h>
 
 #include "../voice.h"
 
-enum { PORT_PITCH, PORT_FORMANT, PORT_GAIN_DB, PORT_LATENCY, PORT_INPUT, PORT_OUTPUT, PORT_COUNT };
+enum {
+    PORT_PITCH, PORT_FORMANT, PORT_GAIN_DB, PORT_LATENCY, PORT_INPUT, PORT_OUTPUT, PORT_PITCH_RANGE, PORT_WHISPER,
+    PORT_SNAP, PORT_SNAP_KEY, PORT_SNAP_STRENGTH, PORT_SNAP_SPEED, PORT_VIBRATO_RATE, PORT_VIBRATO_DEPTH, PORT_COUNT
+};
 
 typedef struct {
     koe_voice voice;
-    const LADSPA_Data *pitch, *formant, *gain_db;
+    koe_voice_ports controls;
     LADSPA_Data *latency;
     const LADSPA_Data *input;
     LADSPA_Data *output;
@@ -30,12 +35,20 @@ static LADSPA_Handle instantiate(const LADSPA_Descriptor *descriptor, unsigned l
 static void connect_port(LADSPA_Handle instance, unsigned long port, LADSPA_Data *data) {
     Plugin *plugin = instance;
     switch (port) {
-    case PORT_PITCH: plugin->pitch = data; break;
-    case PORT_FORMANT: plugin->formant = data; break;
-    case PORT_GAIN_DB: plugin->gain_db = data; break;
+    case PORT_PITCH: plugin->controls.pitch = data; break;
+    case PORT_FORMANT: plugin->controls.formant = data; break;
+    case PORT_GAIN_DB: plugin->controls.gain_db = data; break;
     case PORT_LATENCY: plugin->latency = data; break;
     case PORT_INPUT: plugin->input = data; break;
     case PORT_OUTPUT: plugin->output = data; break;
+    case PORT_PITCH_RANGE: plugin->controls.pitch_range = data; break;
+    case PORT_WHISPER: plugin->controls.whisper = data; break;
+    case PORT_SNAP: plugin->controls.snap = data; break;
+    case PORT_SNAP_KEY: plugin->controls.snap_key = data; break;
+    case PORT_SNAP_STRENGTH: plugin->controls.snap_strength = data; break;
+    case PORT_SNAP_SPEED: plugin->controls.snap_speed = data; break;
+    case PORT_VIBRATO_RATE: plugin->controls.vibrato_rate = data; break;
+    case PORT_VIBRATO_DEPTH: plugin->controls.vibrato_depth = data; break;
     }
 }
 
@@ -47,8 +60,7 @@ static void run(LADSPA_Handle instance, unsigned long frames) {
     Plugin *plugin = instance;
     if (plugin->latency) *plugin->latency = koe_voice_latency(&plugin->voice);
     if (!plugin->input || !plugin->output) return;
-    koe_voice_run(&plugin->voice, plugin->input, plugin->output, (uint32_t)frames, plugin->pitch, plugin->formant,
-                  plugin->gain_db);
+    koe_voice_run(&plugin->voice, plugin->input, plugin->output, (uint32_t)frames, &plugin->controls);
 }
 
 static void cleanup(LADSPA_Handle instance) {
@@ -64,10 +76,19 @@ static const LADSPA_PortDescriptor port_descriptors[PORT_COUNT] = {
     LADSPA_PORT_OUTPUT | LADSPA_PORT_CONTROL,
     LADSPA_PORT_INPUT | LADSPA_PORT_AUDIO,
     LADSPA_PORT_OUTPUT | LADSPA_PORT_AUDIO,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
 };
 
 static const char *const port_names[PORT_COUNT] = {
-    "pitch", "formant", "gain_db", "latency", "Input", "Output",
+    "pitch", "formant", "gain_db", "latency", "Input", "Output", "pitch_range", "whisper",
+    "snap", "snap_key", "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth",
 };
 
 static const LADSPA_PortRangeHint port_hints[PORT_COUNT] = {
@@ -79,6 +100,19 @@ static const LADSPA_PortRangeHint port_hints[PORT_COUNT] = {
     { 0, 0, 0 },
     { 0, 0, 0 },
     { 0, 0, 0 },
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_1, 0, KOE_RANGE_MAX },
+    { LADSPA_HINT_TOGGLED | LADSPA_HINT_DEFAULT_0, 0, 0 },
+    /* 0 off, then 1 + koe_scale: 1 chromatic, 2 major, 3 minor, ... 14 whole-tone. */
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_INTEGER | LADSPA_HINT_DEFAULT_0,
+      0, KOE_SNAP_PORT_MAX },
+    /* The tonic: 0 C, 1 C#, ... 9 A, ... 11 B. */
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_INTEGER | LADSPA_HINT_DEFAULT_0, 0, 11 },
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_1, 0, 1 },
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_0, 0, KOE_SNAP_SPEED_MAX },
+    /* 0 turns the vibrato off. */
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_0, 0, KOE_VIBRATO_RATE_MAX },
+    /* LOW, a quarter of the way up: KOE_VIBRATO_DEPTH_DEFAULT. */
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_LOW, 0, KOE_VIBRATO_DEPTH_MAX },
 };
 
 static const LADSPA_Descriptor descriptor = {
@@ -86,7 +120,7 @@ static const LADSPA_Descriptor descriptor = {
     .UniqueID = 0x4b6f65,
     .Label = "koe_voice",
     .Properties = LADSPA_PROPERTY_HARD_RT_CAPABLE, /* run() neither allocates nor locks (Tests/Plugins) */
-    .Name = "koe voice changer (pitch, formant)",
+    .Name = "koe voice changer (pitch, formant, snap, vibrato)",
     .Maker = "koe",
     .Copyright = "GPL-3.0-or-later",
     .PortCount = PORT_COUNT,

@@ -5,13 +5,16 @@
 
 #include "../voice.h"
 
-enum { PORT_INPUT, PORT_OUTPUT, PORT_PITCH, PORT_FORMANT, PORT_GAIN_DB, PORT_LATENCY };
+enum {
+    PORT_INPUT, PORT_OUTPUT, PORT_PITCH, PORT_FORMANT, PORT_GAIN_DB, PORT_LATENCY, PORT_PITCH_RANGE, PORT_WHISPER,
+    PORT_SNAP, PORT_SNAP_KEY, PORT_SNAP_STRENGTH, PORT_SNAP_SPEED, PORT_VIBRATO_RATE, PORT_VIBRATO_DEPTH
+};
 
 typedef struct {
     koe_voice voice;
     const float *input;
     float *output;
-    const float *pitch, *formant, *gain_db;
+    koe_voice_ports controls;
     float *latency;
 } Plugin;
 
@@ -32,10 +35,18 @@ static void connect_port(LV2_Handle instance, uint32_t port, void *data) {
     switch (port) {
     case PORT_INPUT: plugin->input = data; break;
     case PORT_OUTPUT: plugin->output = data; break;
-    case PORT_PITCH: plugin->pitch = data; break;
-    case PORT_FORMANT: plugin->formant = data; break;
-    case PORT_GAIN_DB: plugin->gain_db = data; break;
+    case PORT_PITCH: plugin->controls.pitch = data; break;
+    case PORT_FORMANT: plugin->controls.formant = data; break;
+    case PORT_GAIN_DB: plugin->controls.gain_db = data; break;
     case PORT_LATENCY: plugin->latency = data; break;
+    case PORT_PITCH_RANGE: plugin->controls.pitch_range = data; break;
+    case PORT_WHISPER: plugin->controls.whisper = data; break;
+    case PORT_SNAP: plugin->controls.snap = data; break;
+    case PORT_SNAP_KEY: plugin->controls.snap_key = data; break;
+    case PORT_SNAP_STRENGTH: plugin->controls.snap_strength = data; break;
+    case PORT_SNAP_SPEED: plugin->controls.snap_speed = data; break;
+    case PORT_VIBRATO_RATE: plugin->controls.vibrato_rate = data; break;
+    case PORT_VIBRATO_DEPTH: plugin->controls.vibrato_depth = data; break;
     }
 }
 
@@ -47,7 +58,7 @@ static void run(LV2_Handle instance, uint32_t frames) {
     Plugin *plugin = instance;
     if (plugin->latency) *plugin->latency = koe_voice_latency(&plugin->voice);
     if (!plugin->input || !plugin->output) return;
-    koe_voice_run(&plugin->voice, plugin->input, plugin->output, frames, plugin->pitch, plugin->formant, plugin->gain_db);
+    koe_voice_run(&plugin->voice, plugin->input, plugin->output, frames, &plugin->controls);
 }
 
 static void cleanup(LV2_Handle instance) {
