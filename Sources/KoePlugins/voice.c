@@ -3,23 +3,38 @@
 #include <math.h>
 #include <string.h>
 
-/* The changer's own defaults: what a port left unconnected, or sent NaN, stands for. */
-static const koe_voice_values defaults = {
-    .pitch = 1.0, .formant = 1.0, .gain_db = 0.0, .pitch_range = 1.0, .whisper = 0.0,
-    .snap = 0.0, .snap_key = 0.0, .snap_strength = 1.0, .snap_speed = 0.0,
-    .vibrato_rate = 0.0, .vibrato_depth = KOE_VIBRATO_DEPTH_DEFAULT,
+const koe_control_range koe_voice_ranges[KOE_CONTROL_COUNT] = {
+    [KOE_CONTROL_PITCH] = { KOE_RATIO_MIN, KOE_RATIO_MAX, 1.0, 0 },
+    [KOE_CONTROL_FORMANT] = { KOE_RATIO_MIN, KOE_RATIO_MAX, 1.0, 0 },
+    [KOE_CONTROL_GAIN_DB] = { KOE_GAIN_DB_MIN, KOE_GAIN_DB_MAX, 0.0, 0 },
+    [KOE_CONTROL_PITCH_RANGE] = { 0.0, KOE_RANGE_MAX, 1.0, 0 },
+    [KOE_CONTROL_WHISPER] = { 0.0, 1.0, 0.0, 1 },
+    [KOE_CONTROL_SNAP] = { 0.0, KOE_SNAP_PORT_MAX, 0.0, 1 },
+    [KOE_CONTROL_SNAP_KEY] = { 0.0, 11.0, 0.0, 1 },
+    [KOE_CONTROL_SNAP_STRENGTH] = { 0.0, 1.0, 1.0, 0 },
+    [KOE_CONTROL_SNAP_SPEED] = { 0.0, KOE_SNAP_SPEED_MAX, 0.0, 0 },
+    /* 0 turns the vibrato off. */
+    [KOE_CONTROL_VIBRATO_RATE] = { 0.0, KOE_VIBRATO_RATE_MAX, 0.0, 0 },
+    [KOE_CONTROL_VIBRATO_DEPTH] = { 0.0, KOE_VIBRATO_DEPTH_MAX, KOE_VIBRATO_DEPTH_DEFAULT, 0 },
 };
 
 int koe_voice_open(koe_voice *voice, double sample_rate) {
     int status = KOE_ERROR_ARGUMENT;
     voice->changer = koe_create((int)lround(sample_rate), 1, &status);
-    voice->given = defaults;
+    for (int control = 0; control < KOE_CONTROL_COUNT; ++control) {
+        voice->ports[control] = NULL;
+        voice->given[control] = koe_voice_ranges[control].fallback;
+    }
     return voice->changer ? KOE_OK : status;
 }
 
 void koe_voice_close(koe_voice *voice) {
     koe_destroy(voice->changer);
     voice->changer = NULL;
+}
+
+void koe_voice_connect(koe_voice *voice, koe_control control, const float *value) {
+    if (control >= 0 && control < KOE_CONTROL_COUNT) voice->ports[control] = value;
 }
 
 float koe_voice_latency(const koe_voice *voice) {
@@ -30,56 +45,54 @@ void koe_voice_reset(koe_voice *voice) {
     koe_reset(voice->changer);
 }
 
-/* A control value the port's range allows: NaN (and a missing port) is the default, the rest clamped. */
-static double clamped(const float *port, double min, double max, double fallback) {
-    if (!port || isnan(*port)) return fallback;
-    return fmin(fmax((double)*port, min), max);
+/* A control's value the port's range allows: NaN (and a missing port) is the default, the rest clamped, and an
+ * integer control's rounded (hosts may send any float). */
+static double control_value(const koe_voice *voice, koe_control control) {
+    const koe_control_range *range = &koe_voice_ranges[control];
+    const float *port = voice->ports[control];
+    if (!port || isnan(*port)) return range->fallback;
+    double value = fmin(fmax((double)*port, range->minimum), range->maximum);
+    return range->integer ? round(value) : value;
 }
 
-/* An integer port's value: hosts may send any float, so it is rounded after clamping. */
-static double whole(const float *port, double min, double max, double fallback) {
-    return round(clamped(port, min, max, fallback));
+/* Whether any of `controls` has moved from what the changer was given. */
+static int moved(const double *now, const double *given, const koe_control *controls, int count) {
+    for (int i = 0; i < count; ++i) {
+        if (now[controls[i]] != given[controls[i]]) return 1;
+    }
+    return 0;
 }
 
-/* The ports' values now, each within its range. */
-static koe_voice_values read_ports(const koe_voice_ports *ports) {
-    return (koe_voice_values){
-        .pitch = clamped(ports->pitch, KOE_RATIO_MIN, KOE_RATIO_MAX, defaults.pitch),
-        .formant = clamped(ports->formant, KOE_RATIO_MIN, KOE_RATIO_MAX, defaults.formant),
-        .gain_db = clamped(ports->gain_db, KOE_GAIN_DB_MIN, KOE_GAIN_DB_MAX, defaults.gain_db),
-        .pitch_range = clamped(ports->pitch_range, 0.0, KOE_RANGE_MAX, defaults.pitch_range),
-        .whisper = whole(ports->whisper, 0.0, 1.0, defaults.whisper),
-        .snap = whole(ports->snap, 0.0, KOE_SNAP_PORT_MAX, defaults.snap),
-        .snap_key = whole(ports->snap_key, 0.0, 11.0, defaults.snap_key),
-        .snap_strength = clamped(ports->snap_strength, 0.0, 1.0, defaults.snap_strength),
-        .snap_speed = clamped(ports->snap_speed, 0.0, KOE_SNAP_SPEED_MAX, defaults.snap_speed),
-        .vibrato_rate = clamped(ports->vibrato_rate, 0.0, KOE_VIBRATO_RATE_MAX, defaults.vibrato_rate),
-        .vibrato_depth = clamped(ports->vibrato_depth, 0.0, KOE_VIBRATO_DEPTH_MAX, defaults.vibrato_depth),
-    };
-}
+static const koe_control snap_controls[] = {
+    KOE_CONTROL_SNAP, KOE_CONTROL_SNAP_KEY, KOE_CONTROL_SNAP_STRENGTH, KOE_CONTROL_SNAP_SPEED,
+};
+static const koe_control vibrato_controls[] = { KOE_CONTROL_VIBRATO_RATE, KOE_CONTROL_VIBRATO_DEPTH };
 
 /* Hands the changer the values that moved since the last run(). */
-static void give(koe_voice *voice, const koe_voice_values *now) {
-    koe_voice_values *given = &voice->given;
+static void give(koe_voice *voice) {
+    double now[KOE_CONTROL_COUNT];
+    for (int control = 0; control < KOE_CONTROL_COUNT; ++control) now[control] = control_value(voice, control);
+    const double *given = voice->given;
     koe_changer *changer = voice->changer;
-    if (now->pitch != given->pitch) koe_set_pitch(changer, now->pitch);
-    if (now->formant != given->formant) koe_set_formant(changer, now->formant);
-    if (now->gain_db != given->gain_db) koe_set_gain_db(changer, now->gain_db);
-    if (now->pitch_range != given->pitch_range) koe_set_pitch_range(changer, now->pitch_range);
-    if (now->whisper != given->whisper) koe_set_whisper(changer, now->whisper != 0.0);
-    if (now->snap != given->snap || now->snap_key != given->snap_key || now->snap_strength != given->snap_strength
-        || now->snap_speed != given->snap_speed) {
-        koe_set_snap_scale(changer, (int)now->snap_key, (int)now->snap - 1, now->snap_strength, now->snap_speed, 440.0);
+    if (now[KOE_CONTROL_PITCH] != given[KOE_CONTROL_PITCH]) koe_set_pitch(changer, now[KOE_CONTROL_PITCH]);
+    if (now[KOE_CONTROL_FORMANT] != given[KOE_CONTROL_FORMANT]) koe_set_formant(changer, now[KOE_CONTROL_FORMANT]);
+    if (now[KOE_CONTROL_GAIN_DB] != given[KOE_CONTROL_GAIN_DB]) koe_set_gain_db(changer, now[KOE_CONTROL_GAIN_DB]);
+    if (now[KOE_CONTROL_PITCH_RANGE] != given[KOE_CONTROL_PITCH_RANGE]) {
+        koe_set_pitch_range(changer, now[KOE_CONTROL_PITCH_RANGE]);
     }
-    if (now->vibrato_rate != given->vibrato_rate || now->vibrato_depth != given->vibrato_depth) {
-        koe_set_vibrato(changer, now->vibrato_rate, now->vibrato_depth);
+    if (now[KOE_CONTROL_WHISPER] != given[KOE_CONTROL_WHISPER]) koe_set_whisper(changer, now[KOE_CONTROL_WHISPER] != 0.0);
+    if (moved(now, given, snap_controls, 4)) {
+        koe_set_snap_scale(changer, (int)now[KOE_CONTROL_SNAP_KEY], (int)now[KOE_CONTROL_SNAP] - 1,
+                           now[KOE_CONTROL_SNAP_STRENGTH], now[KOE_CONTROL_SNAP_SPEED], 440.0);
     }
-    *given = *now;
+    if (moved(now, given, vibrato_controls, 2)) {
+        koe_set_vibrato(changer, now[KOE_CONTROL_VIBRATO_RATE], now[KOE_CONTROL_VIBRATO_DEPTH]);
+    }
+    memcpy(voice->given, now, sizeof now);
 }
 
-void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames, const koe_voice_ports *ports) {
-    koe_voice_values now = read_ports(ports);
-    give(voice, &now);
+void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames) {
+    give(voice);
 
     /* The changer refuses non-finite samples; a host's NaN becomes silence, in the output buffer,
      * which the changer then processes in place. */

@@ -9,37 +9,48 @@
 
 #include "koe.h"
 
-/* The control ports' ranges and defaults, as the .ttl and the LADSPA descriptor declare them. */
+/* The control ports' ranges that a LADSPA descriptor's constant initializer needs too. */
 #define KOE_RATIO_MIN 0.25
 #define KOE_RATIO_MAX 4.0
 #define KOE_GAIN_DB_MIN -24.0
 #define KOE_GAIN_DB_MAX 24.0
 #define KOE_RANGE_MAX 4.0
-/* The snap port: 0 off, then 1 + each koe_scale (1 chromatic, 2 major, ... 14 whole-tone). */
 #define KOE_SNAP_PORT_MAX 14.0
 #define KOE_SNAP_SPEED_MAX 1000.0
 #define KOE_VIBRATO_RATE_MAX 20.0
 #define KOE_VIBRATO_DEPTH_MAX 200.0
 #define KOE_VIBRATO_DEPTH_DEFAULT 50.0
 
-/* Where a host put each control's value; NULL for a port not connected (its default is used). */
-typedef struct {
-    const float *pitch, *formant, *gain_db, *pitch_range, *whisper;
-    const float *snap, *snap_key, *snap_strength, *snap_speed;
-    const float *vibrato_rate, *vibrato_depth;
-} koe_voice_ports;
+/* The voice controls a plugin has, whatever its port indices. */
+typedef enum {
+    KOE_CONTROL_PITCH, KOE_CONTROL_FORMANT, KOE_CONTROL_GAIN_DB, KOE_CONTROL_PITCH_RANGE, KOE_CONTROL_WHISPER,
+    /* 0 off, then 1 + a koe_scale: 1 chromatic, 2 major, ... 14 whole-tone. */
+    KOE_CONTROL_SNAP,
+    KOE_CONTROL_SNAP_KEY, KOE_CONTROL_SNAP_STRENGTH, KOE_CONTROL_SNAP_SPEED, KOE_CONTROL_VIBRATO_RATE,
+    KOE_CONTROL_VIBRATO_DEPTH, KOE_CONTROL_COUNT,
+    /* A port that is not a voice control (audio, latency). */
+    KOE_NOT_A_CONTROL = -1
+} koe_control;
 
-/* The values the changer was last given, after clamping. */
+/* A control's range and default, as the .ttl and the LADSPA descriptor declare them (Tests/Plugins reads both);
+ * integer controls are rounded. */
 typedef struct {
-    double pitch, formant, gain_db, pitch_range, whisper;
-    double snap, snap_key, snap_strength, snap_speed;
-    double vibrato_rate, vibrato_depth;
-} koe_voice_values;
+    double minimum, maximum, fallback;
+    int integer;
+} koe_control_range;
+
+extern const koe_control_range koe_voice_ranges[KOE_CONTROL_COUNT];
 
 typedef struct {
     koe_changer *changer;
-    koe_voice_values given;
+    /* Where a host put each control's value; NULL for a port not connected (its default is used). */
+    const float *ports[KOE_CONTROL_COUNT];
+    /* The values the changer was last given, after clamping. */
+    double given[KOE_CONTROL_COUNT];
 } koe_voice;
+
+/* Connects a control port's value (connect_port); a port that is KOE_NOT_A_CONTROL is ignored. */
+void koe_voice_connect(koe_voice *voice, koe_control control, const float *value);
 
 /* Makes the changer for this sample rate; 0 on success, else a koe status. */
 int koe_voice_open(koe_voice *voice, double sample_rate);
@@ -51,8 +62,8 @@ float koe_voice_latency(const koe_voice *voice);
 /* Forgets the stream (activate). */
 void koe_voice_reset(koe_voice *voice);
 
-/* One run() of `frames` frames with the controls `ports` points at; `in` may equal `out`. Non-finite input samples
- * are taken as silence; if the changer refuses a block, the output is silence. */
-void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames, const koe_voice_ports *ports);
+/* One run() of `frames` frames with the controls' values now; `in` may equal `out`. Non-finite input samples are
+ * taken as silence; if the changer refuses a block, the output is silence. */
+void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames);
 
 #endif

@@ -7,14 +7,23 @@
 
 enum {
     PORT_INPUT, PORT_OUTPUT, PORT_PITCH, PORT_FORMANT, PORT_GAIN_DB, PORT_LATENCY, PORT_PITCH_RANGE, PORT_WHISPER,
-    PORT_SNAP, PORT_SNAP_KEY, PORT_SNAP_STRENGTH, PORT_SNAP_SPEED, PORT_VIBRATO_RATE, PORT_VIBRATO_DEPTH
+    PORT_SNAP, PORT_SNAP_KEY, PORT_SNAP_STRENGTH, PORT_SNAP_SPEED, PORT_VIBRATO_RATE, PORT_VIBRATO_DEPTH, PORT_COUNT
+};
+
+/* The voice control each port carries. */
+static const koe_control port_controls[PORT_COUNT] = {
+    [PORT_INPUT] = KOE_NOT_A_CONTROL, [PORT_OUTPUT] = KOE_NOT_A_CONTROL, [PORT_LATENCY] = KOE_NOT_A_CONTROL,
+    [PORT_PITCH] = KOE_CONTROL_PITCH, [PORT_FORMANT] = KOE_CONTROL_FORMANT, [PORT_GAIN_DB] = KOE_CONTROL_GAIN_DB,
+    [PORT_PITCH_RANGE] = KOE_CONTROL_PITCH_RANGE, [PORT_WHISPER] = KOE_CONTROL_WHISPER, [PORT_SNAP] = KOE_CONTROL_SNAP,
+    [PORT_SNAP_KEY] = KOE_CONTROL_SNAP_KEY, [PORT_SNAP_STRENGTH] = KOE_CONTROL_SNAP_STRENGTH,
+    [PORT_SNAP_SPEED] = KOE_CONTROL_SNAP_SPEED, [PORT_VIBRATO_RATE] = KOE_CONTROL_VIBRATO_RATE,
+    [PORT_VIBRATO_DEPTH] = KOE_CONTROL_VIBRATO_DEPTH,
 };
 
 typedef struct {
     koe_voice voice;
     const float *input;
     float *output;
-    koe_voice_ports controls;
     float *latency;
 } Plugin;
 
@@ -35,18 +44,9 @@ static void connect_port(LV2_Handle instance, uint32_t port, void *data) {
     switch (port) {
     case PORT_INPUT: plugin->input = data; break;
     case PORT_OUTPUT: plugin->output = data; break;
-    case PORT_PITCH: plugin->controls.pitch = data; break;
-    case PORT_FORMANT: plugin->controls.formant = data; break;
-    case PORT_GAIN_DB: plugin->controls.gain_db = data; break;
     case PORT_LATENCY: plugin->latency = data; break;
-    case PORT_PITCH_RANGE: plugin->controls.pitch_range = data; break;
-    case PORT_WHISPER: plugin->controls.whisper = data; break;
-    case PORT_SNAP: plugin->controls.snap = data; break;
-    case PORT_SNAP_KEY: plugin->controls.snap_key = data; break;
-    case PORT_SNAP_STRENGTH: plugin->controls.snap_strength = data; break;
-    case PORT_SNAP_SPEED: plugin->controls.snap_speed = data; break;
-    case PORT_VIBRATO_RATE: plugin->controls.vibrato_rate = data; break;
-    case PORT_VIBRATO_DEPTH: plugin->controls.vibrato_depth = data; break;
+    default:
+        if (port < PORT_COUNT) koe_voice_connect(&plugin->voice, port_controls[port], data);
     }
 }
 
@@ -58,7 +58,7 @@ static void run(LV2_Handle instance, uint32_t frames) {
     Plugin *plugin = instance;
     if (plugin->latency) *plugin->latency = koe_voice_latency(&plugin->voice);
     if (!plugin->input || !plugin->output) return;
-    koe_voice_run(&plugin->voice, plugin->input, plugin->output, frames, &plugin->controls);
+    koe_voice_run(&plugin->voice, plugin->input, plugin->output, frames);
 }
 
 static void cleanup(LV2_Handle instance) {
