@@ -11,11 +11,7 @@ extension Harvest {
         private let f0Ceil: Double
 
         private let filters: [HarvestFilterBank.Filter]
-        private let signalFFT: ForwardRealFFT
-        /// The filters' spectra kept by the bank, if it keeps them at this size; otherwise each is made when used.
-        private let filterSpectra: FilterSpectra?
-        private lazy var filterTransform = FilterTransform(fftSize: signalFFT.size)
-        private let inverseFFT: InverseRealFFT
+        private let bandPass: BandPass
         private var filtered: [Double]
         private let crossings: ZeroCrossings
         private var events: [EventIntervals]
@@ -31,22 +27,13 @@ extension Harvest {
             self.f0Floor = f0Floor
             self.f0Ceil = f0Ceil
             filters = filterBank.filters
-            let longestFilter = 2 * Int(2.0 * signal.sampleRate / filters[0].centre)
-            let fftSize = Matlab.suitableFFTSize(length + 5 + longestFilter)
-            signalFFT = ForwardRealFFT(size: fftSize)
-            filterSpectra = filterBank.spectra(fftSize: fftSize)
-            inverseFFT = InverseRealFFT(size: fftSize)
+            bandPass = BandPass(signal: signal, filterBank: filterBank)
             filtered = [Double](repeating: 0, count: length)
             crossings = ZeroCrossings(capacity: length)
             events = (0..<4).map { _ in EventIntervals(capacity: length) }
             difference = [Double](repeating: 0, count: length)
             interpolated = .allocate(capacity: 4 * frameTimes.count)
             interpolated.initialize(repeating: 0)
-
-            for i in 0..<length {
-                signalFFT.waveform[i] = signal.samples[i]
-            }
-            signalFFT.execute()
         }
 
         deinit {
@@ -58,7 +45,7 @@ extension Harvest {
             var raw = Matrix.zeros(rows: frameTimes.count, columns: filters.count)
             for (channel, filter) in filters.enumerated() {
                 let band = filter.centre
-                bandPass(channel: channel)
+                filtered.withUnsafeMutableBufferPointer { bandPass.filter(channel: channel, into: $0) }
                 findEventIntervals()
                 guard events.allSatisfy({ $0.count >= 3 }) else { continue }
                 interpolateEvents()
@@ -70,32 +57,6 @@ extension Harvest {
                 }
             }
             return raw
-        }
-
-        /// Convolves the signal with a channel's filter through the FFT and compensates the filter's delay.
-        private func bandPass(channel: Int) {
-            let filter = filters[channel]
-            multiplySpectra(by: filterSpectra?.spectrum(channel: channel) ?? filterTransform.spectrum(of: filter))
-            inverseFFT.execute()
-            let delay = filter.half + 1
-            for i in 0..<length {
-                filtered[i] = inverseFFT.waveform[i + delay]
-            }
-        }
-
-        /// Signal spectrum times filter spectrum into the inverse FFT's input. WORLD mirrors bins in place
-        /// while it multiplies, which leaves the two top bins both holding the Nyquist bin times the product
-        /// one below it; that is reproduced here so the filtered signals agree.
-        private func multiplySpectra(by filter: UnsafeBufferPointer<Complex>) {
-            let half = signalFFT.size / 2
-            let signal = signalFFT.spectrum
-            let product = inverseFFT.spectrum
-            for k in 0..<(half - 1) {
-                product[k] = signal[k] * filter[k]
-            }
-            let belowNyquist = signal[half - 1] * filter[half - 1]
-            product[half] = signal[half] * belowNyquist
-            product[half - 1] = product[half]
         }
 
         /// Falling and rising crossings of the filtered signal, then peaks and dips as the falling and rising
