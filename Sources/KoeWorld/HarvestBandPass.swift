@@ -29,7 +29,8 @@ extension Harvest {
             hop = fftSize - overlap
             bins = fftSize / 2 + 1
             quirk = NyquistQuirk(
-                samples: signal.samples, filters: filters, sampleRate: signal.sampleRate, outputScale: Double(fftSize))
+                samples: signal.samples, filters: filters, sampleRate: signal.sampleRate, outputScale: Double(fftSize),
+                longestSpan: hop)
             // The last output any channel needs is at WORLD's convolution index `half + length`.
             let blockCount = (filters[0].half + length) / hop + 1
             blockSpectra = .allocate(capacity: blockCount * bins)

@@ -13,13 +13,21 @@ extension Harvest {
         private let nyquistChanges: [Double]
         private let belowChanges: [Complex]
         private let rotation: Rotation
+        /// (-1)^j, and (-1)^j times the real and imaginary parts of e^(-2 pi i j / N), for j below the longest span
+        /// `apply` is given: its tone over any span is a combination of these three rows.
+        private let alternation: [Double]
+        private let alternatingCosines: [Double]
+        private let alternatingSines: [Double]
 
         /// `outputScale`: the block-wise filter's output where the convolution is 1 (WORLD's is N, its inverse FFT
         /// being unnormalised).
-        init(samples: [Double], filters: [HarvestFilterBank.Filter], sampleRate: Double, outputScale: Double) {
+        init(
+            samples: [Double], filters: [HarvestFilterBank.Filter], sampleRate: Double, outputScale: Double, longestSpan: Int
+        ) {
             let longestFilter = 2 * Int(2.0 * sampleRate / filters[0].centre)
             let fftSize = Matlab.suitableFFTSize(samples.count + 5 + longestFilter)
-            rotation = Rotation(period: fftSize)
+            let rotation = Rotation(period: fftSize)
+            self.rotation = rotation
             let scale = outputScale / Double(fftSize)
             let signal = rotation.topBins(of: samples, offset: 0)
             var nyquistChanges: [Double] = []
@@ -37,23 +45,34 @@ extension Harvest {
             }
             self.nyquistChanges = nyquistChanges
             self.belowChanges = belowChanges
+            let alternation = (0..<longestSpan).map { $0 & 1 == 0 ? 1.0 : -1.0 }
+            self.alternation = alternation
+            alternatingCosines = (0..<longestSpan).map { alternation[$0] * rotation.unit(at: $0).real }
+            alternatingSines = (0..<longestSpan).map { alternation[$0] * rotation.unit(at: $0).imag }
         }
 
         /// Adds the changed bins' contribution to `values`, WORLD's convolution of `channel` from index `first`
-        /// on. The rotation advances by one step a sample: over a block its rounding drifts by far less than the
-        /// contribution's own size.
+        /// on, at most `longestSpan` of them. With n = first + j, Re(b e^(-2 pi i n / N)) is Re(c e^(-2 pi i j / N))
+        /// for c = b e^(-2 pi i first / N), so each sample is a fixed combination of the rows, with no chain from
+        /// one sample to the next.
         func apply(channel: Int, first: Int, to values: UnsafeMutableBufferPointer<Double>) {
-            let a = nyquistChanges[channel]
+            precondition(values.count <= alternation.count, "span longer than the quirk's rows")
+            let sign = first & 1 == 0 ? 1.0 : -1.0
+            let start = rotation.unit(at: first)
             let b = belowChanges[channel]
-            var sign = first & 1 == 0 ? 1.0 : -1.0
-            var turn = rotation.unit(at: first)
-            let step = rotation.unit(at: 1)
-            for i in values.indices {
-                // b e^(-2 pi i n / N) takes the conjugate turn.
-                let real = b.real * turn.real + b.imag * turn.imag
-                values[i] += sign * (a + 2 * real)
-                sign = -sign
-                turn = turn * step
+            // c = b times the conjugate of e^(2 pi i first / N), doubled and signed with (-1)^first.
+            let real = 2 * sign * (b.real * start.real + b.imag * start.imag)
+            let imag = 2 * sign * (b.imag * start.real - b.real * start.imag)
+            let a = sign * nyquistChanges[channel]
+            alternation.withUnsafeBufferPointer { alternation in
+                alternatingCosines.withUnsafeBufferPointer { cosines in
+                    alternatingSines.withUnsafeBufferPointer { sines in
+                        // Re(c e^(-i x)) = c.real cos x + c.imag sin x.
+                        for j in 0..<values.count {
+                            values[j] += a * alternation[j] + real * cosines[j] + imag * sines[j]
+                        }
+                    }
+                }
             }
         }
     }
