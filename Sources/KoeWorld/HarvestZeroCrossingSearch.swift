@@ -18,6 +18,10 @@ extension Harvest {
         private var difference: [Double]
         /// The four kinds' rates on the frame grid, one kind after another.
         private let interpolated: UnsafeMutableBufferPointer<Double>
+        /// The candidates of up to `groupWidth` consecutive channels, channel after channel, written into the
+        /// frames x channels matrix together: one channel's column alone would touch a cache line a frame.
+        private let columnGroup: UnsafeMutableBufferPointer<Double>
+        private static let groupWidth = 8
 
         init(signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
             let length = signal.samples.count
@@ -34,29 +38,49 @@ extension Harvest {
             difference = [Double](repeating: 0, count: length)
             interpolated = .allocate(capacity: 4 * frameTimes.count)
             interpolated.initialize(repeating: 0)
+            columnGroup = .allocate(capacity: Self.groupWidth * frameTimes.count)
         }
 
         deinit {
             interpolated.deallocate()
+            columnGroup.deallocate()
         }
 
         /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
         func rawCandidates() -> Matrix {
             var raw = Matrix.zeros(rows: frameTimes.count, columns: filters.count)
-            for (channel, filter) in filters.enumerated() {
-                let band = filter.centre
-                filtered.withUnsafeMutableBufferPointer { bandPass.filter(channel: channel, into: $0) }
-                findEventIntervals()
-                guard events.allSatisfy({ $0.count >= 3 }) else { continue }
-                interpolateEvents()
+            let frames = frameTimes.count
+            for firstChannel in stride(from: 0, to: filters.count, by: Self.groupWidth) {
+                let width = min(Self.groupWidth, filters.count - firstChannel)
+                for member in 0..<width {
+                    let column = UnsafeMutableBufferPointer(rebasing: columnGroup[(member * frames)..<((member + 1) * frames)])
+                    candidates(channel: firstChannel + member, into: column)
+                }
                 let channels = filters.count
                 raw.storage.withUnsafeMutableBufferPointer { raw in
-                    for frame in 0..<frameTimes.count {
-                        raw[frame * channels + channel] = candidate(frame: frame, band: band)
+                    for frame in 0..<frames {
+                        for member in 0..<width {
+                            raw[frame * channels + firstChannel + member] = columnGroup[member * frames + frame]
+                        }
                     }
                 }
             }
             return raw
+        }
+
+        /// One channel's candidate at every frame.
+        private func candidates(channel: Int, into column: UnsafeMutableBufferPointer<Double>) {
+            filtered.withUnsafeMutableBufferPointer { bandPass.filter(channel: channel, into: $0) }
+            findEventIntervals()
+            guard events.allSatisfy({ $0.count >= 3 }) else {
+                column.update(repeating: 0)
+                return
+            }
+            interpolateEvents()
+            let band = filters[channel].centre
+            for frame in 0..<column.count {
+                column[frame] = candidate(frame: frame, band: band)
+            }
         }
 
         /// Falling and rising crossings of the filtered signal, then peaks and dips as the falling and rising
