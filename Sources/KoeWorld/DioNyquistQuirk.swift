@@ -25,15 +25,14 @@ extension Dio {
             rotation = Rotation(period: fftSize)
             let lowCut = ladder.lowCutTaps()
             let lowCutCentre = ladder.lowCutHalfLength
-            let signalNyquist = Self.transform(samples, offset: 0, atNyquistOf: fftSize, rotation: rotation)
-            let lowCutNyquist = Self.transform(lowCut, offset: -lowCutCentre, atNyquistOf: fftSize, rotation: rotation)
+            let signalNyquist = rotation.topBins(of: samples, offset: 0)
+            let lowCutNyquist = rotation.topBins(of: lowCut, offset: -lowCutCentre)
             let lowCutNyquistValue = signalNyquist.nyquist.real * lowCutNyquist.nyquist.real
             let lowCutBelow = signalNyquist.below * lowCutNyquist.below
             var nyquistChanges: [Double] = []
             var belowChanges: [Complex] = []
             for halfAverageLength in ladder.halfAverageLengths {
-                let window = Self.transform(
-                    Window.nuttall(length: 4 * halfAverageLength), offset: 0, atNyquistOf: fftSize, rotation: rotation)
+                let window = rotation.topBins(of: Window.nuttall(length: 4 * halfAverageLength), offset: 0)
                 let trueBelow = lowCutBelow * window.below
                 let trueNyquist = lowCutNyquistValue * window.nyquist.real
                 let written = Complex(lowCutNyquistValue * trueBelow.real, lowCutNyquistValue * trueBelow.imag)
@@ -43,24 +42,6 @@ extension Dio {
             self.nyquistChanges = nyquistChanges
             self.belowChanges = belowChanges
             delays = ladder.halfAverageLengths.map { 2 * $0 }
-        }
-
-        /// The real DFT of `values` (value k at index k + offset) at bins N/2 and N/2 - 1 of an N-point transform.
-        private static func transform(
-            _ values: [Double], offset: Int, atNyquistOf size: Int, rotation: Rotation
-        ) -> (nyquist: Complex, below: Complex) {
-            var nyquist = 0.0
-            var below = Complex.zero
-            for (k, value) in values.enumerated() {
-                let index = k + offset
-                let sign = index & 1 == 0 ? 1.0 : -1.0
-                // e^(-2 pi i (N/2 - 1) n / N) = (-1)^n e^(2 pi i n / N)
-                let turn = rotation.unit(at: index)
-                nyquist += sign * value
-                below.real += sign * value * turn.real
-                below.imag += sign * value * turn.imag
-            }
-            return (Complex(nyquist, 0), below)
         }
 
         /// Adds the changed bins' contribution, scaled as the overlap-save output is, to `values`, filtered samples
@@ -82,33 +63,5 @@ extension Dio {
                 turn = turn * step
             }
         }
-    }
-}
-
-/// e^(2 pi i n / period) for any integer n, from two small tables: accurate to rounding and cheap per call.
-private struct Rotation {
-    let period: Int
-    private let coarse: [Complex]
-    private let fine: [Complex]
-    private let fineCount: Int
-
-    init(period: Int) {
-        self.period = period
-        let fineCount = max(1, Int(Double(period).squareRoot()))
-        self.fineCount = fineCount
-        fine = (0..<fineCount).map { Rotation.exact($0, period: period) }
-        coarse = (0...(period / fineCount)).map { Rotation.exact($0 * fineCount, period: period) }
-    }
-
-    private static func exact(_ n: Int, period: Int) -> Complex {
-        let angle = 2.0 * Double.pi * Double(n) / Double(period)
-        return Complex(cos(angle), sin(angle))
-    }
-
-    func unit(at n: Int) -> Complex {
-        let wrapped = ((n % period) + period) % period
-        let high = coarse[wrapped / fineCount]
-        let low = fine[wrapped % fineCount]
-        return high * low
     }
 }

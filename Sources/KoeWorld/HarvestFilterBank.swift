@@ -1,10 +1,9 @@
 import Glibc
 import KoeDSP
-import Synchronization
 
-/// Harvest's band-pass channels and their spectra. Both depend only on the analysis rate and the channel
-/// centres, so one bank serves every estimate a Harvest makes: a streamed analysis runs Harvest block after
-/// block at one FFT size, and would otherwise transform the same filters again for every block.
+/// Harvest's band-pass channels and their spectra at the one FFT size the channels are filtered with, block by
+/// block, whatever the signal's length. Both depend only on the analysis rate and the channel centres, so one bank
+/// serves every estimate a Harvest makes.
 final class HarvestFilterBank: Sendable {
     /// One channel: a Nuttall-windowed cosine at the channel's centre, two periods each side.
     struct Filter: Sendable {
@@ -21,27 +20,15 @@ final class HarvestFilterBank: Sendable {
         }
     }
 
-    /// Largest set of spectra kept, in bytes: about 20 MB hold 151 channels (WORLD's default F0 range) at
-    /// the 16384 points a 1 s block with its context needs. Longer signals transform each filter when used.
-    static let spectraBudget = 32 << 20
-
+    /// Centres ascending, so the first filter is the longest.
     let filters: [Filter]
-    private let kept = Mutex<FilterSpectra?>(nil)
+    /// Every filter's spectrum at the block FFT size: about eight times the longest filter (4096 points at WORLD's
+    /// default floor), where the cost a sample of overlap-save is least and a block's spectra stay in cache.
+    let spectra: FilterSpectra
 
     init(centres: [Double], sampleRate: Double) {
         filters = centres.map { Filter(centre: $0, sampleRate: sampleRate) }
-    }
-
-    /// Every filter's spectrum at `fftSize` points, made on first use and kept while that size is asked
-    /// for; nil when they would not fit in `spectraBudget`.
-    func spectra(fftSize: Int) -> FilterSpectra? {
-        guard filters.count * (fftSize / 2 + 1) * MemoryLayout<Complex>.stride <= Self.spectraBudget else { return nil }
-        return kept.withLock { kept in
-            if let kept, kept.fftSize == fftSize { return kept }
-            let made = FilterSpectra(filters: filters, fftSize: fftSize)
-            kept = made
-            return made
-        }
+        spectra = FilterSpectra(filters: filters, fftSize: Matlab.suitableFFTSize(8 * filters[0].taps.count))
     }
 }
 
@@ -54,11 +41,14 @@ final class FilterSpectra: @unchecked Sendable {
     init(filters: [HarvestFilterBank.Filter], fftSize: Int) {
         self.fftSize = fftSize
         bins = .allocate(capacity: filters.count * (fftSize / 2 + 1))
-        let transform = FilterTransform(fftSize: fftSize)
+        let fft = ForwardRealFFT(size: fftSize)
         for (channel, filter) in filters.enumerated() {
-            let spectrum = transform.spectrum(of: filter)
-            _ = UnsafeMutableBufferPointer(rebasing: bins[(channel * spectrum.count)..<((channel + 1) * spectrum.count)])
-                .initialize(fromContentsOf: spectrum)
+            for i in 0..<fftSize {
+                fft.waveform[i] = i < filter.taps.count ? filter.taps[i] : 0
+            }
+            fft.execute()
+            _ = UnsafeMutableBufferPointer(rebasing: bins[(channel * binsPerChannel)..<((channel + 1) * binsPerChannel)])
+                .initialize(fromContentsOf: fft.spectrum)
         }
     }
 
@@ -68,30 +58,5 @@ final class FilterSpectra: @unchecked Sendable {
 
     func spectrum(channel: Int) -> UnsafeBufferPointer<Complex> {
         UnsafeBufferPointer(rebasing: bins[(channel * binsPerChannel)..<((channel + 1) * binsPerChannel)])
-    }
-}
-
-/// A filter's spectrum at one FFT size: its taps, zero-padded.
-final class FilterTransform {
-    private let fft: ForwardRealFFT
-    /// Length of the filter last written; the rest of the input is zero.
-    private var taps = 0
-
-    init(fftSize: Int) {
-        fft = ForwardRealFFT(size: fftSize)
-    }
-
-    /// Valid until the next call.
-    func spectrum(of filter: HarvestFilterBank.Filter) -> UnsafeBufferPointer<Complex> {
-        for i in 0..<filter.taps.count {
-            fft.waveform[i] = filter.taps[i]
-        }
-        // The forward transform keeps its input, so only the taps of a longer previous filter need clearing.
-        for i in filter.taps.count..<max(filter.taps.count, taps) {
-            fft.waveform[i] = 0
-        }
-        taps = filter.taps.count
-        fft.execute()
-        return UnsafeBufferPointer(fft.spectrum)
     }
 }

@@ -11,17 +11,17 @@ extension Harvest {
         private let f0Ceil: Double
 
         private let filters: [HarvestFilterBank.Filter]
-        private let signalFFT: ForwardRealFFT
-        /// The filters' spectra kept by the bank, if it keeps them at this size; otherwise each is made when used.
-        private let filterSpectra: FilterSpectra?
-        private lazy var filterTransform = FilterTransform(fftSize: signalFFT.size)
-        private let inverseFFT: InverseRealFFT
+        private let bandPass: BandPass
         private var filtered: [Double]
         private let crossings: ZeroCrossings
         private var events: [EventIntervals]
         private var difference: [Double]
         /// The four kinds' rates on the frame grid, one kind after another.
         private let interpolated: UnsafeMutableBufferPointer<Double>
+        /// The candidates of up to `groupWidth` consecutive channels, channel after channel, written into the
+        /// frames x channels matrix together: one channel's column alone would touch a cache line a frame.
+        private let columnGroup: UnsafeMutableBufferPointer<Double>
+        private static let groupWidth = 8
 
         init(signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
             let length = signal.samples.count
@@ -31,71 +31,56 @@ extension Harvest {
             self.f0Floor = f0Floor
             self.f0Ceil = f0Ceil
             filters = filterBank.filters
-            let longestFilter = 2 * Int(2.0 * signal.sampleRate / filters[0].centre)
-            let fftSize = Matlab.suitableFFTSize(length + 5 + longestFilter)
-            signalFFT = ForwardRealFFT(size: fftSize)
-            filterSpectra = filterBank.spectra(fftSize: fftSize)
-            inverseFFT = InverseRealFFT(size: fftSize)
+            bandPass = BandPass(signal: signal, filterBank: filterBank)
             filtered = [Double](repeating: 0, count: length)
             crossings = ZeroCrossings(capacity: length)
             events = (0..<4).map { _ in EventIntervals(capacity: length) }
             difference = [Double](repeating: 0, count: length)
             interpolated = .allocate(capacity: 4 * frameTimes.count)
             interpolated.initialize(repeating: 0)
-
-            for i in 0..<length {
-                signalFFT.waveform[i] = signal.samples[i]
-            }
-            signalFFT.execute()
+            columnGroup = .allocate(capacity: Self.groupWidth * frameTimes.count)
         }
 
         deinit {
             interpolated.deallocate()
+            columnGroup.deallocate()
         }
 
         /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
         func rawCandidates() -> Matrix {
             var raw = Matrix.zeros(rows: frameTimes.count, columns: filters.count)
-            for (channel, filter) in filters.enumerated() {
-                let band = filter.centre
-                bandPass(channel: channel)
-                findEventIntervals()
-                guard events.allSatisfy({ $0.count >= 3 }) else { continue }
-                interpolateEvents()
+            let frames = frameTimes.count
+            for firstChannel in stride(from: 0, to: filters.count, by: Self.groupWidth) {
+                let width = min(Self.groupWidth, filters.count - firstChannel)
+                for member in 0..<width {
+                    let column = UnsafeMutableBufferPointer(rebasing: columnGroup[(member * frames)..<((member + 1) * frames)])
+                    candidates(channel: firstChannel + member, into: column)
+                }
                 let channels = filters.count
                 raw.storage.withUnsafeMutableBufferPointer { raw in
-                    for frame in 0..<frameTimes.count {
-                        raw[frame * channels + channel] = candidate(frame: frame, band: band)
+                    for frame in 0..<frames {
+                        for member in 0..<width {
+                            raw[frame * channels + firstChannel + member] = columnGroup[member * frames + frame]
+                        }
                     }
                 }
             }
             return raw
         }
 
-        /// Convolves the signal with a channel's filter through the FFT and compensates the filter's delay.
-        private func bandPass(channel: Int) {
-            let filter = filters[channel]
-            multiplySpectra(by: filterSpectra?.spectrum(channel: channel) ?? filterTransform.spectrum(of: filter))
-            inverseFFT.execute()
-            let delay = filter.half + 1
-            for i in 0..<length {
-                filtered[i] = inverseFFT.waveform[i + delay]
+        /// One channel's candidate at every frame.
+        private func candidates(channel: Int, into column: UnsafeMutableBufferPointer<Double>) {
+            filtered.withUnsafeMutableBufferPointer { bandPass.filter(channel: channel, into: $0) }
+            findEventIntervals()
+            guard events.allSatisfy({ $0.count >= 3 }) else {
+                column.update(repeating: 0)
+                return
             }
-        }
-
-        /// Signal spectrum times filter spectrum into the inverse FFT's input. WORLD mirrors bins in place
-        /// while it multiplies, which leaves the two top bins both holding the Nyquist bin times the product
-        /// one below it; that is reproduced here so the filtered signals agree.
-        private func multiplySpectra(by filter: UnsafeBufferPointer<Complex>) {
-            let half = signalFFT.size / 2
-            let signal = signalFFT.spectrum
-            let product = inverseFFT.spectrum
-            for k in 0..<(half - 1) {
-                product[k] = signal[k] * filter[k]
+            interpolateEvents()
+            let band = filters[channel].centre
+            for frame in 0..<column.count {
+                column[frame] = candidate(frame: frame, band: band)
             }
-            let belowNyquist = signal[half - 1] * filter[half - 1]
-            product[half] = signal[half] * belowNyquist
-            product[half - 1] = product[half]
         }
 
         /// Falling and rising crossings of the filtered signal, then peaks and dips as the falling and rising

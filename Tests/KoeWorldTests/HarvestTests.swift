@@ -84,7 +84,7 @@ import TestSupport
     /// One Harvest keeps its band filters' spectra between estimates; signals of other lengths (other FFT
     /// sizes, some too large to keep) in between must not change what it finds.
     @Test func reusedHarvestMatchesAFreshOne() throws {
-        // At 8 kHz these take FFTs of 16384 (spectra kept), 4096 (kept) and 32768 points (too large to keep).
+        // At 8 kHz these are filtered in three, one and five blocks of the bank's one FFT size.
         let signals = [
             Signals.vowel(f0: 150, sampleRate: 8000, duration: 1.0),
             Signals.vowel(f0: 230, sampleRate: 8000, duration: 0.3),
