@@ -8,7 +8,9 @@ extension Dio {
     /// 1. a frame DIO voices stays voiced at DIO's F0, unless it would start a run on input that is not even
     ///    weakly periodic while the run has no credit (DIO also voices stretches of background noise);
     /// 2. a frame after a voiced one continues the run at the band candidate nearest the last F0, within DIO's
-    ///    allowed range, if the input is clearly periodic there or the run still has credit;
+    ///    allowed range, if the input is clearly periodic there or the run still has credit; the run follows that
+    ///    candidate, and the frame's F0 is the steadiest (lowest score) of the candidates within the allowed range
+    ///    of it, as DIO itself prefers among bands that agree (the nearest is often a weaker band's, off by 1-3 %);
     /// 3. failing that, the run holds the last F0 if the input is clearly periodic at it;
     /// 4. a frame after an unvoiced one starts a run at DIO's best candidate if that is steady (a low score) and
     ///    the input clearly periodic at it.
@@ -47,36 +49,39 @@ extension Dio {
             frameCount: Int?, periodicity: (Double) -> Double
         ) -> Double {
             let inMargin = frame < margin || frameCount.map { frame >= $0 - margin } ?? false
-            let f0 = inMargin ? dio : decided(dio: dio, candidates: candidates, scores: scores, periodicity: periodicity)
+            let (f0, followed) = inMargin
+                ? (dio, dio) : decided(dio: dio, candidates: candidates, scores: scores, periodicity: periodicity)
             if f0 == 0 {
                 credit = max(0, credit - 1)
             }
-            last = f0
+            last = followed
             return f0
         }
 
+        /// The frame's F0, and the F0 the run follows from it (the same but in step 2).
         private mutating func decided(
             dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>,
             periodicity: (Double) -> Double
-        ) -> Double {
+        ) -> (f0: Double, followed: Double) {
             if dio > 0 {
                 let correlation = periodicity(dio)
-                guard last > 0 || credit > 0 || correlation >= Self.weaklyPeriodic else { return 0 }
+                guard last > 0 || credit > 0 || correlation >= Self.weaklyPeriodic else { return (0, 0) }
                 weigh(correlation)
                 if correlation >= Self.weaklyPeriodic {
                     credit = max(credit, Self.creditFrames / 2)
                 }
-                return dio
+                return (dio, dio)
             }
             if last > 0 {
                 if let next = nearest(to: last, in: candidates) {
                     let correlation = periodicity(next)
                     if correlation >= Self.clearlyPeriodic || credit > 0 {
                         weigh(correlation)
-                        return next
+                        return (steadiest(near: next, in: candidates, scores: scores), next)
                     }
                 }
-                return periodicity(last) >= Self.clearlyPeriodic ? last : 0
+                let held = periodicity(last) >= Self.clearlyPeriodic ? last : 0
+                return (held, held)
             }
             var best = 0
             for band in 1..<candidates.count where scores[band] < scores[best] {
@@ -84,9 +89,9 @@ extension Dio {
             }
             guard candidates[best] > 0, scores[best] <= Self.steadyScore,
                   periodicity(candidates[best]) >= Self.clearlyPeriodic
-            else { return 0 }
+            else { return (0, 0) }
             credit = Self.creditFrames
-            return candidates[best]
+            return (candidates[best], candidates[best])
         }
 
         /// Renews the credit on a clearly periodic frame; spends a frame of it on one not even weakly periodic.
@@ -96,6 +101,20 @@ extension Dio {
             } else if correlation < Self.weaklyPeriodic {
                 credit = max(0, credit - 1)
             }
+        }
+
+        /// The candidate with the lowest score within the allowed range of `f0`, itself a candidate.
+        private func steadiest(
+            near f0: Double, in candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>
+        ) -> Double {
+            var steadiest = f0
+            var lowest = Double.infinity
+            for band in candidates.indices
+            where candidates[band] > 0 && abs(candidates[band] / f0 - 1) <= allowedRange && scores[band] < lowest {
+                lowest = scores[band]
+                steadiest = candidates[band]
+            }
+            return steadiest
         }
 
         /// The candidate nearest `f0`, if within the allowed range of it.

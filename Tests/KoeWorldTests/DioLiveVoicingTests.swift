@@ -76,6 +76,17 @@ import TestSupport
         #expect(f0[3] == 0)
     }
 
+    /// A continued frame takes the steadiest candidate within the allowed range of the nearest one, as DIO picks
+    /// among agreeing bands, while the run goes on from the nearest: 80.5 Hz is within range of 89 but not of 93.
+    @Test func continuesAtTheNearestCandidateButGivesTheSteadiest() {
+        var agreeing = weak(0)
+        agreeing.candidates = [89, 93, 0]
+        agreeing.scores = [0.3, 0.1, 1]
+        let f0 = decide([clear(90), clear(90), agreeing, weak(80.5)])
+        #expect(f0[2] == 93)
+        #expect(f0[3] == 80.5)
+    }
+
     /// Where no band follows the run but the input is clearly periodic at its last F0, the run holds that F0.
     @Test func holdsTheLastF0OnClearlyPeriodicInputWithoutACandidate() {
         let silentBands = Frame(dio: 0, candidates: [0, 0, 0], scores: [1, 1, 1], correlation: 0.9)
