@@ -101,7 +101,7 @@ import Testing
         options.lookAhead = lookAhead
         options.release = 0.002  // short, so the gain often returns to 1 between bursts
         for seed in 1...6 as ClosedRange<UInt64> {
-            var random = SplitMix(seed: seed)
+            var random = SeededRandom(seed: seed)
             let ceiling = [1, 0.8, 32767.0 / 32768][Int(seed) % 3]
             let signal = Self.signal(count: 60000, ceiling: ceiling, random: &random)
             let limiter = try Limiter(sampleRate: sampleRate, ceiling: ceiling, options: options)
@@ -145,7 +145,7 @@ import Testing
     }
 
     /// Stretches of silence, quiet noise, a sine touching the ceiling, loud noise and lone spikes.
-    private static func signal(count: Int, ceiling: Double, random: inout SplitMix) -> [Double] {
+    private static func signal(count: Int, ceiling: Double, random: inout SeededRandom) -> [Double] {
         var signal: [Double] = []
         while signal.count < count {
             let length = 1 + Int(random.next() % 3000)
@@ -163,28 +163,6 @@ import Testing
             }
         }
         return Array(signal.prefix(count))
-    }
-}
-
-/// A seeded generator, so each case is reproducible.
-private struct SplitMix: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [-1, 1).
-    mutating func unit() -> Double {
-        Double(next() >> 11) / Double(1 << 52) - 1
     }
 }
 

@@ -94,7 +94,7 @@ import TestSupport
     }
 
     @Test func smoothingGivesWorldsValuesExactly() {
-        var random = SplitMix(state: 11)
+        var random = SeededRandom(seed: 11)
         var f0: [Double] = []
         // Sections of 1 to 900 frames, at the ends too, between gaps of 0 to 700 frames.
         f0 += (0..<40).map { _ in Double.random(in: 100...300, using: &random) }
@@ -104,18 +104,5 @@ import TestSupport
             f0 += (0..<Int.random(in: 1...900, using: &random)).map { _ in level * Double.random(in: 0.9...1.1, using: &random) }
         }
         #expect(Harvest.smoothed(f0) == worldSmoothed(f0))
-    }
-}
-
-/// A small seeded generator, so the test contour is the same on every run.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
