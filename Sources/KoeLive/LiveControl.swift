@@ -7,7 +7,7 @@ import Koe
 /// the socket between its other chores and hands the ratios to the audio thread through `LiveEngine`'s atomics.
 package final class LiveControl {
     /// The settings a line can change.
-    package static let keys = ["pitch", "formant"]
+    package static let keys = ["pitch", "formant", "semitones", "gain"]
 
     private let path: String
     private let socket: Int32
@@ -53,9 +53,9 @@ package final class LiveControl {
             let reply: String
             if let line = Self.readLine(connection) {
                 do {
-                    let (pitch, formant) = try Self.parse(line)
-                    engine.request(pitch: pitch, formant: formant)
-                    reply = "pitch \(engine.pitch) formant \(engine.formant)"
+                    let request = try Self.parse(line)
+                    engine.request(pitch: request.pitch, formant: request.formant, gainDB: request.gainDB)
+                    reply = "pitch \(engine.pitch) formant \(engine.formant) gain \(engine.gainDB)"
                 } catch {
                     reply = "error: \(error)"
                 }
@@ -88,24 +88,54 @@ package final class LiveControl {
         return reply
     }
 
-    /// `pitch=R formant=R` (either or both, in any order): the ratios, checked against `VoiceSettings.ratioRange`.
-    package static func parse(_ line: String) throws(KoeError) -> (pitch: Double?, formant: Double?) {
-        var pitch: Double?, formant: Double?
+    /// What one `--set` line asks for: any of the pitch and formant ratios and the gain in dB.
+    package struct Request: Equatable {
+        package var pitch: Double?
+        package var formant: Double?
+        package var gainDB: Double?
+    }
+
+    /// `pitch=R formant=R semitones=N gain=DB` (any of them, in any order; `semitones` is the pitch as a shift):
+    /// checked against `VoiceSettings.ratioRange` and `EqualizerBand.gainRange`.
+    package static func parse(_ line: String) throws(KoeError) -> Request {
+        var request = Request()
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-        guard !words.isEmpty else { throw KoeError.invalidArgument("nothing to set: give pitch=R and/or formant=R") }
-        let range = VoiceSettings.ratioRange
+        guard !words.isEmpty else { throw KoeError.invalidArgument("nothing to set: give \(Self.usage)") }
+        let ratios = VoiceSettings.ratioRange
         for word in words {
             let parts = word.split(separator: "=", maxSplits: 1)
             guard parts.count == 2, keys.contains(String(parts[0])) else {
-                throw KoeError.invalidArgument("'\(word)' is not pitch=R or formant=R")
+                throw KoeError.invalidArgument("'\(word)' is not one of \(Self.usage)")
             }
-            guard let value = Double(parts[1]), value.isFinite, range.contains(value) else {
-                throw KoeError.invalidArgument("\(parts[0]) must be a ratio from \(range.lowerBound) to \(range.upperBound): '\(parts[1])'")
+            guard let value = Double(parts[1]), value.isFinite else {
+                throw KoeError.invalidArgument("\(parts[0]) must be a number: '\(parts[1])'")
             }
-            if parts[0] == "pitch" { pitch = value } else { formant = value }
+            switch parts[0] {
+            case "gain":
+                let range = EqualizerBand.gainRange
+                guard range.contains(value) else {
+                    throw KoeError.invalidArgument("gain must be from \(range.lowerBound) to \(range.upperBound) dB: '\(parts[1])'")
+                }
+                request.gainDB = value
+            case "semitones":
+                let ratio = exp2(value / 12)
+                guard ratios.contains(ratio) else {
+                    let limit = 12 * log2(ratios.upperBound)
+                    throw KoeError.invalidArgument("semitones must be from \(-limit) to \(limit): '\(parts[1])'")
+                }
+                request.pitch = ratio
+            default:
+                guard ratios.contains(value) else {
+                    throw KoeError.invalidArgument("\(parts[0]) must be a ratio from \(ratios.lowerBound) to \(ratios.upperBound): '\(parts[1])'")
+                }
+                if parts[0] == "pitch" { request.pitch = value } else { request.formant = value }
+            }
         }
-        return (pitch, formant)
+        return request
     }
+
+    /// The settings `--set` takes, as its messages name them.
+    package static let usage = "pitch=R, formant=R, semitones=N, gain=DB"
 
     private static func path(for nodeName: String) throws(KoeError) -> String {
         guard let directory = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !directory.isEmpty else {

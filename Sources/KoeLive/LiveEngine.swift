@@ -7,9 +7,11 @@ import Synchronization
 /// locks here; the changer's own real-time behaviour is `VoiceChanger`'s (see its documentation).
 package final class LiveEngine {
     package let changer: VoiceChanger
-    /// The pitch and formant ratios asked for, as Double bit patterns; the callback hands them to the changer.
+    /// The pitch and formant ratios and the gain in dB asked for, as Double bit patterns; the callback hands them
+    /// to the changer.
     package let requestedPitch: Atomic<UInt64>
     package let requestedFormant: Atomic<UInt64>
+    package let requestedGain: Atomic<UInt64>
     /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
     package let inputPeak = Atomic<UInt32>(0)
     package let outputPeak = Atomic<UInt32>(0)
@@ -25,6 +27,7 @@ package final class LiveEngine {
         self.changer = changer
         requestedPitch = Atomic(changer.voice.pitch.bitPattern)
         requestedFormant = Atomic(changer.voice.formant.bitPattern)
+        requestedGain = Atomic(changer.gainDB.bitPattern)
     }
 
     deinit {
@@ -34,12 +37,15 @@ package final class LiveEngine {
 
     package var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
     package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
+    package var gainDB: Double { Double(bitPattern: requestedGain.load(ordering: .relaxed)) }
 
-    /// Asks for these ratios, clamped to `VoiceSettings.ratioRange`; from any thread but the callback's.
-    package func request(pitch: Double? = nil, formant: Double? = nil) {
-        let range = VoiceSettings.ratioRange
-        if let pitch { requestedPitch.store(min(max(pitch, range.lowerBound), range.upperBound).bitPattern, ordering: .relaxed) }
-        if let formant { requestedFormant.store(min(max(formant, range.lowerBound), range.upperBound).bitPattern, ordering: .relaxed) }
+    /// Asks for these ratios, clamped to `VoiceSettings.ratioRange`, and this gain, clamped to
+    /// `EqualizerBand.gainRange`; from any thread but the callback's.
+    package func request(pitch: Double? = nil, formant: Double? = nil, gainDB: Double? = nil) {
+        let ratios = VoiceSettings.ratioRange, gains = EqualizerBand.gainRange
+        if let pitch { requestedPitch.store(min(max(pitch, ratios.lowerBound), ratios.upperBound).bitPattern, ordering: .relaxed) }
+        if let formant { requestedFormant.store(min(max(formant, ratios.lowerBound), ratios.upperBound).bitPattern, ordering: .relaxed) }
+        if let gainDB { requestedGain.store(min(max(gainDB, gains.lowerBound), gains.upperBound).bitPattern, ordering: .relaxed) }
     }
 
     /// Moves the pitch by semitones; from the main thread.
@@ -60,9 +66,10 @@ package final class LiveEngine {
             output.update(repeating: 0, count: frames)
             return
         }
-        let pitch = self.pitch, formant = self.formant
+        let pitch = self.pitch, formant = self.formant, gainDB = self.gainDB
         if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
         if formant != changer.voice.formant { changer.voice.formant = formant }
+        if gainDB != changer.gainDB { changer.gainDB = gainDB }
         Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
         inputs[0] = input
         outputs[0] = output

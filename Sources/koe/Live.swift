@@ -20,7 +20,7 @@ struct Live: ParsableCommand {
             and offers the changed voice as a PipeWire source described as NAME (node name: NAME lowercased, \
             other characters as _), mono at the graph's rate, which every PipeWire and PulseAudio program can \
             pick as its microphone. The latency printed is koe's plus the graph's quantum. While it runs, \
-            `koe live --set NAME pitch=R formant=R` changes its voice from any shell (through a socket in \
+            `koe live --set NAME pitch=R formant=R semitones=N gain=DB` changes its voice from any shell (through a socket in \
             $XDG_RUNTIME_DIR). SIGINT ends it with exit status 130, SIGTERM with 0; the source goes with it.
             """)
 
@@ -30,10 +30,10 @@ struct Live: ParsableCommand {
     @Option(name: .customLong("virtual-mic"), help: ArgumentHelp("Offer the changed voice as a PipeWire source described as NAME, instead of playing it.", valueName: "name"))
     var virtualMic: String?
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Change the voice of the running koe live --virtual-mic NAME to the settings that follow (pitch=R, formant=R), then exit.", valueName: "name"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Change the voice of the running koe live --virtual-mic NAME to the settings that follow (pitch=R, formant=R, semitones=N, gain=DB), then exit.", valueName: "name"))
     var setTarget: String?
 
-    @Argument(help: ArgumentHelp("With --set: pitch=R and/or formant=R, ratios as --pitch and --formant take them.", valueName: "setting"))
+    @Argument(help: ArgumentHelp("With --set: any of pitch=R, formant=R, semitones=N and gain=DB, as --pitch, --formant, --semitones and --gain take them.", valueName: "setting"))
     var settings: [String] = []
 
     @Option(help: ArgumentHelp("Playback device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
@@ -50,14 +50,14 @@ struct Live: ParsableCommand {
     /// The analysis options checked as koe live runs them, live by default.
     func validate() throws {
         if setTarget != nil {
-            if settings.isEmpty { throw ValidationError("--set NAME needs pitch=R and/or formant=R") }
+            if settings.isEmpty { throw ValidationError("--set NAME needs settings: \(LiveControl.usage)") }
             if virtualMic != nil || input != nil || output != nil || listDevices {
                 throw ValidationError("--set changes a running virtual microphone: it takes no device option")
             }
             var options = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
             try curves.apply(to: &options)
             if !options.changedParts.isEmpty {
-                throw ValidationError("--set takes its settings as pitch=R formant=R, not \(options.changedParts.joined(separator: ", "))")
+                throw ValidationError("--set takes its settings as \(LiveControl.usage), not \(options.changedParts.joined(separator: ", "))")
             }
         }
         do {

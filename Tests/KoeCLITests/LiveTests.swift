@@ -43,6 +43,9 @@ import Testing
         }
         for (arguments, words) in [(["live", "--set", "koe cli test", "pitch=99"], "pitch must be a ratio"),
                                    (["live", "--set", "koe cli test", "tempo=1.2"], "'tempo=1.2'"),
+                                   (["live", "--set", "koe cli test", "gain=99"], "gain must be from -60.0 to 60.0 dB"),
+                                   (["live", "--set", "koe cli test", "gain=loud"], "gain must be a number"),
+                                   (["live", "--set", "koe cli test", "semitones=60"], "semitones must be from -48.0 to 48.0"),
                                    (["live", "--virtual-mic", "!!"], "a letter or a digit"),
                                    (["live", "--set", "koe cli test", "pitch=1.2", "--formant", "1.1"], "not voice options")] {
             let refused = try koe.run(arguments)

@@ -18,8 +18,9 @@ between the two channels is koe's, end to end through PipeWire.
              APPEAR_SECONDS of the start.
   pitch      speech played in, the source recorded: Praat's median F0 ratio on jointly voiced frames within 3 %
              of 1.2 (the output read at its measured delay); the recording finite, not silent.
-  set        `koe live --set "koe voice" pitch=1.5` while speech plays: the ratio from one second after the
-             command on is within 3 % of 1.5 (and before it, of 1.2).
+  set        `koe live --set "koe voice" pitch=1.5 gain=-6` while speech plays: the ratio from one second after
+             the command on is within 3 % of 1.5 (and before it, of 1.2), the answer echoes the gain, and the level
+             against the input drops by 6 dB +- 1.5 from before the command to after it.
   xruns      koe's summary line: no missed cycle, no refused block.
   realtime   the counter's report: no heap or lock call within the process step after the first block.
   vanish     SIGINT: koe exits 130 (or 0) and the source is gone from `pactl list sources` within 3 s.
@@ -67,6 +68,8 @@ OTHER_SINK = "koe_test_other"   # a second device, named with --input
 RATE = 48000               # the session's clock.rate (PipeWire's default)
 PITCH = 1.2
 SET_PITCH = 1.5
+SET_GAIN_DB = -6.0         # sent with the new pitch
+GAIN_TOLERANCE_DB = 1.5    # the level change it makes, as heard (pitch 1.2 -> 1.5 alone moves it by about 0.2 dB)
 F0_TOLERANCE = 0.03        # relative
 SESSION_SECONDS = 10.0     # at least this much speech played for the pitch
 GAP_SECONDS = 0.5          # silence before and between the clips
@@ -286,6 +289,12 @@ def pitch_between(played, recorded, delay, start, end):
     return ratio, frames
 
 
+def level_between(played, recorded, delay, start, end):
+    """The recorded level against the played one over recorded frames start..end, in dB."""
+    start, end = max(start, delay), min(end, len(recorded))
+    return measures.level_db(played[start - delay:end - delay], recorded[start:end], 0)
+
+
 def changer_bound(session, koe):
     """The live VoiceChanger's fixed delay in seconds, as `koe convert --live --json` reports it."""
     tone = session.root / "bound-tone.wav"
@@ -408,7 +417,7 @@ def main():
         played_at = time.monotonic()
         time.sleep(len(stimulus) / 2 / RATE)
         set_at = time.monotonic() - played_at
-        answer = session.run([koe, "live", "--set", NAME, f"pitch={SET_PITCH}"])
+        answer = session.run([koe, "live", "--set", NAME, f"pitch={SET_PITCH}", f"gain={SET_GAIN_DB}"])
         wait_done(player, len(stimulus) / RATE + WAIT_SECONDS)
         time.sleep(1.0)
         set_played, set_recorded = recorder.finish()
@@ -427,9 +436,17 @@ def main():
                   and abs(before / PITCH - 1) <= F0_TOLERANCE,
                   f"F0 ratio {before:.4f} before, {after:.4f} from {SET_SECONDS:.0f} s after the command over "
                   f"{after_frames} frames (bar: {PITCH} then {SET_PITCH}, +- 3 %)")
-            return (f"koe live --set '{NAME}' pitch={SET_PITCH} answered {answer.stdout.strip()!r}; F0 ratio "
-                    f"{before:.4f} before ({before_frames} frames), {after:.4f} from {SET_SECONDS:.0f} s after it "
-                    f"({after_frames} frames)")
+            check(f"gain {SET_GAIN_DB}" in answer.stdout, f"the answer does not echo the gain: {answer.stdout.strip()!r}")
+            level_before = level_between(set_played, set_recorded, delay, start, command)
+            level_after = level_between(set_played, set_recorded, delay, command + int(SET_SECONDS * RATE),
+                                        start + len(stimulus) + delay)
+            change = level_after - level_before
+            check(abs(change - SET_GAIN_DB) <= GAIN_TOLERANCE_DB,
+                  f"level {change:+.1f} dB from before the command to after it (bar: {SET_GAIN_DB:+.0f} +- "
+                  f"{GAIN_TOLERANCE_DB} dB)")
+            return (f"koe live --set '{NAME}' pitch={SET_PITCH} gain={SET_GAIN_DB} answered {answer.stdout.strip()!r}; "
+                    f"F0 ratio {before:.4f} before ({before_frames} frames), {after:.4f} from {SET_SECONDS:.0f} s after "
+                    f"it ({after_frames} frames); level {change:+.1f} dB")
         attempt("set", set_pitch)
 
         def taken():
