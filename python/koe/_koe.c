@@ -64,17 +64,22 @@ static int require_count(const Values *values, Py_ssize_t expected, const char *
 
 /* ---- WORLD ---- */
 
-static PyObject *frame_count(PyObject *self, PyObject *args) {
+/* A WORLD sizing helper of koe_world.h: (fs, frame_period, count) -> a length. */
+typedef int (*sizing_helper)(int fs, double frame_period, long count, long *length, char *message, size_t message_size);
+
+static PyObject *size_with(PyObject *args, sizing_helper helper) {
     int fs;
     double frame_period;
-    Py_ssize_t samples;
-    if (!PyArg_ParseTuple(args, "idn", &fs, &frame_period, &samples)) return NULL;
-    long frames = 0;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "idn", &fs, &frame_period, &count)) return NULL;
+    long length = 0;
     char message[MESSAGE_SIZE] = "";
-    int status = koe_world_frame_count(fs, frame_period, samples, &frames, message, sizeof message);
+    int status = helper(fs, frame_period, count, &length, message, sizeof message);
     if (status != KOE_OK) return raise_status(status, message);
-    return PyLong_FromLong(frames);
+    return PyLong_FromLong(length);
 }
+
+static PyObject *frame_count(PyObject *self, PyObject *args) { return size_with(args, koe_world_frame_count); }
 
 /* dio(x, fs, f0_floor, f0_ceil, channels_in_octave, frame_period, speed, allowed_range, f0_out, time_out) */
 static PyObject *dio(PyObject *self, PyObject *args) {
@@ -210,17 +215,7 @@ static PyObject *estimate_frames(PyObject *args, FrameEstimator estimator) {
 static PyObject *cheaptrick(PyObject *self, PyObject *args) { return estimate_frames(args, koe_world_cheaptrick); }
 static PyObject *d4c(PyObject *self, PyObject *args) { return estimate_frames(args, koe_world_d4c); }
 
-static PyObject *synthesis_length(PyObject *self, PyObject *args) {
-    int fs;
-    double frame_period;
-    Py_ssize_t frames;
-    if (!PyArg_ParseTuple(args, "idn", &fs, &frame_period, &frames)) return NULL;
-    long length = 0;
-    char message[MESSAGE_SIZE] = "";
-    int status = koe_world_synthesis_length(fs, frame_period, frames, &length, message, sizeof message);
-    if (status != KOE_OK) return raise_status(status, message);
-    return PyLong_FromLong(length);
-}
+static PyObject *synthesis_length(PyObject *self, PyObject *args) { return size_with(args, koe_world_synthesis_length); }
 
 /* synthesize(f0, sp, ap, bins, fs, frame_period, y_out) */
 static PyObject *synthesize(PyObject *self, PyObject *args) {
