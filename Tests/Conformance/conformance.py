@@ -43,6 +43,8 @@ import numpy as np
 import pyworld
 import soundfile
 
+from spectral_measures import aperiodicity_difference, log_spectral_distance
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 RATES = (8000, 16000, 22050, 44100, 48000)
 
@@ -56,7 +58,6 @@ CHEAPTRICK_DISTANCE_MAX = 0.1     # dB, mean log-spectral distance
 D4C_DIFFERENCE_MAX = 0.5          # dB, mean absolute aperiodicity difference
 SYNTHESIS_DISTANCE_MAX = 0.5      # dB, mean log-spectral distance over voiced frames
 
-APERIODICITY_FLOOR = 1e-3         # -60 dB
 SYNTHESIS_DYNAMIC_RANGE = 1e-12   # bins more than 120 dB below a frame's peak count as at that floor
 
 
@@ -172,20 +173,6 @@ def f0_error_p99(koe_f0, reference_f0):
         return 0.0
     relative = np.abs(koe_f0[joint] - reference_f0[joint]) / reference_f0[joint]
     return 100.0 * np.percentile(relative, 99)
-
-
-def log_spectral_distance(koe_power, reference_power):
-    """Mean over frames of the RMS over bins of 10 log10(koe / reference), in dB."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        decibels = 10.0 * np.log10(koe_power / reference_power)
-    return float(np.mean(np.sqrt(np.mean(decibels ** 2, axis=1))))
-
-
-def aperiodicity_difference(koe_ap, reference_ap):
-    """Mean absolute difference of 20 log10(aperiodicity), floored at -60 dB, in dB."""
-    def decibels(ap):
-        return 20.0 * np.log10(np.maximum(ap, APERIODICITY_FLOOR))
-    return float(np.mean(np.abs(decibels(koe_ap) - decibels(reference_ap))))
 
 
 def synthesis_distance(koe_wave, reference_wave, rate, reference_f0, fft_size):
