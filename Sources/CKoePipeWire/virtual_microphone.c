@@ -349,10 +349,12 @@ static void on_capture_process(void *data) {
     }
     if (!input) frames = out ? (uint32_t)SPA_MIN(out->requested ? out->requested : room, room) : 0;
 
+    /* A cycle is missed when the graph's clock moved past the frames this stream last read. A clock that does not
+     * move on is a new driver (pw_stream carries its ticks over from the old one), not a loss. */
     struct pw_time time;
     int missed = !input;
     if (pw_stream_get_time_n(microphone->capture, &time, sizeof time) == 0) {
-        if (microphone->next_ticks && time.ticks != microphone->next_ticks) missed = 1;
+        if (microphone->next_ticks && time.ticks > microphone->next_ticks) missed = 1;
         microphone->next_ticks = time.ticks + frames;
     }
     atomic_store_explicit(&microphone->quantum, frames, memory_order_relaxed);

@@ -19,6 +19,9 @@ package final class LiveEngine {
     /// changer refused.
     package let xruns = Atomic<Int>(0)
     package let refusedBlocks = Atomic<Int>(0)
+    /// The largest share of a block's own duration that its work took, as a Double bit pattern: below 1, koe
+    /// never held up a cycle, so a missed one was the system's not waking it in time.
+    package let busiestBlock = Atomic<UInt64>(0)
 
     private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
     private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
@@ -66,6 +69,8 @@ package final class LiveEngine {
             output.update(repeating: 0, count: frames)
             return
         }
+        let started = Self.monotonicSeconds()
+        defer { timeBlock(frames: frames, started: started) }
         let pitch = self.pitch, formant = self.formant, gainDB = self.gainDB
         if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
         if formant != changer.voice.formant { changer.voice.formant = formant }
@@ -80,6 +85,22 @@ package final class LiveEngine {
             refusedBlocks.add(1, ordering: .relaxed)
         }
         Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
+    }
+
+    /// Busiest block as a share of its duration (see `busiestBlock`).
+    package var busiestShare: Double { Double(bitPattern: busiestBlock.load(ordering: .relaxed)) }
+
+    /// Only the callback writes the share, so a load and a store are enough.
+    private func timeBlock(frames: Int, started: Double) {
+        let share = (Self.monotonicSeconds() - started) * Double(changer.sampleRate) / Double(max(frames, 1))
+        if share > busiestShare { busiestBlock.store(share.bitPattern, ordering: .relaxed) }
+    }
+
+    /// CLOCK_MONOTONIC through the vDSO: no system call, no lock, fit for the callback.
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
     }
 
     /// The peak since the last call, as a linear magnitude; resets it.

@@ -310,7 +310,9 @@ final class LiveStatus {
         if onTerminal { Self.write("\r\u{1B}[K") }
         Report.note(
             "live: \(Self.fixed(Self.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
-                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
+                + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), "
+                + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time, "
+                + "latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
     }
 
     /// A status line goes out in one write, or not at all: a terminal that cannot take it now gets the next one.

@@ -318,16 +318,18 @@ def main():
         except subprocess.TimeoutExpired:
             status = None
         log = processes.log("koe")
-        summary = re.search(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), latency ([\d.]+) ms", log)
+        summary = re.search(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its "
+                            r"time, latency ([\d.]+) ms", log)
         report("session", status == 130 and summary is not None,
                f"{len(stimulus) / RATE:.1f} s played; SIGINT: exit {status}; "
                + (f"summary: {summary.group(0)}" if summary else f"no summary line in: {log.strip()[-200:]!r}"))
         if summary is None:
             raise Failure("no summary line from koe live")
-        koe_xruns, refused, reported = int(summary.group(2)), int(summary.group(3)), float(summary.group(4)) / 1000
+        koe_xruns, refused, busiest = int(summary.group(2)), int(summary.group(3)), float(summary.group(4))
+        reported = float(summary.group(5)) / 1000
         report("xruns", server_xruns == 0 and koe_xruns == 0 and refused == 0,
-               f"server {server_xruns}, koe {koe_xruns}, refused blocks {refused}, "
-               f"over {len(recording) / RATE:.1f} s")
+               f"server {server_xruns}, koe {koe_xruns}, refused blocks {refused}, koe's busiest block {busiest:.1f} % "
+               f"of its time, over {len(recording) / RATE:.1f} s")
 
         delay = measures.envelope_delay(stimulus, recording, RATE, RATE)
         ratio, frames = measures.f0_ratio(stimulus, recording, RATE, delay)
