@@ -134,13 +134,28 @@ extension Dio {
         }
 
         /// Appends each sample less `offset`. The latest samples are held in locals, not in the events, through
-        /// the loop: most samples end no interval.
+        /// the loop. Most samples end no interval: eight at a time are tested for any event first, and only a
+        /// group with one is walked sample by sample.
         mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double = 0) {
+            guard let base = samples.baseAddress else { return }
             var previous = self.previous
             var previousDifference = self.previousDifference
             var index = self.index
-            for value in samples {
-                let sample = value - offset
+            var position = 0
+            var walkUntil = 0
+            while position < samples.count {
+                if position >= walkUntil {
+                    if index >= 2, position >= 2, samples.count - position >= 8,
+                       !Self.anyEvent(base + position, less: offset) {
+                        previous = base[position + 7] - offset
+                        previousDifference = -(base[position + 6] - offset) - -previous
+                        index += 8
+                        position += 8
+                        continue
+                    }
+                    walkUntil = position + 8
+                }
+                let sample = base[position] - offset
                 if index >= 1 {
                     let a = previous
                     let b = sample
@@ -170,10 +185,27 @@ extension Dio {
                 }
                 previous = sample
                 index += 1
+                position += 1
             }
             self.previous = previous
             self.previousDifference = previousDifference
             self.index = index
+        }
+
+        /// Whether any of the eight samples from `first` (less `offset`) ends an interval of one of the four
+        /// kinds, with the per-sample tests' arithmetic; reads the two samples before `first`.
+        @inline(__always)
+        private static func anyEvent(_ first: UnsafePointer<Double>, less offset: Double) -> Bool {
+            let shift = SIMD8<Double>(repeating: offset)
+            let twoBefore = UnsafeRawPointer(first - 2).loadUnaligned(as: SIMD8<Double>.self) - shift
+            let before = UnsafeRawPointer(first - 1).loadUnaligned(as: SIMD8<Double>.self) - shift
+            let current = UnsafeRawPointer(first).loadUnaligned(as: SIMD8<Double>.self) - shift
+            let earlier = -twoBefore - -before
+            let later = -before - -current
+            let zero = SIMD8<Double>(repeating: 0)
+            let crossings = (before .> zero) .& (current .<= zero) .| (before .< zero) .& (current .>= zero)
+            let turns = (earlier .> zero) .& (later .<= zero) .| (earlier .< zero) .& (later .>= zero)
+            return any(crossings .| turns)
         }
 
         /// The events seen so far, or those revealed by filtered sample `horizon`: a band as whole-signal DIO

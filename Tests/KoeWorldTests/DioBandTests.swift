@@ -104,4 +104,61 @@ import TestSupport
             #expect(worst < 1e-12, "band \(band): off by \(worst)")
         }
     }
+
+    /// Appending a band in blocks, where eight samples at a time are tested for events before any is walked,
+    /// finds exactly the events that appending it a sample at a time does: tones, noise, runs of +0 and -0, a
+    /// plateau, a tone that only touches zero, and an offset taken from every sample.
+    @Test func blocksFindTheEventsSampleBySampleDoes() {
+        let rate = 8000.0
+        var random = SeededRandom(seed: 23)
+        var samples: [Double] = []
+        for (frequency, length) in [(90.0, 700), (400.0, 300), (1900.0, 120)] {
+            samples += (0..<length).map { 0.7 * sin(2 * .pi * frequency * Double($0) / rate) }
+        }
+        samples += (0..<400).map { _ in 0.01 * random.unit() }
+        samples += [Double](repeating: 0, count: 20) + [Double](repeating: -0.0, count: 20)
+        samples += [Double](repeating: 0.25, count: 50)
+        samples += (0..<300).map { 0.25 + 0.25 * cos(2 * .pi * 150 * Double($0) / rate) }
+        samples += (0..<500).map { 0.5 * sin(2 * .pi * 70 * Double($0) / rate) + 0.05 * random.unit() }
+        let offset = 0.125
+
+        var bySample = Dio.BandEvents(rate: rate)
+        for sample in samples {
+            [sample].withUnsafeBufferPointer { bySample.append(contentsOf: $0, less: offset) }
+        }
+        var inBlocks = Dio.BandEvents(rate: rate)
+        var start = 0
+        for length in [1, 2, 7, 8, 9, 16, 33, 64, 3, 500].cycled(toCover: samples.count) {
+            let end = min(samples.count, start + length)
+            samples[start..<end].withUnsafeBufferPointer { inBlocks.append(contentsOf: $0, less: offset) }
+            start = end
+            if start == samples.count { break }
+        }
+
+        #expect(bySample.counts == inBlocks.counts, "\(bySample.counts) against \(inBlocks.counts)")
+        #expect(bySample.counts.0 > 40 && bySample.counts.2 > 40)
+        #expect(bySample.sampleCount == inBlocks.sampleCount && bySample.lastSample == inBlocks.lastSample)
+        for step in 0..<200 {
+            let time = Double(step) / 200 * Double(samples.count) / rate
+            for holdingLast in [false, true] {
+                #expect(frequencies(bySample, at: time, holdingLast: holdingLast)
+                        == frequencies(inBlocks, at: time, holdingLast: holdingLast), "at \(time) s")
+            }
+        }
+    }
+}
+
+extension Array {
+    /// This array's elements over and over, enough of them to add up past `total` when they are lengths.
+    fileprivate func cycled(toCover total: Int) -> [Element] where Element == Int {
+        var lengths: [Int] = []
+        var covered = 0
+        while covered < total {
+            for length in self {
+                lengths.append(length)
+                covered += length
+            }
+        }
+        return lengths
+    }
 }
