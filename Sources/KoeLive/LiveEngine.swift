@@ -69,7 +69,7 @@ package final class LiveEngine {
             output.update(repeating: 0, count: frames)
             return
         }
-        let started = Self.monotonicSeconds()
+        let started = Self.now()
         defer { timeBlock(frames: frames, started: started) }
         let pitch = self.pitch, formant = self.formant, gainDB = self.gainDB
         if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
@@ -92,15 +92,15 @@ package final class LiveEngine {
 
     /// Only the callback writes the share, so a load and a store are enough.
     private func timeBlock(frames: Int, started: Double) {
-        let share = (Self.monotonicSeconds() - started) * Double(changer.sampleRate) / Double(max(frames, 1))
+        let share = (Self.now() - started) * Double(changer.sampleRate) / Double(max(frames, 1))
         if share > busiestShare { busiestBlock.store(share.bitPattern, ordering: .relaxed) }
     }
 
-    /// CLOCK_MONOTONIC through the vDSO: no system call, no lock, fit for the callback.
-    private static func monotonicSeconds() -> Double {
+    /// Seconds on CLOCK_MONOTONIC, read through the vDSO: no system call, no lock, fit for the callback.
+    package static func now() -> Double {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// The peak since the last call, as a linear magnitude; resets it.

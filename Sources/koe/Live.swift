@@ -284,7 +284,7 @@ final class LiveStatus {
     /// What a listener waits, in seconds, now (a PipeWire graph's quantum can change while it runs).
     private let latency: () -> Double
     private let onTerminal: Bool
-    private let start = LiveStatus.now()
+    private let start = LiveEngine.now()
 
     /// Where the latency comes from, for the summary (empty: nothing to add).
     private let breakdown: () -> String
@@ -309,7 +309,7 @@ final class LiveStatus {
     func finish() {
         if onTerminal { Self.write("\r\u{1B}[K") }
         Report.note(
-            "live: \(Self.fixed(Self.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
+            "live: \(Self.fixed(LiveEngine.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
                 + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), "
                 + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time, "
                 + "latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
@@ -336,11 +336,5 @@ final class LiveStatus {
     static func fixed(_ value: Double, _ digits: Int) -> String {
         let scale = pow(10, Double(digits))
         return String((value * scale).rounded() / scale)
-    }
-
-    private static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
