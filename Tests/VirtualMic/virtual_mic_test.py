@@ -80,7 +80,7 @@ VANISH_SECONDS = 3.0
 SET_SECONDS = 1.0          # the new pitch heard within this of the command
 ERROR_SECONDS = 15.0       # an error comes before this, never a hang
 # Frames the recorder and the player ask the graph for, which sets its quantum: PipeWire's default. (At 128 frames
-# koe missed cycles here: a 2-core machine shared with builds, without real-time scheduling.)
+# koe missed cycles here: a 2-core machine shared with builds and with other jobs' audio stacks.)
 RECORDER_LATENCY = "1024"
 WAIT_SECONDS = 30
 BUSIEST_SHARE = 0.5        # of a block's duration, the most its work may take
