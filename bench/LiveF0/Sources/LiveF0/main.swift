@@ -93,17 +93,11 @@ struct Tally {
         }
     }
 
-    func percentile(_ p: Double) -> Double {
-        guard !errors.isEmpty else { return .nan }
-        let sorted = errors.sorted()
-        return sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))]
-    }
-
     func row(_ label: String, latency: String) -> String {
         func pct(_ n: Int, of total: Int) -> String { String(format: "%.2f", 100 * Double(n) / Double(max(total, 1))) }
         let gross = errors.filter { $0 > 5 }.count
         return [label, latency, "\(frames)", pct(agree, of: frames), pct(onlyWhole, of: frames), pct(onlyLive, of: frames),
-                String(format: "%.3f", percentile(50)), String(format: "%.2f", percentile(95)), pct(gross, of: errors.count),
+                String(format: "%.3f", percentile(errors, 50)), String(format: "%.2f", percentile(errors, 95)), pct(gross, of: errors.count),
                 String(format: "%.3f", seconds)].joined(separator: " | ")
     }
 }

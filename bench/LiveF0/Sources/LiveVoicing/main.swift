@@ -138,14 +138,8 @@ struct Figures {
     var onlyLiveShare: Double { Self.percent(onlyLive, of: frames) }
     var onlyLiveClearShare: Double { Self.percent(onlyLiveClear, of: frames) }
     var agreement: Double { Self.percent(agree, of: frames) }
-    var p95Error: Double { Self.p95(errors) }
-    var p95ClearError: Double { Self.p95(clearErrors) }
-
-    static func p95(_ errors: [Double]) -> Double {
-        guard !errors.isEmpty else { return .nan }
-        let sorted = errors.sorted()
-        return sorted[min(sorted.count - 1, Int((0.95 * Double(sorted.count - 1)).rounded()))]
-    }
+    var p95Error: Double { percentile(errors, 95) }
+    var p95ClearError: Double { percentile(clearErrors, 95) }
 
     func row(_ label: String) -> String {
         [label, String(format: "%.0f", medianF0), "\(frames)", "\(voiced)",

@@ -30,3 +30,10 @@ public func read(_ path: String, rate: Int) throws -> [Double] {
 public func stem(_ path: String) -> String {
     URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
 }
+
+/// The `p`th percentile (0 to 100) of `values`, the nearest rank; NaN for none.
+public func percentile(_ values: [Double], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))]
+}
