@@ -32,6 +32,16 @@ typedef enum {
     KOE_NOT_A_CONTROL = -1
 } koe_control;
 
+/* A wrapper's port table (`koe_control port_controls[PORT_COUNT]`) for its control ports, which its port enum names
+ * PORT_ and the control's name; the other ports it sets to KOE_NOT_A_CONTROL itself. */
+#define KOE_PORT_CONTROLS                                                                                           \
+    [PORT_PITCH] = KOE_CONTROL_PITCH, [PORT_FORMANT] = KOE_CONTROL_FORMANT,                                         \
+    [PORT_GAIN_DB] = KOE_CONTROL_GAIN_DB, [PORT_PITCH_RANGE] = KOE_CONTROL_PITCH_RANGE,                             \
+    [PORT_WHISPER] = KOE_CONTROL_WHISPER, [PORT_SNAP] = KOE_CONTROL_SNAP,                                           \
+    [PORT_SNAP_KEY] = KOE_CONTROL_SNAP_KEY, [PORT_SNAP_STRENGTH] = KOE_CONTROL_SNAP_STRENGTH,                       \
+    [PORT_SNAP_SPEED] = KOE_CONTROL_SNAP_SPEED, [PORT_VIBRATO_RATE] = KOE_CONTROL_VIBRATO_RATE,                     \
+    [PORT_VIBRATO_DEPTH] = KOE_CONTROL_VIBRATO_DEPTH
+
 /* A control's range and default, as the .ttl and the LADSPA descriptor declare them (Tests/Plugins reads both);
  * integer controls are rounded. */
 typedef struct {
