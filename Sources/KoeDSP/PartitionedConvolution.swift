@@ -112,12 +112,12 @@ package final class PartitionedConvolution {
         return UnsafeMutableBufferPointer(rebasing: inverse.waveform[blockLength...])
     }
 
-    /// The sum plus x h, bin by bin, four bins at a time.
+    /// The sum plus x h, bin by bin, eight bins at a time.
     private func multiplyAdding(
         _ xReal: UnsafePointer<Double>, _ xImag: UnsafePointer<Double>,
         _ hReal: UnsafePointer<Double>, _ hImag: UnsafePointer<Double>
     ) {
-        typealias Lanes = SIMD4<Double>
+        typealias Lanes = SIMD8<Double>
         func load(_ pointer: UnsafePointer<Double>, _ bin: Int) -> Lanes {
             UnsafeRawPointer(pointer + bin).loadUnaligned(as: Lanes.self)
         }
