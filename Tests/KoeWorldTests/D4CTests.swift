@@ -123,37 +123,4 @@ import Testing
             estimate: { try analysis.estimate(signal, contour: $0) },
             estimateInto: { analysis.estimate($0, contour: $1, threads: $2, into: &$3) })
     }
-
-    /// WORLD sorts a band's power spectrum and sums the smallest part of it; a single pass must agree.
-    @Test func sumOfSmallestAgreesWithSorting() {
-        var randn = Randn()
-        for (length, count) in [(2049, 1984), (2049, 1), (40, 39), (40, 40), (40, 0)] {
-            let values = (0..<length).map { _ in exp(4 * randn.next()) }
-            let sorted = values.sorted()
-            let reference = sorted[..<count].reduce(0, +)
-            let (smallest, total) = values.withUnsafeBufferPointer { sumOfSmallest($0, count: count) }
-            #expect(abs(smallest - reference) <= 1e-12 * reference, "\(count) of \(length)")
-            #expect(abs(total - sorted.reduce(0, +)) <= 1e-12 * total, "\(count) of \(length)")
-        }
-    }
-
-    /// Peaks on every eighth value only, where a guess from every eighth value overshoots: all are considered.
-    @Test func sumOfSmallestHandlesSparsePeaks() {
-        let values = (0..<2049).map { (index: Int) -> Double in index % 8 == 0 ? 100 + Double(index) : 1 + Double(index % 3) }
-        let reference = values.sorted()[..<1984].reduce(0, +)
-        let (smallest, total) = values.withUnsafeBufferPointer { sumOfSmallest($0, count: 1984) }
-        #expect(smallest == reference)
-        #expect(total == values.reduce(0, +))
-    }
-
-    /// Values equal to the threshold count only as often as the sorted order keeps them.
-    @Test func sumOfSmallestCountsTiesOnce() {
-        let values: [Double] = [3, 1, 3, 2, 3, 0, 3, 5, 3, 1]
-        for count in 0...values.count {
-            let reference = values.sorted()[..<count].reduce(0, +)
-            let (smallest, total) = values.withUnsafeBufferPointer { sumOfSmallest($0, count: count) }
-            #expect(smallest == reference, "\(count) smallest")
-            #expect(total == 24)
-        }
-    }
 }
