@@ -28,7 +28,7 @@ import TestSupport
                 var channel: UnsafeMutablePointer<Float>? = buffer.baseAddress! + start
                 withUnsafePointer(to: &channel) { output in
                     output.withMemoryRebound(to: UnsafePointer<Float>?.self, capacity: 1) { input in
-                        statuses.insert(koe_process(changer, input, output, Int32(frames)))
+                        _ = statuses.insert(koe_process(changer, input, output, Int32(frames)))
                     }
                 }
                 start += frames
@@ -195,7 +195,7 @@ import TestSupport
     private func message(_ body: (UnsafeMutablePointer<CChar>, Int) -> Int32) -> (status: Int32, text: String) {
         var buffer = [CChar](repeating: 1, count: 256)
         let status = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
-        return (status, String(cString: buffer))
+        return (status, cText(buffer))
     }
 
     @Test func analysisAndSynthesisEqualKoeWorlds() throws {
@@ -244,7 +244,7 @@ import TestSupport
         // A message longer than the buffer is cut at a character's boundary and terminated.
         var short = [CChar](repeating: 1, count: 8)
         #expect(koe_world_frame_count(1000, 5, 100, &frames, &short, short.count) == -1)
-        #expect(String(cString: short) == "sample ")
+        #expect(cText(short) == "sample ")
         #expect(koe_world_frame_count(16000, 5, 100, nil, nil, 0) == -1)
     }
 
@@ -257,4 +257,9 @@ import TestSupport
         let missing = message { koe_convert("/no/such/file.wav", "out.wav", nil, nil, 0, $0, $1) }
         #expect(missing.status == -4 && missing.text.contains("/no/such/file.wav"))
     }
+}
+
+/// The text of the NUL-terminated C string at the start of `buffer`.
+private func cText(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }

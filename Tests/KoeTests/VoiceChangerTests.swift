@@ -217,7 +217,7 @@ import TestSupport
         changer.equalizer = [
             EqualizerBand(kind: .peak, frequency: 9000, gainDB: 3, q: 1),
             EqualizerBand(kind: .peak, frequency: 1000, gainDB: 3, q: -1),
-            EqualizerBand(kind: .peak, frequency: 1000, gainDB: 3, q: 5e-324),
+            EqualizerBand(kind: .peak, frequency: 1000, gainDB: 3, q: .leastNonzeroMagnitude),
             EqualizerBand(kind: .peak, frequency: 1000, gainDB: 0, q: 1),
             EqualizerBand(kind: .lowshelf, frequency: 200, gainDB: 3),
         ]
