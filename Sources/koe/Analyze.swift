@@ -26,7 +26,7 @@ struct Analyze: ParsableCommand {
         "F0 estimator; dio (DIO refined by StoneMask) unless told otherwise.", valueName: "method"))
     var f0Method: AnalysisOptions.F0Method?
 
-    @Option(help: ArgumentHelp("Channel to analyze, counted from 0.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Channel to analyze, counted from 0.", valueName: "n"))
     var channel = 0
 
     @Option(name: .customLong("f0-file"), help: ArgumentHelp(

@@ -204,11 +204,11 @@ struct BatchOptions: ParsableArguments {
         transform: { ($0.hasPrefix(".") ? String($0.dropFirst()) : $0).lowercased() })
     var outputType: String?
 
-    @Option(name: [.customShort("j"), .long], help: ArgumentHelp(
+    @Option(name: [.customShort("j"), .long], parsing: .unconditional, help: ArgumentHelp(
         "Files converted at once (default: the number of cores / --threads).", valueName: "n"))
     var jobs: Int?
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "Threads for each file, shared as convert's --threads shares them: the channels at once, and each channel's vocoder on its share.",
         valueName: "n"))
     var threads = 1
@@ -226,7 +226,7 @@ struct BatchOptions: ParsableArguments {
     @Flag(help: "Analyze each input into WORLD's parameters (the folder koe analyze writes) instead of converting it.")
     var analyze = false
 
-    @Option(help: ArgumentHelp("With --analyze: the channel to analyze, counted from 0.", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --analyze: the channel to analyze, counted from 0.", valueName: "n"))
     var channel = 0
 
     func validate() throws {

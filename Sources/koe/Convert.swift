@@ -28,12 +28,12 @@ struct Convert: ParsableCommand {
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "Threads to use (default: all cores): the channels at once, and each channel's vocoder on its share of them (blocks of frames analysed side by side, synthesis alongside). The output is the same for any count.",
         valueName: "n"))
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("chunk-size"), help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
+    @Option(name: .customLong("chunk-size"), parsing: .unconditional, help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
     var chunkSize = ConversionSettings().chunkFrames
 
     func validate() throws {

@@ -5,25 +5,27 @@ import KoeStages
 import KoeWorld
 import KoeIO
 
+// Numeric options here and in the other commands are parsed unconditionally: a negative value is taken as the
+// value (`--semitones -4`, or `--pitch -1`, which the range check then names) instead of as a flag.
+
 /// The voice options a live changer takes too: pitch, formants, F0 median and range, a preset.
 struct VoiceOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
     var pitch: Double?
 
-    /// Parsed unconditionally so that a negative shift (`--semitones -4`) is taken as the value, not as a flag.
     @Option(parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
     var semitones: Double?
 
-    @Option(name: .customLong("pitch-median"), help: ArgumentHelp(
+    @Option(name: .customLong("pitch-median"), parsing: .unconditional, help: ArgumentHelp(
         "Move the median F0 of voiced frames to this (Hz), as Praat's \"new pitch median\".", valueName: "hz"))
     var pitchMedian: Double?
 
-    @Option(name: .customLong("pitch-range"), help: ArgumentHelp(
+    @Option(name: .customLong("pitch-range"), parsing: .unconditional, help: ArgumentHelp(
         "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged, at most 10. A file's median comes from a first pass over it; a stream uses the running median.",
         valueName: "ratio"))
     var pitchRange: Double?
 
-    @Option(help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
     var formant: Double?
 
     @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
@@ -58,7 +60,7 @@ struct VoiceOptions: ParsableArguments {
 struct ConversionVoiceOptions: ParsableArguments {
     @OptionGroup var voice: VoiceOptions
 
-    @Option(help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
     var tempo: Double?
 
     @Flag(name: .customLong("vocoder"), help: "Run the vocoder even when the voice is unchanged (analysis and resynthesis).")
@@ -103,14 +105,14 @@ struct EqualizerOptions: ParsableArguments {
 
 /// The analysis frame grid and F0 range, as `koe convert`, `koe batch` and `koe analyze` take them.
 struct F0RangeOptions: ParsableArguments {
-    @Option(name: .customLong("frame-period"), help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
+    @Option(name: .customLong("frame-period"), parsing: .unconditional, help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
     var framePeriod = AnalysisOptions().framePeriod
 
-    @Option(name: .customLong("f0-floor"), help: ArgumentHelp(
+    @Option(name: .customLong("f0-floor"), parsing: .unconditional, help: ArgumentHelp(
         "Lowest F0 searched, in Hz; also sets CheapTrick's FFT size.", valueName: "hz"))
     var f0Floor = AnalysisOptions().f0Floor
 
-    @Option(name: .customLong("f0-ceil"), help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
+    @Option(name: .customLong("f0-ceil"), parsing: .unconditional, help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
     var f0Ceil = AnalysisOptions().f0Ceil
 
     /// The library's analysis options with these three set.
@@ -130,7 +132,7 @@ struct AnalysisFlags: ParsableArguments {
     @OptionGroup var range: F0RangeOptions
 
     @Option(
-        name: .customLong("look-ahead"),
+        name: .customLong("look-ahead"), parsing: .unconditional,
         help: ArgumentHelp(
             "Milliseconds of input the analysis waits for past a frame before settling its F0 (default: DIO 80, Harvest 150, live as little as the windows allow). Longer agrees with whole-file WORLD on more frames and adds as much latency.",
             valueName: "ms"))

@@ -18,15 +18,15 @@ struct VoiceCurveOptions: ParsableArguments {
         valueName: "key:scale"), transform: parsed(MusicalScale.init(parsing:)))
     var snap: MusicalScale?
 
-    @Option(name: .customLong("snap-strength"), help: ArgumentHelp(
+    @Option(name: .customLong("snap-strength"), parsing: .unconditional, help: ArgumentHelp(
         "How far --snap moves F0 to its note: 0 not at all, 1 all the way (default 1).", valueName: "s"))
     var snapStrength: Double?
 
-    @Option(name: .customLong("snap-speed"), help: ArgumentHelp(
+    @Option(name: .customLong("snap-speed"), parsing: .unconditional, help: ArgumentHelp(
         "Time constant in ms with which --snap reaches a note (default 0: at once).", valueName: "ms"))
     var snapSpeed: Double?
 
-    @Option(name: .customLong("a4"), help: ArgumentHelp("Tuning of --snap: A4 in Hz (default 440).", valueName: "hz"))
+    @Option(name: .customLong("a4"), parsing: .unconditional, help: ArgumentHelp("Tuning of --snap: A4 in Hz (default 440).", valueName: "hz"))
     var a4: Double?
 
     @Option(name: .customLong("vibrato"), help: ArgumentHelp(

@@ -26,6 +26,17 @@ import TestSupport
         try koe.expectConverted(try koe.runBounded(["vowel.wav", "out.wav"] + options), from: "vowel.wav", to: "out.wav")
     }
 
+    /// A negative value where only a positive one makes sense is read as the value and refused by its range check,
+    /// naming the option, where it was taken for a flag ("Missing value for '--pitch <ratio>'").
+    @Test(arguments: [
+        ["--pitch", "-1"], ["--formant", "-2"], ["--tempo", "-1"], ["--frame-period", "-5"], ["--f0-floor", "-10"],
+        ["--threads", "-2"], ["--chunk-size", "-1"], ["--look-ahead", "-3"], ["--pitch-median", "-100"],
+    ])
+    func negativeValuesAreRefusedByTheirRange(options: [String]) throws {
+        try koe.writeVowel(duration: 0.1)
+        try koe.expectRefusal(["vowel.wav", "out.wav"] + options, mentioning: "\(options[0]) must be")
+    }
+
     /// An EQ gain whose amplitude 10^(dB/40) overflows once turned every sample into NaN; gains are now
     /// limited to ±60 dB and such a band is refused.
     @Test(arguments: [["--eq", "peak:1000:20000"], ["--geq", "3,22,3,21,3,221,3,2,3,22223"]])
