@@ -67,7 +67,10 @@ struct Live: ParsableCommand {
             throw ValidationError(error.description)
         }
         if setTarget != nil { return }
-        if let word = settings.first { throw ValidationError("'\(word)' goes with --set NAME") }
+        // A stray word is a setting without --set, or the value of an option koe live does not have.
+        if let word = settings.first {
+            throw ValidationError("unexpected argument '\(word)': settings such as pitch=1.2 go with --set NAME (see koe live --help)")
+        }
         if virtualMic != nil && (output != nil || listDevices) {
             throw ValidationError("--virtual-mic offers the voice as a source: it takes no --output or --list-devices")
         }

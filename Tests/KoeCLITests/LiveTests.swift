@@ -47,6 +47,8 @@ import Testing
                                    (["live", "--set", "koe cli test", "gain=loud"], "gain must be a number"),
                                    (["live", "--set", "koe cli test", "semitones=60"], "semitones must be from -48.0 to 48.0"),
                                    (["live", "--virtual-mic", "!!"], "a letter or a digit"),
+                                   (["live", "pitch=1.2"], "unexpected argument 'pitch=1.2': settings such as pitch=1.2 go with --set NAME"),
+                                   (["live", "--device", "system"], "unexpected argument 'system'"),
                                    (["live", "--set", "koe cli test", "pitch=1.2", "--formant", "1.1"], "not voice options")] {
             let refused = try koe.run(arguments)
             #expect(refused.standardError.contains(words), "\(arguments): stderr: \(refused.standardError)")
