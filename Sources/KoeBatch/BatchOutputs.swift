@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Koe
 import KoeIO
 
 /// `--shard I/N`: the inputs at positions I-1, I-1+N, I-1+2N, ... of the sorted list.
@@ -7,11 +8,14 @@ package struct BatchShard: Sendable {
     package let index: Int
     package let count: Int
 
-    /// `I/N`, with N at least 1 and I from 1 to N.
-    package init?(parsing argument: String) {
+    /// `I/N`, with N at least 1 and I from 1 to N; throws naming what is wrong.
+    package init(parsing argument: String) throws(KoeError) {
         let parts = argument.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (1...count).contains(index) else {
-            return nil
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]) else {
+            throw .invalidArgument("malformed share '\(argument)': expected I/N, the I-th of N shares, such as 2/8")
+        }
+        guard count >= 1, (1...count).contains(index) else {
+            throw .invalidArgument("share \(argument) does not exist: N must be at least 1 and I from 1 to N")
         }
         self.index = index
         self.count = count

@@ -213,7 +213,9 @@ struct BatchOptions: ParsableArguments {
         valueName: "n"))
     var threads = 1
 
-    @Option(help: ArgumentHelp("Convert only the I-th of N shares of the sorted inputs (I from 1 to N).", valueName: "i/n"))
+    @Option(
+        help: ArgumentHelp("Convert only the I-th of N shares of the sorted inputs (I from 1 to N).", valueName: "i/n"),
+        transform: parsed(BatchShard.init(parsing:)))
     var shard: BatchShard?
 
     @Option(help: ArgumentHelp(
@@ -249,6 +251,3 @@ struct BatchOptions: ParsableArguments {
     }
 }
 
-extension BatchShard: ExpressibleByArgument {
-    public init?(argument: String) { self.init(parsing: argument) }
-}

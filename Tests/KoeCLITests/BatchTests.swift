@@ -147,8 +147,9 @@ import TestSupport
         let cases: [([String], String)] = [
             (["batch", "-o", "out"], "--list"),
             (["batch", "in/a.wav"], "--output-dir"),
-            (["batch", "-o", "out", "--shard", "4/3", "in/a.wav"], "4/3"),
-            (["batch", "-o", "out", "--shard", "0/3", "in/a.wav"], "0/3"),
+            (["batch", "-o", "out", "--shard", "4/3", "in/a.wav"], "share 4/3 does not exist: N must be at least 1 and I from 1 to N"),
+            (["batch", "-o", "out", "--shard", "0/3", "in/a.wav"], "share 0/3 does not exist"),
+            (["batch", "-o", "out", "--shard", "2-of-3", "in/a.wav"], "malformed share '2-of-3': expected I/N"),
             (["batch", "-o", "out", "--jobs", "0", "in/a.wav"], "--jobs"),
             (["batch", "-o", "out", "--out-type", "xyz", "in/a.wav"], "xyz"),
             (["batch", "-o", "out", "--pitch", "0", "in/a.wav"], "--pitch"),
