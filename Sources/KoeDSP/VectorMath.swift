@@ -7,14 +7,18 @@ import Glibc
 /// vectors. Results are within about one unit in the last place of libm's; arguments outside the ranges the
 /// kernels handle (huge, infinite, NaN) go to libm itself.
 package enum VectorMath {
+    /// The values the exponential kernels take at a time.
+    package typealias Lanes = SIMD8<Double>
+    fileprivate typealias LaneBits = SIMD8<Int64>
+
     /// `values[i] = exp(scale * real) * (cos(scale * imag), sin(scale * imag))` for each complex value:
     /// a spectrum of log amplitude and phase turned into amplitude and phase.
     package static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
         guard let base = values.baseAddress else { return }
         var index = 0
-        while index + 8 <= values.count {
-            exponentiate(base + index, count: 8, scale: scale)
-            index += 8
+        while index + Lanes.scalarCount <= values.count {
+            exponentiate(base + index, count: Lanes.scalarCount, scale: scale)
+            index += Lanes.scalarCount
         }
         if index < values.count {
             exponentiate(base + index, count: values.count - index, scale: scale)
@@ -25,9 +29,9 @@ package enum VectorMath {
     package static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
         guard let base = values.baseAddress else { return }
         var index = 0
-        while index + 8 <= values.count {
-            exponentials(base + index, count: 8, scale: scale)
-            index += 8
+        while index + Lanes.scalarCount <= values.count {
+            exponentials(base + index, count: Lanes.scalarCount, scale: scale)
+            index += Lanes.scalarCount
         }
         if index < values.count {
             exponentials(base + index, count: values.count - index, scale: scale)
@@ -36,7 +40,7 @@ package enum VectorMath {
 
     @inline(__always)
     private static func exponentials(_ values: UnsafeMutablePointer<Double>, count: Int, scale: Double) {
-        var x = SIMD8<Double>(repeating: 0)
+        var x = Lanes(repeating: 0)
         for lane in 0..<count {
             x[lane] = values[lane] * scale
         }
@@ -73,11 +77,11 @@ package enum VectorMath {
         return total
     }
 
-    /// Up to eight values; with `count` a constant 8 the lane loops unroll.
+    /// Up to a vector of values; with `count` the constant `Lanes.scalarCount` the lane loops unroll.
     @inline(__always)
     private static func exponentiate(_ values: UnsafeMutablePointer<Complex>, count: Int, scale: Double) {
-        var real = SIMD8<Double>(repeating: 0)
-        var imag = SIMD8<Double>(repeating: 0)
+        var real = Lanes(repeating: 0)
+        var imag = Lanes(repeating: 0)
         for lane in 0..<count {
             real[lane] = values[lane].real * scale
             imag[lane] = values[lane].imag * scale
@@ -93,7 +97,7 @@ package enum VectorMath {
 
     /// Sine and cosine of each lane.
     @inline(__always)
-    package static func sinCos(_ x: SIMD8<Double>) -> (sin: SIMD8<Double>, cos: SIMD8<Double>) {
+    package static func sinCos(_ x: Lanes) -> (sin: Lanes, cos: Lanes) {
         guard all(x.magnitude .<= 100_000) else {
             return (x.lanewise(Glibc.sin), x.lanewise(Glibc.cos))
         }
@@ -112,11 +116,11 @@ package enum VectorMath {
     /// exp(x) for |x| ≤ 700: x = k ln 2 + r with |r| ≤ ln 2 / 2, exp(r) by its Taylor series to r¹³
     /// (truncation below 2⁻⁵⁶ there), times 2ᵏ built from its bits.
     @inline(__always)
-    private static func expKernel(_ x: SIMD8<Double>) -> SIMD8<Double> {
+    private static func expKernel(_ x: Lanes) -> Lanes {
         let shifted = x * 1.44269504088896338700e+00 + roundingShifter
         let k = shifted - roundingShifter
         let r = (x - k * ln2High) - k * ln2Low
-        var q = SIMD8<Double>(repeating: 1.0 / 6_227_020_800)
+        var q = Lanes(repeating: 1.0 / 6_227_020_800)
         q = q * r + 1.0 / 479_001_600
         q = q * r + 1.0 / 39_916_800
         q = q * r + 1.0 / 3_628_800
@@ -129,32 +133,32 @@ package enum VectorMath {
         q = q * r + 1.0 / 6
         q = q * r + 0.5
         let expR = 1.0 + (r + r * r * q)
-        let exponent = unsafeBitCast(shifted, to: SIMD8<Int64>.self) &- unsafeBitCast(
-            SIMD8<Double>(repeating: roundingShifter), to: SIMD8<Int64>.self)
-        let power = unsafeBitCast((exponent &+ 1023) &<< 52, to: SIMD8<Double>.self)
+        let exponent = unsafeBitCast(shifted, to: LaneBits.self) &- unsafeBitCast(
+            Lanes(repeating: roundingShifter), to: LaneBits.self)
+        let power = unsafeBitCast((exponent &+ 1023) &<< 52, to: Lanes.self)
         return expR * power
     }
 
     /// sin and cos for |x| ≤ 10⁵: x = n π/2 + r with |r| ≤ π/4 (π/2 in three parts, each product exact),
     /// fdlibm's kernel polynomials on r, and the quadrant n mod 4 picking and signing them.
     @inline(__always)
-    private static func sinCosKernel(_ x: SIMD8<Double>) -> (sin: SIMD8<Double>, cos: SIMD8<Double>) {
+    private static func sinCosKernel(_ x: Lanes) -> (sin: Lanes, cos: Lanes) {
         let shifted = x * 6.36619772367581382433e-01 + roundingShifter
         let n = shifted - roundingShifter
-        let quadrant = unsafeBitCast(shifted, to: SIMD8<Int64>.self) & 3
+        let quadrant = unsafeBitCast(shifted, to: LaneBits.self) & 3
         var r = x - n * 1.57079632673412561417e+00
         r = r - n * 6.07710050630396597660e-11
         r = r - n * 2.02226624871116645580e-21
 
         let z = r * r
-        var sinTail = SIMD8<Double>(repeating: 1.58969099521155010221e-10)
+        var sinTail = Lanes(repeating: 1.58969099521155010221e-10)
         sinTail = sinTail * z - 2.50507602534068634195e-08
         sinTail = sinTail * z + 2.75573137070700676789e-06
         sinTail = sinTail * z - 1.98412698298579493134e-04
         sinTail = sinTail * z + 8.33333333332248946124e-03
         let sine = r + (z * r) * (z * sinTail - 1.66666666666666324348e-01)
 
-        var cosTail = SIMD8<Double>(repeating: -1.13596475577881948265e-11)
+        var cosTail = Lanes(repeating: -1.13596475577881948265e-11)
         cosTail = cosTail * z + 2.08757232129817482790e-09
         cosTail = cosTail * z - 2.75573143513906633035e-07
         cosTail = cosTail * z + 2.48015872894767294178e-05
@@ -164,34 +168,38 @@ package enum VectorMath {
         // 1 − z/2 split as (1 − q) − (z/2 − q), with q a short number near z/2 so that 1 − q is exact.
         let magnitude = r.magnitude
         var q = unsafeBitCast(
-            (unsafeBitCast(magnitude, to: SIMD8<Int64>.self) &- 0x0020_0000_0000_0000) & Int64(bitPattern: 0xFFFF_FFFF_0000_0000),
-            to: SIMD8<Double>.self)
+            (unsafeBitCast(magnitude, to: LaneBits.self) &- 0x0020_0000_0000_0000) & Int64(bitPattern: 0xFFFF_FFFF_0000_0000),
+            to: Lanes.self)
         q.replace(with: 0, where: magnitude .< 0.3)
         q.replace(with: 0.28125, where: magnitude .> 0.78125)
         let cosine = (1.0 - q) - ((0.5 * z - q) - z * cosTail)
 
         // Quadrants 1 and 3 swap sine and cosine; 2 and 3 negate the sine, 1 and 2 the cosine. All by bits:
         // an all-ones mask where swapping, and the sign bit where negating.
-        let sineBits = unsafeBitCast(sine, to: SIMD8<Int64>.self)
-        let cosineBits = unsafeBitCast(cosine, to: SIMD8<Int64>.self)
+        let sineBits = unsafeBitCast(sine, to: LaneBits.self)
+        let cosineBits = unsafeBitCast(cosine, to: LaneBits.self)
         let swap = 0 &- (quadrant & 1)
         let sinSign = (quadrant & 2) &<< 62
         let cosSign = ((quadrant &+ 1) & 2) &<< 62
-        let sinResult = unsafeBitCast(((cosineBits & swap) | (sineBits & ~swap)) ^ sinSign, to: SIMD8<Double>.self)
-        let cosResult = unsafeBitCast(((sineBits & swap) | (cosineBits & ~swap)) ^ cosSign, to: SIMD8<Double>.self)
+        let sinResult = unsafeBitCast(((cosineBits & swap) | (sineBits & ~swap)) ^ sinSign, to: Lanes.self)
+        let cosResult = unsafeBitCast(((sineBits & swap) | (cosineBits & ~swap)) ^ cosSign, to: Lanes.self)
         return (sinResult, cosResult)
     }
 }
 
-extension SIMD8<Double> {
+extension VectorMath.Lanes {
     /// Each lane without its sign (NaN stays NaN).
-    fileprivate var magnitude: SIMD8<Double> {
-        unsafeBitCast(unsafeBitCast(self, to: SIMD8<Int64>.self) & Int64.max, to: SIMD8<Double>.self)
+    fileprivate var magnitude: Self {
+        unsafeBitCast(unsafeBitCast(self, to: VectorMath.LaneBits.self) & Int64.max, to: Self.self)
     }
 
     /// `body` applied to each lane, for the rare vectors a kernel does not cover.
-    fileprivate func lanewise(_ body: (Double) -> Double) -> SIMD8<Double> {
-        SIMD8(body(self[0]), body(self[1]), body(self[2]), body(self[3]), body(self[4]), body(self[5]), body(self[6]), body(self[7]))
+    fileprivate func lanewise(_ body: (Double) -> Double) -> Self {
+        var result = self
+        for lane in indices {
+            result[lane] = body(self[lane])
+        }
+        return result
     }
 }
 

@@ -68,10 +68,11 @@ import Testing
         let input = samples(-100.0 ... 100.0, count: 4000) + [0, .pi / 4, .pi / 2, .pi, -.pi / 2, 1e6, .nan]
         var index = 0
         while index < input.count {
-            var x = SIMD8<Double>(repeating: 0)
-            for lane in 0..<min(8, input.count - index) { x[lane] = input[index + lane] }
+            var x = VectorMath.Lanes(repeating: 0)
+            let lanes = min(x.scalarCount, input.count - index)
+            for lane in 0..<lanes { x[lane] = input[index + lane] }
             let (sine, cosine) = VectorMath.sinCos(x)
-            for lane in 0..<min(8, input.count - index) {
+            for lane in 0..<lanes {
                 let value = x[lane]
                 if value.isNaN {
                     #expect(sine[lane].isNaN && cosine[lane].isNaN)
@@ -80,7 +81,7 @@ import Testing
                     #expect(abs(cosine[lane] - cos(value)) <= 1.2e-16, "cos(\(value))")
                 }
             }
-            index += 8
+            index += lanes
         }
     }
 }
