@@ -94,8 +94,9 @@ struct Figures {
             voiced += 1
             if clearFrames[frame] { clear += 1 }
             if liveVoiced {
-                errors.append(abs(live[frame] / whole[frame] - 1) * 100)
-                if clearFrames[frame] { clearErrors.append(errors[errors.count - 1]) }
+                let error = abs(live[frame] / whole[frame] - 1) * 100
+                errors.append(error)
+                if clearFrames[frame] { clearErrors.append(error) }
             } else {
                 lost += 1
                 if clearFrames[frame] { clearLost += 1 }
