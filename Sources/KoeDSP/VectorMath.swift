@@ -1,11 +1,11 @@
 import Glibc
 
-/// Exponentials, real and complex, eight values at a time in SIMD registers (one AVX-512 register, two AVX
-/// ones), and sums over whole buffers, four at a time, where libm takes one call for each exp, cos and sin
-/// (glibc's log is already about as fast as a vector version; its exp, sine and cosine are not). The kernels
-/// are fdlibm's (Sun's freely distributable libm): the same argument reductions and polynomials, written for
-/// vectors. Results are within about one unit in the last place of libm's; arguments outside the ranges the
-/// kernels handle (huge, infinite, NaN) go to libm itself.
+/// Exponentials, real and complex, and logarithms, eight values at a time in SIMD registers (one AVX-512
+/// register, two AVX ones), and sums over whole buffers, four at a time, where libm takes one call for each
+/// exp, log, cos and sin. The kernels are fdlibm's (Sun's freely distributable libm): the same argument
+/// reductions and polynomials, written for vectors. Results are within about one unit in the last place of
+/// libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN, zero, negative, subnormal) go
+/// to libm itself.
 package enum VectorMath {
     /// The values the exponential kernels take at a time.
     package typealias Lanes = SIMD8<Double>
@@ -35,6 +35,32 @@ package enum VectorMath {
         }
         if index < values.count {
             exponentials(base + index, count: values.count - index, scale: scale)
+        }
+    }
+
+    /// `values[i] = scale * log(values[i])` for each value.
+    package static func logarithms(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
+        guard let base = values.baseAddress else { return }
+        var index = 0
+        while index + Lanes.scalarCount <= values.count {
+            logarithms(base + index, count: Lanes.scalarCount, scale: scale)
+            index += Lanes.scalarCount
+        }
+        if index < values.count {
+            logarithms(base + index, count: values.count - index, scale: scale)
+        }
+    }
+
+    @inline(__always)
+    private static func logarithms(_ values: UnsafeMutablePointer<Double>, count: Int, scale: Double) {
+        var x = Lanes(repeating: 1)
+        for lane in 0..<count {
+            x[lane] = values[lane]
+        }
+        let inRange = (x .>= .leastNormalMagnitude) .& (x .<= .greatestFiniteMagnitude)
+        let result = all(inRange) ? logKernel(x) : x.lanewise(Glibc.log)
+        for lane in 0..<count {
+            values[lane] = result[lane] * scale
         }
     }
 
@@ -139,6 +165,40 @@ package enum VectorMath {
         return expR * power
     }
 
+    /// log(x) for positive normal finite x: x = 2ᵏ (1 + f) with 1 + f in [√2/2, √2), log(1 + f) from
+    /// s = f / (2 + f) and fdlibm's polynomial in s², k ln 2 added in two parts.
+    @inline(__always)
+    private static func logKernel(_ x: Lanes) -> Lanes {
+        let bits = unsafeBitCast(x, to: LaneBits.self)
+        let high = bits &>> 32
+        let mantissaHigh = high & 0x000F_FFFF
+        // 0x95F64 carries into bit 20 exactly when the mantissa is at least √2: then halve it, add one to k.
+        let carry = (mantissaHigh &+ 0x95F64) & 0x10_0000
+        let k = ((high &>> 20) &- 1023) &+ (carry &>> 20)
+        let reducedHigh = mantissaHigh | (carry ^ 0x3FF0_0000)
+        let reduced = unsafeBitCast((reducedHigh &<< 32) | (bits & 0xFFFF_FFFF), to: Lanes.self)
+        let f = reduced - 1.0
+        let dk = unsafeBitCast(k &+ unsafeBitCast(Lanes(repeating: roundingShifter), to: LaneBits.self), to: Lanes.self)
+            - roundingShifter
+
+        let s = f / (2.0 + f)
+        let z = s * s
+        let w = z * z
+        var even = w * 1.531383769920937332e-01 + 2.222219843214978396e-01
+        even = even * w + 3.999999999940941908e-01
+        var odd = w * 1.479819860511658591e-01 + 1.818357216161805012e-01
+        odd = odd * w + 2.857142874366239149e-01
+        odd = odd * w + 6.666666666666735130e-01
+        let r = z * odd + w * even
+        let halfSquare = 0.5 * f * f
+        // fdlibm's two forms, each the more accurate on its part of the mantissa range: the one with f²/2 where
+        // the mantissa lies between 0x6147A and 0x6B851 (an all-ones mask there, from the sign of the test less 1).
+        let withSquare = dk * ln2High - ((halfSquare - (s * (halfSquare + r) + dk * ln2Low)) - f)
+        let withoutSquare = dk * ln2High - ((s * (f - r) - dk * ln2Low) - f)
+        let outside = (((mantissaHigh &- 0x6147A) | (0x6B851 &- mantissaHigh)) &- 1) &>> 63
+        return select(withoutSquare, where: outside, else: withSquare)
+    }
+
     /// sin and cos for |x| ≤ 10⁵: x = n π/2 + r with |r| ≤ π/4 (π/2 in three parts, each product exact),
     /// fdlibm's kernel polynomials on r, and the quadrant n mod 4 picking and signing them.
     @inline(__always)
@@ -184,6 +244,16 @@ package enum VectorMath {
         let sinResult = unsafeBitCast(((cosineBits & swap) | (sineBits & ~swap)) ^ sinSign, to: Lanes.self)
         let cosResult = unsafeBitCast(((sineBits & swap) | (cosineBits & ~swap)) ^ cosSign, to: Lanes.self)
         return (sinResult, cosResult)
+    }
+}
+
+extension VectorMath {
+    /// Lanes of `value` where `mask` is all ones, of `other` where it is zero: a blend in bit operations, which
+    /// the optimiser keeps in vector registers (SIMD's masked `replacing` becomes a loop over lanes).
+    @inline(__always)
+    fileprivate static func select(_ value: Lanes, where mask: LaneBits, else other: Lanes) -> Lanes {
+        let bits = (unsafeBitCast(value, to: LaneBits.self) & mask) | (unsafeBitCast(other, to: LaneBits.self) & ~mask)
+        return unsafeBitCast(bits, to: Lanes.self)
     }
 }
 

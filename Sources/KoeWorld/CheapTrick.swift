@@ -265,8 +265,9 @@ private final class EnvelopeEstimator {
         let half = fftSize / 2
         let (logSpectrum, power) = (toCepstrum.waveform, power)
         for bin in 0...half {
-            logSpectrum[bin] = log(power[bin])
+            logSpectrum[bin] = power[bin]
         }
+        VectorMath.logarithms(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...half]), scale: 1)
         for bin in 1..<half {
             logSpectrum[fftSize - bin] = logSpectrum[bin]
         }

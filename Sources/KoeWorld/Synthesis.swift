@@ -254,8 +254,9 @@ final class PulseRenderer {
         let logSpectrum = minimumPhase.logSpectrum
         let (envelope, aperiodicRatio) = (envelope, aperiodicRatio)
         for i in 0...(fftSize / 2) {
-            logSpectrum[i] = log(envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum) / 2.0
+            logSpectrum[i] = envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum
         }
+        VectorMath.logarithms(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...(fftSize / 2)]), scale: 0.5)
         minimumPhase.execute()
         let (source, spectrum) = (minimumPhase.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
@@ -317,8 +318,9 @@ final class PulseRenderer {
         for i in 0...(fftSize / 2) {
             let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
             // Only an exactly silent bin is lifted, so its logarithm stays finite.
-            logSpectrum[i] = log(max(power, .leastNormalMagnitude)) / 2.0
+            logSpectrum[i] = max(power, .leastNormalMagnitude)
         }
+        VectorMath.logarithms(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...(fftSize / 2)]), scale: 0.5)
         minimumPhase.execute()
         let (filters, noises, spectrum) = (minimumPhase.spectrum, forward.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
