@@ -42,7 +42,9 @@ let package = Package(
             providers: [.apt(["libpipewire-0.3-dev"])]
         ),
         .target(name: "CKoePipeWire", dependencies: ["CPipeWire"]),
-        .target(name: "KoeDSP", dependencies: ["CFFTW"]),
+        // Present to `#if canImport(CAVX512)` only when compiling for a CPU with AVX-512F (Sources/CAVX512).
+        .systemLibrary(name: "CAVX512"),
+        .target(name: "KoeDSP", dependencies: ["CFFTW", "CAVX512"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),

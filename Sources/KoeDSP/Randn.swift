@@ -1,6 +1,9 @@
 #if arch(x86_64)
 import _Builtin_intrinsics.intel
 #endif
+#if canImport(CAVX512)
+import CAVX512
+#endif
 
 /// A seeded Gaussian generator: xorshift128 draws, twelve uniform draws summed (Irwin–Hall),
 /// the same sequence as WORLD's `randn`, so noise excitation can be reproduced run to run.
@@ -27,8 +30,9 @@ package struct Randn: Sendable {
         return Double(sum) / 268_435_456.0 - 6.0
     }
 
-    /// Fills `values` with the next `values.count` draws of `next()`. Runs of 256 draws are made by eight
-    /// generators at once, started 32 draws apart by a precomputed jump, in SIMD registers.
+    /// Fills `values` with the next `values.count` draws of `next()`. Runs of 256 draws are made by several
+    /// generators at once (`laneCount`), started `laneLength` draws apart by a precomputed jump, in SIMD
+    /// registers.
     package mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
         guard let base = values.baseAddress else { return }
         var state = self
@@ -44,9 +48,36 @@ package struct Randn: Sendable {
         self = state
     }
 
-    private static let laneLength = 32
-    private static let laneRun = 2 * LaneGroup.width * laneLength
+    /// Generators side by side in a run: sixteen in one AVX-512 register where the code is compiled for one,
+    /// else eight in two SSE groups.
+    #if canImport(CAVX512)
+    private static let laneCount = WideLaneGroup.width
+    #else
+    private static let laneCount = 2 * LaneGroup.width
+    #endif
+    private static let laneRun = 256
+    /// Draws each generator of a run makes.
+    static let laneLength = laneRun / laneCount
 
+    #if canImport(CAVX512)
+    /// The next `laneRun` draws into `output`: lane `k` of the sixteen makes draws `k * laneLength ..< (k + 1) *
+    /// laneLength`, and the last lane's end state is where the sequence continues.
+    private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>) {
+        let jump = XorshiftJumps.shared.laneJump
+        var laneState = XorshiftState(x: x, y: y, z: z, w: w)
+        var lanes = WideLaneGroup()
+        for lane in 0..<WideLaneGroup.width {
+            lanes.start(lane, at: laneState)
+            if lane < WideLaneGroup.width - 1 {
+                laneState = jump.apply(to: laneState)
+            }
+        }
+        for draw in 0..<Randn.laneLength {
+            WideLaneGroup.store(lanes.nextSums(), to: output + draw, stride: Randn.laneLength)
+        }
+        (x, y, z, w) = lanes.state(WideLaneGroup.width - 1)
+    }
+    #else
     /// The next `laneRun` draws into `output`: lane `k` of the eight makes draws `k * laneLength ..< (k + 1) *
     /// laneLength`, and the last lane's end state is where the sequence continues.
     private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>) {
@@ -71,6 +102,7 @@ package struct Randn: Sendable {
         }
         (x, y, z, w) = high.state(LaneGroup.width - 1)
     }
+    #endif
 
     @inlinable @inline(__always)
     mutating func nextUniformBits() -> UInt32 {
@@ -191,6 +223,78 @@ private struct LaneGroup {
     }
 }
 
+#if canImport(CAVX512)
+/// Sixteen xorshift128 generators side by side, one per lane of an AVX-512 register for each state word:
+/// `LaneGroup`'s steps, four times as many lanes an instruction.
+private struct WideLaneGroup {
+    static let width = 16
+
+    private var x = __m512i()
+    private var y = __m512i()
+    private var z = __m512i()
+    private var w = __m512i()
+
+    mutating func start(_ lane: Int, at state: XorshiftState) {
+        func set(_ word: inout __m512i, _ value: UInt32) {
+            var lanes = unsafeBitCast(word, to: SIMD16<UInt32>.self)
+            lanes[lane] = value
+            word = unsafeBitCast(lanes, to: __m512i.self)
+        }
+        set(&x, state.x)
+        set(&y, state.y)
+        set(&z, state.z)
+        set(&w, state.w)
+    }
+
+    func state(_ lane: Int) -> (UInt32, UInt32, UInt32, UInt32) {
+        func get(_ word: __m512i) -> UInt32 { unsafeBitCast(word, to: SIMD16<UInt32>.self)[lane] }
+        return (get(x), get(y), get(z), get(w))
+    }
+
+    /// Each lane's next twelve uniform draws, shifted right by 4 and summed; four steps bring the state words
+    /// back into their own variables.
+    @inline(__always)
+    mutating func nextSums() -> __m512i {
+        var sum = _mm512_setzero_si512()
+        for _ in 0..<3 {
+            x = WideLaneGroup.step(x, w)
+            sum = _mm512_add_epi32(sum, _mm512_srli_epi32(x, 4))
+            y = WideLaneGroup.step(y, x)
+            sum = _mm512_add_epi32(sum, _mm512_srli_epi32(y, 4))
+            z = WideLaneGroup.step(z, y)
+            sum = _mm512_add_epi32(sum, _mm512_srli_epi32(z, 4))
+            w = WideLaneGroup.step(w, z)
+            sum = _mm512_add_epi32(sum, _mm512_srli_epi32(w, 4))
+        }
+        return sum
+    }
+
+    @inline(__always)
+    private static func step(_ oldest: __m512i, _ newest: __m512i) -> __m512i {
+        let t = _mm512_xor_si512(oldest, _mm512_slli_epi32(oldest, 11))
+        return _mm512_xor_si512(
+            _mm512_xor_si512(newest, _mm512_srli_epi32(newest, 19)), _mm512_xor_si512(t, _mm512_srli_epi32(t, 8)))
+    }
+
+    /// `Randn.next`'s `Double(sum) / 2^28 - 6` of each lane, to `output[lane * stride]`, as `LaneGroup.store`.
+    @inline(__always)
+    static func store(_ sums: __m512i, to output: UnsafeMutablePointer<Double>, stride: Int) {
+        let centred = unsafeBitCast(_mm512_sub_epi32(sums, _mm512_set1_epi32(6 << 28)), to: SIMD16<Int32>.self)
+        let scale = _mm512_set1_pd(1.0 / 268_435_456.0)
+        let low = unsafeBitCast(
+            _mm512_mul_pd(_mm512_cvtepi32_pd(unsafeBitCast(centred.lowHalf, to: __m256i.self)), scale),
+            to: SIMD8<Double>.self)
+        let high = unsafeBitCast(
+            _mm512_mul_pd(_mm512_cvtepi32_pd(unsafeBitCast(centred.highHalf, to: __m256i.self)), scale),
+            to: SIMD8<Double>.self)
+        for lane in 0..<8 {
+            output[lane * stride] = low[lane]
+            output[(lane + 8) * stride] = high[lane]
+        }
+    }
+}
+#endif
+
 /// The 128-bit state of xorshift128 as a vector over GF(2): `low` holds x and y, `high` holds z and w.
 struct XorshiftState: Equatable, Sendable {
     var low: UInt64
@@ -295,7 +399,7 @@ final class XorshiftJumps: Sendable {
     /// `powers[k]` advances the state by 2^k steps; 64 of them reach any `UInt64` step count.
     private let powers: [XorshiftMatrix]
 
-    /// Advances a state by 32 draws (384 steps), for `Randn.fill`'s lanes.
+    /// Advances a state by `Randn.laneLength` draws, for `Randn.fill`'s lanes.
     let laneJump: XorshiftTable
 
     private init() {
@@ -306,7 +410,10 @@ final class XorshiftJumps: Sendable {
             powers.append(matrix)
         }
         self.powers = powers
-        laneJump = XorshiftTable(powers[8].after(powers[7]))
+        let laneSteps = 12 * Randn.laneLength
+        let laneMatrix = (0..<64).filter { laneSteps >> $0 & 1 == 1 }.map { powers[$0] }
+            .reduce(nil) { (product: XorshiftMatrix?, power) in product.map { power.after($0) } ?? power }!
+        laneJump = XorshiftTable(laneMatrix)
     }
 
     func jump(_ power: Int) -> XorshiftMatrix {
