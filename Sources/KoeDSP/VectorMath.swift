@@ -1,4 +1,8 @@
 import Glibc
+#if canImport(CAVX512)
+import CAVX512
+import _Builtin_intrinsics.intel
+#endif
 
 /// Exponentials, real and complex, and logarithms, eight values at a time in SIMD registers (one AVX-512
 /// register, two AVX ones), and sums over whole buffers, four at a time, where libm takes one call for each
@@ -165,6 +169,52 @@ package enum VectorMath {
         return expR * power
     }
 
+    #if canImport(CAVX512)
+    /// `logKernel` below in AVX-512 intrinsics: the same operations in the same order, so the same values, in
+    /// a third fewer instructions (the optimiser splits the generic form's vectors across registers of three
+    /// widths). Compiled only for a CPU with AVX-512 (`CAVX512`).
+    @inline(__always)
+    private static func logKernel(_ lanes: Lanes) -> Lanes {
+        func integers(_ value: Int64) -> __m512i { _mm512_set1_epi64(value) }
+        func doubles(_ value: Double) -> __m512d { _mm512_set1_pd(value) }
+        let bits = _mm512_castpd_si512(unsafeBitCast(lanes, to: __m512d.self))
+        let high = _mm512_srli_epi64(bits, 32)
+        let mantissaHigh = _mm512_and_si512(high, integers(0x000F_FFFF))
+        let carry = _mm512_and_si512(_mm512_add_epi64(mantissaHigh, integers(0x95F64)), integers(0x10_0000))
+        let k = _mm512_add_epi64(
+            _mm512_sub_epi64(_mm512_srli_epi64(high, 20), integers(1023)), _mm512_srli_epi64(carry, 20))
+        let reducedHigh = _mm512_or_si512(mantissaHigh, _mm512_xor_si512(carry, integers(0x3FF0_0000)))
+        let reduced = _mm512_castsi512_pd(
+            _mm512_or_si512(_mm512_slli_epi64(reducedHigh, 32), _mm512_and_si512(bits, integers(0xFFFF_FFFF))))
+        let f = _mm512_sub_pd(reduced, doubles(1.0))
+        let shifter = doubles(roundingShifter)
+        let dk = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_add_epi64(k, _mm512_castpd_si512(shifter))), shifter)
+
+        let s = _mm512_div_pd(f, _mm512_add_pd(doubles(2.0), f))
+        let z = _mm512_mul_pd(s, s)
+        let w = _mm512_mul_pd(z, z)
+        var even = _mm512_add_pd(_mm512_mul_pd(w, doubles(1.531383769920937332e-01)), doubles(2.222219843214978396e-01))
+        even = _mm512_add_pd(_mm512_mul_pd(even, w), doubles(3.999999999940941908e-01))
+        var odd = _mm512_add_pd(_mm512_mul_pd(w, doubles(1.479819860511658591e-01)), doubles(1.818357216161805012e-01))
+        odd = _mm512_add_pd(_mm512_mul_pd(odd, w), doubles(2.857142874366239149e-01))
+        odd = _mm512_add_pd(_mm512_mul_pd(odd, w), doubles(6.666666666666735130e-01))
+        let r = _mm512_add_pd(_mm512_mul_pd(z, odd), _mm512_mul_pd(w, even))
+        let halfSquare = _mm512_mul_pd(_mm512_mul_pd(doubles(0.5), f), f)
+        let kHigh = _mm512_mul_pd(dk, doubles(ln2High))
+        let kLow = _mm512_mul_pd(dk, doubles(ln2Low))
+        let withSquare = _mm512_sub_pd(kHigh, _mm512_sub_pd(
+            _mm512_sub_pd(halfSquare, _mm512_add_pd(_mm512_mul_pd(s, _mm512_add_pd(halfSquare, r)), kLow)), f))
+        let withoutSquare = _mm512_sub_pd(kHigh, _mm512_sub_pd(
+            _mm512_sub_pd(_mm512_mul_pd(s, _mm512_sub_pd(f, r)), kLow), f))
+        let test = _mm512_or_si512(
+            _mm512_sub_epi64(mantissaHigh, integers(0x6147A)), _mm512_sub_epi64(integers(0x6B851), mantissaHigh))
+        let outside = _mm512_srai_epi64(_mm512_sub_epi64(test, integers(1)), 63)
+        let result = _mm512_or_si512(
+            _mm512_and_si512(_mm512_castpd_si512(withoutSquare), outside),
+            _mm512_andnot_si512(outside, _mm512_castpd_si512(withSquare)))
+        return unsafeBitCast(_mm512_castsi512_pd(result), to: Lanes.self)
+    }
+    #else
     /// log(x) for positive normal finite x: x = 2ᵏ (1 + f) with 1 + f in [√2/2, √2), log(1 + f) from
     /// s = f / (2 + f) and fdlibm's polynomial in s², k ln 2 added in two parts.
     @inline(__always)
@@ -198,6 +248,7 @@ package enum VectorMath {
         let outside = (((mantissaHigh &- 0x6147A) | (0x6B851 &- mantissaHigh)) &- 1) &>> 63
         return select(withoutSquare, where: outside, else: withSquare)
     }
+    #endif
 
     /// sin and cos for |x| ≤ 10⁵: x = n π/2 + r with |r| ≤ π/4 (π/2 in three parts, each product exact),
     /// fdlibm's kernel polynomials on r, and the quadrant n mod 4 picking and signing them.
