@@ -4,8 +4,9 @@ import Glibc
 /// lifter takes, at a fraction of the cost of one libm call per value.
 ///
 /// Angle `start + k * step` is split as `(start + a * block * step) + j * step`, with `k = a * block + j`;
-/// both parts come from libm, and the angle-sum identity joins them. Each value is off the direct libm value
-/// by a unit or two in the last place (absolute), with no error accumulating along the progression.
+/// both parts come from `VectorMath.sinCos`, eight at a time, and the angle-sum identity joins them. Each value
+/// is off the direct libm value by a unit or two in the last place (absolute), with no error accumulating along
+/// the progression.
 package enum Trigonometry {
     /// `cosines[k] = cos(start + k * step)` for every `k` in `cosines.indices`.
     package static func cosines(start: Double = 0, step: Double, into cosines: UnsafeMutableBufferPointer<Double>) {
@@ -39,8 +40,11 @@ package enum Trigonometry {
             self.step = step
             self.count = count
             let block = blockLength(count)
-            offsetCosines = (0..<block).map { cos(Double($0) * step) }
-            offsetSines = (0..<block).map { sin(Double($0) * step) }
+            var offsetCosines = [Double](repeating: 0, count: block)
+            var offsetSines = [Double](repeating: 0, count: block)
+            Trigonometry.offsets(step: step, count: block, cosines: &offsetCosines, sines: &offsetSines)
+            self.offsetCosines = offsetCosines
+            self.offsetSines = offsetSines
         }
 
         /// `cosines[k] = cos(start + k * step)` for `k < count`; `cosines` holds `count` values.
@@ -66,27 +70,55 @@ package enum Trigonometry {
         withUnsafeTemporaryAllocation(of: Double.self, capacity: 2 * block) { table in
             let offsetCosines = table.baseAddress!
             let offsetSines = offsetCosines + block
-            for j in 0..<block {
-                offsetCosines[j] = cos(Double(j) * step)
-                offsetSines[j] = sin(Double(j) * step)
-            }
+            offsets(step: step, count: block, cosines: offsetCosines, sines: offsetSines)
             join(
                 start: start, step: step, count: count, offsetCosines: offsetCosines, offsetSines: offsetSines,
                 block: block, cosines: cosines, sines: sines)
         }
     }
 
-    /// Anchors from libm every `block` angles, joined with the offsets by the angle-sum identity.
+    /// `cos(j * step)` and `sin(j * step)` for `j < count`, eight at a time.
+    private static func offsets(
+        step: Double, count: Int, cosines: UnsafeMutablePointer<Double>, sines: UnsafeMutablePointer<Double>
+    ) {
+        var first = 0
+        while first < count {
+            var angles = VectorMath.Lanes(repeating: 0)
+            let lanes = min(angles.scalarCount, count - first)
+            for lane in 0..<lanes {
+                angles[lane] = Double(first + lane) * step
+            }
+            let (laneSines, laneCosines) = VectorMath.sinCos(angles)
+            for lane in 0..<lanes {
+                cosines[first + lane] = laneCosines[lane]
+                sines[first + lane] = laneSines[lane]
+            }
+            first += lanes
+        }
+    }
+
+    /// Anchors every `block` angles, eight at a time, joined with the offsets by the angle-sum identity.
     private static func join(
         start: Double, step: Double, count: Int,
         offsetCosines: UnsafePointer<Double>, offsetSines: UnsafePointer<Double>, block: Int,
         cosines: UnsafeMutablePointer<Double>?, sines: UnsafeMutablePointer<Double>?
     ) {
         var blockStart = 0
+        var anchorSines = VectorMath.Lanes(repeating: 0)
+        var anchorCosines = VectorMath.Lanes(repeating: 0)
+        var anchor = anchorSines.scalarCount
         while blockStart < count {
-            let angle = start + Double(blockStart) * step
-            let anchorCosine = cos(angle)
-            let anchorSine = sin(angle)
+            if anchor == anchorSines.scalarCount {
+                var angles = VectorMath.Lanes(repeating: 0)
+                for lane in 0..<angles.scalarCount {
+                    angles[lane] = start + Double(blockStart + lane * block) * step
+                }
+                (anchorSines, anchorCosines) = VectorMath.sinCos(angles)
+                anchor = 0
+            }
+            let anchorCosine = anchorCosines[anchor]
+            let anchorSine = anchorSines[anchor]
+            anchor += 1
             let length = min(block, count - blockStart)
             if let cosines {
                 let output = cosines + blockStart
