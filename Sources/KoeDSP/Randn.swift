@@ -65,13 +65,14 @@ package struct Randn: Sendable {
     private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>) {
         let jump = XorshiftJumps.shared.laneJump
         var laneState = XorshiftState(x: x, y: y, z: z, w: w)
-        var lanes = WideLaneGroup()
+        var starts = (x: SIMD16<UInt32>(), y: SIMD16<UInt32>(), z: SIMD16<UInt32>(), w: SIMD16<UInt32>())
         for lane in 0..<WideLaneGroup.width {
-            lanes.start(lane, at: laneState)
+            (starts.x[lane], starts.y[lane], starts.z[lane], starts.w[lane]) = (laneState.x, laneState.y, laneState.z, laneState.w)
             if lane < WideLaneGroup.width - 1 {
                 laneState = jump.apply(to: laneState)
             }
         }
+        var lanes = WideLaneGroup(x: starts.x, y: starts.y, z: starts.z, w: starts.w)
         for draw in 0..<Randn.laneLength {
             WideLaneGroup.store(lanes.nextSums(), to: output + draw, stride: Randn.laneLength)
         }
@@ -229,21 +230,18 @@ private struct LaneGroup {
 private struct WideLaneGroup {
     static let width = 16
 
-    private var x = __m512i()
-    private var y = __m512i()
-    private var z = __m512i()
-    private var w = __m512i()
+    private var x: __m512i
+    private var y: __m512i
+    private var z: __m512i
+    private var w: __m512i
 
-    mutating func start(_ lane: Int, at state: XorshiftState) {
-        func set(_ word: inout __m512i, _ value: UInt32) {
-            var lanes = unsafeBitCast(word, to: SIMD16<UInt32>.self)
-            lanes[lane] = value
-            word = unsafeBitCast(lanes, to: __m512i.self)
-        }
-        set(&x, state.x)
-        set(&y, state.y)
-        set(&z, state.z)
-        set(&w, state.w)
+    /// Lane `k` of each word starts generator `k`; the words are gathered first and moved in whole, since
+    /// setting one lane of a register at a time goes through memory sixty-four times.
+    init(x: SIMD16<UInt32>, y: SIMD16<UInt32>, z: SIMD16<UInt32>, w: SIMD16<UInt32>) {
+        self.x = unsafeBitCast(x, to: __m512i.self)
+        self.y = unsafeBitCast(y, to: __m512i.self)
+        self.z = unsafeBitCast(z, to: __m512i.self)
+        self.w = unsafeBitCast(w, to: __m512i.self)
     }
 
     func state(_ lane: Int) -> (UInt32, UInt32, UInt32, UInt32) {
