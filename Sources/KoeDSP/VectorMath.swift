@@ -18,40 +18,33 @@ package enum VectorMath {
     /// `values[i] = exp(scale * real) * (cos(scale * imag), sin(scale * imag))` for each complex value:
     /// a spectrum of log amplitude and phase turned into amplitude and phase.
     package static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
-        guard let base = values.baseAddress else { return }
-        var index = 0
-        while index + Lanes.scalarCount <= values.count {
-            exponentiate(base + index, count: Lanes.scalarCount, scale: scale)
-            index += Lanes.scalarCount
-        }
-        if index < values.count {
-            exponentiate(base + index, count: values.count - index, scale: scale)
-        }
+        inLaneRuns(values) { exponentiate($0, count: $1, scale: scale) }
     }
 
     /// `values[i] = exp(scale * values[i])` for each value.
     package static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
-        guard let base = values.baseAddress else { return }
-        var index = 0
-        while index + Lanes.scalarCount <= values.count {
-            exponentials(base + index, count: Lanes.scalarCount, scale: scale)
-            index += Lanes.scalarCount
-        }
-        if index < values.count {
-            exponentials(base + index, count: values.count - index, scale: scale)
-        }
+        inLaneRuns(values) { exponentials($0, count: $1, scale: scale) }
     }
 
     /// `values[i] = scale * log(values[i])` for each value.
     package static func logarithms(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
+        inLaneRuns(values) { logarithms($0, count: $1, scale: scale) }
+    }
+
+    /// `body(start, count)` on each whole vector of `values` (`count` the constant `Lanes.scalarCount`, so
+    /// that its lane loops unroll), then on the shorter rest.
+    @inline(__always)
+    private static func inLaneRuns<Element>(
+        _ values: UnsafeMutableBufferPointer<Element>, _ body: (UnsafeMutablePointer<Element>, Int) -> Void
+    ) {
         guard let base = values.baseAddress else { return }
         var index = 0
         while index + Lanes.scalarCount <= values.count {
-            logarithms(base + index, count: Lanes.scalarCount, scale: scale)
+            body(base + index, Lanes.scalarCount)
             index += Lanes.scalarCount
         }
         if index < values.count {
-            logarithms(base + index, count: values.count - index, scale: scale)
+            body(base + index, values.count - index)
         }
     }
 
