@@ -67,7 +67,8 @@ package struct Randn: Sendable {
         var laneState = XorshiftState(x: x, y: y, z: z, w: w)
         var starts = (x: SIMD16<UInt32>(), y: SIMD16<UInt32>(), z: SIMD16<UInt32>(), w: SIMD16<UInt32>())
         for lane in 0..<WideLaneGroup.width {
-            (starts.x[lane], starts.y[lane], starts.z[lane], starts.w[lane]) = (laneState.x, laneState.y, laneState.z, laneState.w)
+            (starts.x[lane], starts.y[lane]) = (laneState.x, laneState.y)
+            (starts.z[lane], starts.w[lane]) = (laneState.z, laneState.w)
             if lane < WideLaneGroup.width - 1 {
                 laneState = jump.apply(to: laneState)
             }

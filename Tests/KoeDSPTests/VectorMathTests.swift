@@ -57,13 +57,16 @@ import Testing
         // values the kernel leaves to libm: zero, negative, subnormal, infinite, NaN.
         let spread = samples(-700.0 ... 700.0, count: 2001).map { exp($0) }
         let mantissas = (0..<512).map { 1.0 + Double($0) / 512 }
-        let special: [Double] = [1, 2, 0.5, .leastNormalMagnitude, .greatestFiniteMagnitude, .leastNormalMagnitude / 4, 0, -1, .infinity, .nan]
+        let special: [Double] = [
+            1, 2, 0.5, .leastNormalMagnitude, .greatestFiniteMagnitude, .leastNormalMagnitude / 4, 0, -1, .infinity, .nan,
+        ]
         let input = spread + mantissas + special
         var values = input
         values.withUnsafeMutableBufferPointer { VectorMath.logarithms($0, scale: 0.5) }
         for index in values.indices {
             let expected = log(input[index]) * 0.5
-            let agrees = expected.isFinite ? abs(values[index] - expected) <= expected.ulp : same(values[index], expected)
+            let agrees = expected.isFinite
+                ? abs(values[index] - expected) <= expected.ulp : same(values[index], expected)
             #expect(agrees, "log(\(input[index]))")
         }
     }
