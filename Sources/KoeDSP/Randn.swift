@@ -30,16 +30,21 @@ package struct Randn: Sendable {
         return Double(sum) / 268_435_456.0 - 6.0
     }
 
-    /// Fills `values` with the next `values.count` draws of `next()`. Runs of 256 draws are made by several
-    /// generators at once (`laneCount`), started `laneLength` draws apart by a precomputed jump, in SIMD
-    /// registers.
+    /// Fills `values` with the next `values.count` draws of `next()`. Runs of 256, 512 or 1,024 draws are made
+    /// by several generators at once (`laneCount`), each started a lane's length after the one before by a
+    /// precomputed jump, in SIMD registers: the longest run that fits, so that long fills jump less often.
     package mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
         guard let base = values.baseAddress else { return }
         var state = self
         var index = 0
         while values.count - index >= Randn.laneRun {
-            state.fillLaneRun(base + index)
-            index += Randn.laneRun
+            var doublings = Randn.laneRunDoublings
+            while values.count - index < Randn.laneRun << doublings {
+                doublings -= 1
+            }
+            let jump = XorshiftJumps.shared.laneJumps[doublings]
+            state.fillLaneRun(base + index, laneLength: Randn.laneLength << doublings, jump: jump)
+            index += Randn.laneRun << doublings
         }
         while index < values.count {
             base[index] = state.next()
@@ -55,15 +60,17 @@ package struct Randn: Sendable {
     #else
     private static let laneCount = 2 * LaneGroup.width
     #endif
+    /// The shortest run; longer ones double it up to `laneRunDoublings` times.
     private static let laneRun = 256
-    /// Draws each generator of a run makes.
+    static let laneRunDoublings = 2
+    /// Draws each generator of the shortest run makes.
     static let laneLength = laneRun / laneCount
 
     #if canImport(CAVX512)
-    /// The next `laneRun` draws into `output`: lane `k` of the sixteen makes draws `k * laneLength ..< (k + 1) *
-    /// laneLength`, and the last lane's end state is where the sequence continues.
-    private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>) {
-        let jump = XorshiftJumps.shared.laneJump
+    /// The next `laneCount * laneLength` draws into `output`: lane `k` of the sixteen makes draws `k *
+    /// laneLength ..< (k + 1) * laneLength`, started by `jump` (of `laneLength` draws) from the lane before, and
+    /// the last lane's end state is where the sequence continues.
+    private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>, laneLength: Int, jump: XorshiftTable) {
         var laneState = XorshiftState(x: x, y: y, z: z, w: w)
         var starts = (x: SIMD16<UInt32>(), y: SIMD16<UInt32>(), z: SIMD16<UInt32>(), w: SIMD16<UInt32>())
         for lane in 0..<WideLaneGroup.width {
@@ -74,16 +81,16 @@ package struct Randn: Sendable {
             }
         }
         var lanes = WideLaneGroup(x: starts.x, y: starts.y, z: starts.z, w: starts.w)
-        for draw in 0..<Randn.laneLength {
-            WideLaneGroup.store(lanes.nextSums(), to: output + draw, stride: Randn.laneLength)
+        for draw in 0..<laneLength {
+            WideLaneGroup.store(lanes.nextSums(), to: output + draw, stride: laneLength)
         }
         (x, y, z, w) = lanes.state(WideLaneGroup.width - 1)
     }
     #else
-    /// The next `laneRun` draws into `output`: lane `k` of the eight makes draws `k * laneLength ..< (k + 1) *
-    /// laneLength`, and the last lane's end state is where the sequence continues.
-    private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>) {
-        let jump = XorshiftJumps.shared.laneJump
+    /// The next `laneCount * laneLength` draws into `output`: lane `k` of the eight makes draws `k * laneLength
+    /// ..< (k + 1) * laneLength`, started by `jump` (of `laneLength` draws) from the lane before, and the last
+    /// lane's end state is where the sequence continues.
+    private mutating func fillLaneRun(_ output: UnsafeMutablePointer<Double>, laneLength: Int, jump: XorshiftTable) {
         var laneState = XorshiftState(x: x, y: y, z: z, w: w)
         var low = LaneGroup()
         var high = LaneGroup()
@@ -97,10 +104,10 @@ package struct Randn: Sendable {
                 laneState = jump.apply(to: laneState)
             }
         }
-        let highOutput = output + LaneGroup.width * Randn.laneLength
-        for draw in 0..<Randn.laneLength {
-            LaneGroup.store(low.nextSums(), to: output + draw, stride: Randn.laneLength)
-            LaneGroup.store(high.nextSums(), to: highOutput + draw, stride: Randn.laneLength)
+        let highOutput = output + LaneGroup.width * laneLength
+        for draw in 0..<laneLength {
+            LaneGroup.store(low.nextSums(), to: output + draw, stride: laneLength)
+            LaneGroup.store(high.nextSums(), to: highOutput + draw, stride: laneLength)
         }
         (x, y, z, w) = high.state(LaneGroup.width - 1)
     }
@@ -398,8 +405,8 @@ final class XorshiftJumps: Sendable {
     /// `powers[k]` advances the state by 2^k steps; 64 of them reach any `UInt64` step count.
     private let powers: [XorshiftMatrix]
 
-    /// Advances a state by `Randn.laneLength` draws, for `Randn.fill`'s lanes.
-    let laneJump: XorshiftTable
+    /// `laneJumps[d]` advances a state by `Randn.laneLength << d` draws, for `Randn.fill`'s lanes.
+    let laneJumps: [XorshiftTable]
 
     private init() {
         var matrix = XorshiftMatrix(columns: (0..<128).map { XorshiftState.unit($0).stepped() })
@@ -409,10 +416,12 @@ final class XorshiftJumps: Sendable {
             powers.append(matrix)
         }
         self.powers = powers
-        let laneSteps = 12 * Randn.laneLength
-        let laneMatrix = (0..<64).filter { laneSteps >> $0 & 1 == 1 }.map { powers[$0] }
-            .reduce(nil) { (product: XorshiftMatrix?, power) in product.map { power.after($0) } ?? power }!
-        laneJump = XorshiftTable(laneMatrix)
+        laneJumps = (0...Randn.laneRunDoublings).map { doublings in
+            let laneSteps = 12 * Randn.laneLength << doublings
+            let laneMatrix = (0..<64).filter { laneSteps >> $0 & 1 == 1 }.map { powers[$0] }
+                .reduce(nil) { (product: XorshiftMatrix?, power) in product.map { power.after($0) } ?? power }!
+            return XorshiftTable(laneMatrix)
+        }
     }
 
     func jump(_ power: Int) -> XorshiftMatrix {
