@@ -287,12 +287,9 @@ private struct WideLaneGroup {
     static func store(_ sums: __m512i, to output: UnsafeMutablePointer<Double>, stride: Int) {
         let centred = unsafeBitCast(_mm512_sub_epi32(sums, _mm512_set1_epi32(6 << 28)), to: SIMD16<Int32>.self)
         let scale = _mm512_set1_pd(1.0 / 268_435_456.0)
-        let low = unsafeBitCast(
-            _mm512_mul_pd(_mm512_cvtepi32_pd(unsafeBitCast(centred.lowHalf, to: __m256i.self)), scale),
-            to: SIMD8<Double>.self)
-        let high = unsafeBitCast(
-            _mm512_mul_pd(_mm512_cvtepi32_pd(unsafeBitCast(centred.highHalf, to: __m256i.self)), scale),
-            to: SIMD8<Double>.self)
+        // `__m512d` is `SIMD8<Double>` in Swift: its lanes read directly.
+        let low = _mm512_mul_pd(_mm512_cvtepi32_pd(unsafeBitCast(centred.lowHalf, to: __m256i.self)), scale)
+        let high = _mm512_mul_pd(_mm512_cvtepi32_pd(unsafeBitCast(centred.highHalf, to: __m256i.self)), scale)
         for lane in 0..<8 {
             output[lane * stride] = low[lane]
             output[(lane + 8) * stride] = high[lane]

@@ -171,7 +171,8 @@ package enum VectorMath {
     private static func logKernel(_ lanes: Lanes) -> Lanes {
         func integers(_ value: Int64) -> __m512i { _mm512_set1_epi64(value) }
         func doubles(_ value: Double) -> __m512d { _mm512_set1_pd(value) }
-        let bits = _mm512_castpd_si512(unsafeBitCast(lanes, to: __m512d.self))
+        // `__m512d` is `Lanes` (`SIMD8<Double>`) in Swift; `__m512i` is a vector of eight `Int64`s.
+        let bits = _mm512_castpd_si512(lanes)
         let high = _mm512_srli_epi64(bits, 32)
         let mantissaHigh = _mm512_and_si512(high, integers(0x000F_FFFF))
         let carry = _mm512_and_si512(_mm512_add_epi64(mantissaHigh, integers(0x95F64)), integers(0x10_0000))
@@ -206,7 +207,7 @@ package enum VectorMath {
         let result = _mm512_or_si512(
             _mm512_and_si512(_mm512_castpd_si512(withoutSquare), outside),
             _mm512_andnot_si512(outside, _mm512_castpd_si512(withSquare)))
-        return unsafeBitCast(_mm512_castsi512_pd(result), to: Lanes.self)
+        return _mm512_castsi512_pd(result)
     }
     #else
     /// log(x) for positive normal finite x: x = 2ᵏ (1 + f) with 1 + f in [√2/2, √2), log(1 + f) from

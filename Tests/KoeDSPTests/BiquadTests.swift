@@ -105,8 +105,8 @@ import Testing
     /// and turned its output into NaN.
     @Test(arguments: Biquad.Kind.allCases)
     func refusesAWidthTooNarrowToDesign(kind: Biquad.Kind) {
-        #expect(throws: BiquadError.tooNarrow(kind: kind, width: .q(5e-324))) {
-            try Biquad(kind: kind, frequency: 1000, gainDB: 0, width: .q(5e-324), sampleRate: sampleRate)
+        #expect(throws: BiquadError.tooNarrow(kind: kind, width: .q(.leastNonzeroMagnitude))) {
+            try Biquad(kind: kind, frequency: 1000, gainDB: 0, width: .q(.leastNonzeroMagnitude), sampleRate: sampleRate)
         }
     }
 }

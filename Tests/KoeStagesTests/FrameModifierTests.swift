@@ -114,7 +114,7 @@ import Testing
     /// An F0 track's extremes (a subnormal F0's position, log2(0), trapped) count in the end bins.
     @Test func medianTrackerCountsExtremeValuesAtItsEnds() {
         var tracker = MedianTracker()
-        for f0 in [5e-324, 5e-324, 1e308] { tracker.add(f0) }
+        for f0 in [Double.leastNonzeroMagnitude, .leastNonzeroMagnitude, 1e308] { tracker.add(f0) }
         #expect(abs(tracker.value / 20 - 1) < 0.0006)
         for f0 in [1e308, 1e308, 1e308] { tracker.add(f0) }
         #expect(abs(tracker.value / 5120 - 1) < 0.0006)

@@ -12,9 +12,9 @@ import Testing
         var output: [Double] = []
         let size = chunk ?? max(1, input.count)
         for start in stride(from: 0, to: input.count, by: size) {
-            try limiter.process(Array(input[start..<min(input.count, start + size)]), isFinal: false, into: &output)
+            limiter.process(Array(input[start..<min(input.count, start + size)]), isFinal: false, into: &output)
         }
-        try limiter.process([], isFinal: true, into: &output)
+        limiter.process([], isFinal: true, into: &output)
         return output
     }
 

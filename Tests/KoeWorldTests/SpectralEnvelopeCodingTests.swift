@@ -21,7 +21,7 @@ import TestSupport
         let duration = 0.4
         let signal = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: duration, formants: [650, 1100, 2500, 3400])
         let frames = Int(duration / 0.005)
-        let contour = try F0Contour(f0: (0..<frames).map { 120 + 40 * Double($0) / Double(frames) }, framePeriod: 5)
+        let contour = F0Contour(f0: (0..<frames).map { 120 + 40 * Double($0) / Double(frames) }, framePeriod: 5)
         return try CheapTrick(sampleRate: sampleRate, options: .init(fftSize: fftSize)).estimate(signal, contour: contour)
     }
 
