@@ -1,9 +1,10 @@
-/// Minimum-phase spectrum from a log-amplitude spectrum, through the real cepstrum:
+/// Minimum-phase spectrum from a power spectrum, through the real cepstrum of its log amplitude:
 /// fold the cepstrum onto positive quefrencies, transform back, exponentiate.
 package final class MinimumPhase {
     package let size: Int
-    /// Input: natural-log amplitude for bins `0 ... size / 2`; the upper half is mirrored by `execute()`.
-    package let logSpectrum: UnsafeMutableBufferPointer<Double>
+    /// Input: the power for bins `0 ... size / 2`, every value positive. `execute()` turns it into the log
+    /// amplitude (half the power's logarithm) in place and mirrors the upper half.
+    package let powerSpectrum: UnsafeMutableBufferPointer<Double>
     /// Output: the minimum-phase spectrum for bins `0 ... size / 2`.
     package var spectrum: UnsafeMutableBufferPointer<Complex> { toSpectrum.spectrum }
 
@@ -14,11 +15,13 @@ package final class MinimumPhase {
         self.size = size
         toCepstrum = ForwardRealFFT(size: size)
         toSpectrum = ForwardRealFFT(size: size)
-        logSpectrum = toCepstrum.waveform
+        powerSpectrum = toCepstrum.waveform
     }
 
     package func execute() {
         let half = size / 2
+        let logSpectrum = powerSpectrum
+        VectorMath.logarithms(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...half]), scale: 0.5)
         for i in (half + 1)..<size {
             logSpectrum[i] = logSpectrum[size - i]
         }

@@ -251,12 +251,11 @@ final class PulseRenderer {
     private func renderPeriodic(_ pulse: ExcitationPulse) {
         periodicIsSilent = !pulse.isVoiced || aperiodicRatio[0] > PulseRenderer.periodicDCRatioLimit
         guard !periodicIsSilent else { return }
-        let logSpectrum = minimumPhase.logSpectrum
+        let power = minimumPhase.powerSpectrum
         let (envelope, aperiodicRatio) = (envelope, aperiodicRatio)
         for i in 0...(fftSize / 2) {
-            logSpectrum[i] = envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum
+            power[i] = envelope[i] * (1.0 - aperiodicRatio[i]) + PulseRenderer.safeGuardMinimum
         }
-        VectorMath.logarithms(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...(fftSize / 2)]), scale: 0.5)
         minimumPhase.execute()
         let (source, spectrum) = (minimumPhase.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
@@ -313,14 +312,13 @@ final class PulseRenderer {
 
     private func renderAperiodic(_ pulse: ExcitationPulse, noiseLength: Int) {
         fillNoiseSpectrum(length: noiseLength)
-        let logSpectrum = minimumPhase.logSpectrum
+        let power = minimumPhase.powerSpectrum
         let (envelope, aperiodicRatio) = (envelope, aperiodicRatio)
         for i in 0...(fftSize / 2) {
-            let power = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
+            let binPower = pulse.isVoiced ? envelope[i] * aperiodicRatio[i] : envelope[i]
             // Only an exactly silent bin is lifted, so its logarithm stays finite.
-            logSpectrum[i] = max(power, .leastNormalMagnitude)
+            power[i] = max(binPower, .leastNormalMagnitude)
         }
-        VectorMath.logarithms(UnsafeMutableBufferPointer(rebasing: logSpectrum[0...(fftSize / 2)]), scale: 0.5)
         minimumPhase.execute()
         let (filters, noises, spectrum) = (minimumPhase.spectrum, forward.spectrum, inverse.spectrum)
         for i in 0...(fftSize / 2) {
