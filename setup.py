@@ -2,7 +2,8 @@
 extension (python/koe/_koe.c) is compiled as usual and linked with swiftc the way the Makefile's `plugins`
 target links the plugins: the archive whole, the toolchain's static Swift runtime and its other archives as one
 group, -static-stdlib, only the module init exported, -Bsymbolic, so the wheel runs without a Swift toolchain.
-FFTW and libsndfile come from the system (Debian libfftw3-double3 and libsndfile1)."""
+FFTW is the one pkg-config names: the Makefile's static build under `make wheel`, else the system's. libsndfile
+comes from the system (Debian libsndfile1)."""
 
 import json
 import os

@@ -28,13 +28,22 @@ private func destroyPlan(_ plan: fftw_plan) {
     fftw_destroy_plan(plan)
 }
 
-private func makePlan(_ body: () -> fftw_plan?) -> fftw_plan {
+/// Whether FFTW took `fftwWisdom`: it does when it is the FFTW the Makefile builds, whose solvers the wisdom names.
+/// Read first under `plannerLock`, as importing wisdom changes the planner's tables.
+private let wisdomImported = fftw_import_wisdom_from_string(fftwWisdom) != 0
+
+/// A plan from the wisdom where it has one for the transform, else FFTW's estimate. Either way every process
+/// makes the same plan and so gets the same numbers, which measuring at run time, picking by timings, would not.
+private func makePlan(_ body: (_ flags: UInt32) -> fftw_plan?) -> (plan: fftw_plan, isFromWisdom: Bool) {
     plannerLock.lock()
     defer { plannerLock.unlock() }
-    guard let plan = body() else {
+    if wisdomImported, let plan = body(UInt32(FFTW_WISDOM_ONLY | FFTW_PATIENT)) {
+        return (plan, true)
+    }
+    guard let plan = body(UInt32(FFTW_ESTIMATE)) else {
         fatalError("FFTW could not create a plan")
     }
-    return plan
+    return (plan, false)
 }
 
 private func allocateReal(_ count: Int) -> UnsafeMutableBufferPointer<Double> {
@@ -63,6 +72,8 @@ package final class ForwardRealFFT {
     package let waveform: UnsafeMutableBufferPointer<Double>
     package let spectrum: UnsafeMutableBufferPointer<Complex>
     private let plan: fftw_plan
+    /// Whether the plan came from `fftwWisdom` (see `makePlan`).
+    package let isFromWisdom: Bool
 
     package init(size: Int) {
         assert(size > 0, "FFT size must be positive")
@@ -71,7 +82,7 @@ package final class ForwardRealFFT {
         spectrum = allocateComplex(size / 2 + 1)
         let input = waveform.baseAddress!
         let output = fftwPointer(spectrum)
-        plan = makePlan { fftw_plan_dft_r2c_1d(Int32(size), input, output, UInt32(FFTW_ESTIMATE)) }
+        (plan, isFromWisdom) = makePlan { fftw_plan_dft_r2c_1d(Int32(size), input, output, $0) }
     }
 
     package func execute() {
@@ -92,6 +103,8 @@ package final class InverseRealFFT {
     package let spectrum: UnsafeMutableBufferPointer<Complex>
     package let waveform: UnsafeMutableBufferPointer<Double>
     private let plan: fftw_plan
+    /// Whether the plan came from `fftwWisdom` (see `makePlan`).
+    package let isFromWisdom: Bool
 
     package init(size: Int) {
         assert(size > 0, "FFT size must be positive")
@@ -100,7 +113,7 @@ package final class InverseRealFFT {
         waveform = allocateReal(size)
         let input = fftwPointer(spectrum)
         let output = waveform.baseAddress!
-        plan = makePlan { fftw_plan_dft_c2r_1d(Int32(size), input, output, UInt32(FFTW_ESTIMATE)) }
+        (plan, isFromWisdom) = makePlan { fftw_plan_dft_c2r_1d(Int32(size), input, output, $0) }
     }
 
     package func execute() {
@@ -133,7 +146,7 @@ package final class ComplexFFT {
         let source = fftwPointer(input)
         let destination = fftwPointer(output)
         let sign = direction == .forward ? FFTW_FORWARD : FFTW_BACKWARD
-        plan = makePlan { fftw_plan_dft_1d(Int32(size), source, destination, sign, UInt32(FFTW_ESTIMATE)) }
+        plan = makePlan { fftw_plan_dft_1d(Int32(size), source, destination, sign, $0) }.plan
     }
 
     package func execute() {

@@ -3,6 +3,37 @@ import KoeDSP
 import Testing
 
 @Suite struct FFTTests {
+    /// Every real transform koe makes at 8 to 96 kHz plans from `fftwWisdom` when koe is built with the Makefile's
+    /// FFTW, and a forward one leaves its input as it was, as an estimated plan does.
+    @Test(arguments: [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 80, 110, 160, 220, 240, 320, 440, 480, 882, 960])
+    func commonSizesPlanFromWisdom(size: Int) {
+        let forward = ForwardRealFFT(size: size)
+        #expect(forward.isFromWisdom)
+        if size != 128 {
+            #expect(InverseRealFFT(size: size).isFromWisdom)
+        }
+        let signal = (0..<size).map { sin(Double($0) * 0.7) + 0.01 * Double($0 % 7) }
+        for i in 0..<size { forward.waveform[i] = signal[i] }
+        forward.execute()
+        #expect(Array(forward.waveform) == signal)
+    }
+
+    /// A size the wisdom lacks gets FFTW's estimated plan, which transforms just as correctly.
+    @Test func sizeWithoutWisdomPlansByEstimate() {
+        let size = 1001
+        let forward = ForwardRealFFT(size: size)
+        let inverse = InverseRealFFT(size: size)
+        #expect(!forward.isFromWisdom && !inverse.isFromWisdom)
+        let signal = (0..<size).map { cos(Double($0) * 0.2) }
+        for i in 0..<size { forward.waveform[i] = signal[i] }
+        forward.execute()
+        for i in 0...(size / 2) { inverse.spectrum[i] = forward.spectrum[i] }
+        inverse.execute()
+        for i in 0..<size {
+            #expect(abs(inverse.waveform[i] / Double(size) - signal[i]) < 1e-12)
+        }
+    }
+
     @Test func forwardThenInverseRestoresSignalTimesSize() {
         let size = 64
         let forward = ForwardRealFFT(size: size)
