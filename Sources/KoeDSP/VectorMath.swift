@@ -21,6 +21,17 @@ package enum VectorMath {
         inLaneRuns(values) { exponentiate($0, count: $1, scale: scale) }
     }
 
+    /// Lane `k` of `mask` as bit `k` of the result: one instruction where the code is compiled for AVX-512.
+    @inlinable @inline(__always)
+    package static func bits(_ mask: SIMDMask<SIMD8<Int64>>) -> Int {
+        let lanes = unsafeBitCast(mask, to: SIMD8<Int64>.self)
+        #if canImport(CAVX512)
+        return Int(_mm512_test_epi64_mask(lanes, lanes))
+        #else
+        return Int((lanes & SIMD8<Int64>(1, 2, 4, 8, 16, 32, 64, 128)).wrappedSum())
+        #endif
+    }
+
     /// `values[i] = exp(scale * values[i])` for each value.
     package static func exponentials(_ values: UnsafeMutableBufferPointer<Double>, scale: Double) {
         inLaneRuns(values) { exponentials($0, count: $1, scale: scale) }

@@ -177,7 +177,8 @@ extension Harvest {
 
     /// Where a signal and its slope cross zero going down (`x[i] > 0 >= x[i + 1]`) and going up
     /// (`x[i] < 0 <= x[i + 1]`), by the index `i` before the crossing, each kind in its own list. Found in one
-    /// pass without branching on the signal, whose crossings no branch predictor foresees.
+    /// pass, eight indices at a time: the four kinds' tests give one bit an index each, and only the set bits,
+    /// the crossings, are visited.
     private final class ZeroCrossings {
         /// Room for one list of `capacity` indices a kind, kind after kind.
         private let indices: UnsafeMutableBufferPointer<Int32>
@@ -209,10 +210,33 @@ extension Harvest {
             let dips = peaks + capacity
             var (fallingFound, risingFound, peaksFound, dipsFound) = (0, 0, 0, 0)
             let pairs = max(signal.count - 1, 0)
+            // Indices whose sample, next sample and the one after are all in the signal.
+            let both = max(pairs - 1, 0)
+            var first = 0
+            if let base = signal.baseAddress {
+                typealias Lanes = SIMD8<Double>
+                func load(_ offset: Int) -> Lanes { UnsafeRawPointer(base + offset).loadUnaligned(as: Lanes.self) }
+                let zero = Lanes(repeating: 0)
+                while first + Lanes.scalarCount <= both {
+                    let (here, next, after) = (load(first), load(first + 1), load(first + 2))
+                    let (slope, nextSlope) = (next - here, after - next)
+                    let events = Self.bits(
+                        (here .> zero) .& (next .<= zero), (here .< zero) .& (next .>= zero),
+                        (slope .> zero) .& (nextSlope .<= zero), (slope .< zero) .& (nextSlope .>= zero))
+                    if events != 0 {
+                        let index = Int32(truncatingIfNeeded: first)
+                        Self.append(events & 0xFF, from: index, to: falling, at: &fallingFound)
+                        Self.append(events >> 8 & 0xFF, from: index, to: rising, at: &risingFound)
+                        Self.append(events >> 16 & 0xFF, from: index, to: peaks, at: &peaksFound)
+                        Self.append(events >> 24, from: index, to: dips, at: &dipsFound)
+                    }
+                    first += Lanes.scalarCount
+                }
+            }
             // The signal and its slope side by side, compared together.
-            var here = SIMD2(pairs > 0 ? signal[0] : 0, pairs > 0 ? signal[1] - signal[0] : 0)
+            var here = SIMD2(pairs > 0 ? signal[first] : 0, pairs > 0 ? signal[first + 1] - signal[first] : 0)
             // Every index is written at the next free place; only a crossing moves the place on.
-            for i in 0..<max(pairs - 1, 0) {
+            for i in first..<both {
                 let nextSample = signal[i &+ 1]
                 let next = SIMD2(nextSample, signal[i &+ 2] - nextSample)
                 // A true lane of a mask is all ones: -1 as an integer.
@@ -240,6 +264,29 @@ extension Harvest {
             counts[1] = risingFound
             counts[2] = peaksFound
             counts[3] = dipsFound
+        }
+
+        /// The four kinds' tests of eight indices as the bits of one number, a kind a byte, index order within it.
+        @inline(__always)
+        private static func bits(
+            _ falling: SIMDMask<SIMD8<Int64>>, _ rising: SIMDMask<SIMD8<Int64>>, _ peaks: SIMDMask<SIMD8<Int64>>,
+            _ dips: SIMDMask<SIMD8<Int64>>
+        ) -> Int {
+            VectorMath.bits(falling) | VectorMath.bits(rising) << 8 | VectorMath.bits(peaks) << 16
+                | VectorMath.bits(dips) << 24
+        }
+
+        /// Writes `index` plus the position of each set bit of `events`, lowest first, from `found` on.
+        @inline(__always)
+        private static func append(
+            _ events: Int, from index: Int32, to list: UnsafeMutablePointer<Int32>, at found: inout Int
+        ) {
+            var remaining = events
+            while remaining != 0 {
+                list[found] = index &+ Int32(truncatingIfNeeded: remaining.trailingZeroBitCount)
+                found &+= 1
+                remaining &= remaining &- 1
+            }
         }
     }
 }
