@@ -18,24 +18,14 @@ import Testing
         #expect(Array(forward.waveform) == signal)
     }
 
-    /// A size the wisdom lacks gets FFTW's estimated plan, which transforms just as correctly.
+    /// A size the wisdom lacks gets FFTW's estimated plan.
     @Test func sizeWithoutWisdomPlansByEstimate() {
-        let size = 1001
-        let forward = ForwardRealFFT(size: size)
-        let inverse = InverseRealFFT(size: size)
-        #expect(!forward.isFromWisdom && !inverse.isFromWisdom)
-        let signal = (0..<size).map { cos(Double($0) * 0.2) }
-        for i in 0..<size { forward.waveform[i] = signal[i] }
-        forward.execute()
-        for i in 0...(size / 2) { inverse.spectrum[i] = forward.spectrum[i] }
-        inverse.execute()
-        for i in 0..<size {
-            #expect(abs(inverse.waveform[i] / Double(size) - signal[i]) < 1e-12)
-        }
+        #expect(!ForwardRealFFT(size: 1001).isFromWisdom && !InverseRealFFT(size: 1001).isFromWisdom)
     }
 
-    @Test func forwardThenInverseRestoresSignalTimesSize() {
-        let size = 64
+    /// Plans from the wisdom (256) and estimated (64, 1001) alike.
+    @Test(arguments: [64, 256, 1001])
+    func forwardThenInverseRestoresSignalTimesSize(size: Int) {
         let forward = ForwardRealFFT(size: size)
         let inverse = InverseRealFFT(size: size)
         let signal = (0..<size).map { sin(Double($0) * 0.3) + 0.1 * Double($0 % 5) }
