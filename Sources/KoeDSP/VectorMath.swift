@@ -21,7 +21,7 @@ package enum VectorMath {
         inLaneRuns(values) { exponentiate($0, count: $1, scale: scale) }
     }
 
-    /// Lane `k` of `mask` as bit `k` of the result: one instruction where the code is compiled for AVX-512.
+    /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test where the code is compiled for it.
     @inlinable @inline(__always)
     package static func bits(_ mask: SIMDMask<SIMD8<Int64>>) -> Int {
         let lanes = unsafeBitCast(mask, to: SIMD8<Int64>.self)
