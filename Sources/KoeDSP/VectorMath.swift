@@ -21,14 +21,26 @@ package enum VectorMath {
         inLaneRuns(values) { exponentiate($0, count: $1, scale: scale) }
     }
 
+    /// Where a signal and its slope cross zero at the eight indices `i` from `first`, as the bits of one number, a
+    /// kind a byte, bit `i` within it: falling (`x[i] > 0 >= x[i + 1]`), rising (`x[i] < 0 <= x[i + 1]`), then the
+    /// same of the slope `x[i + 1] - x[i]` (peaks, dips). Reads `x[first]` to `x[first + 9]`.
+    package static func crossingBits(_ first: UnsafePointer<Double>) -> Int {
+        func load(_ offset: Int) -> Lanes { UnsafeRawPointer(first + offset).loadUnaligned(as: Lanes.self) }
+        let zero = Lanes(repeating: 0)
+        let (here, next, after) = (load(0), load(1), load(2))
+        let (slope, nextSlope) = (next - here, after - next)
+        return bits((here .> zero) .& (next .<= zero)) | bits((here .< zero) .& (next .>= zero)) << 8
+            | bits((slope .> zero) .& (nextSlope .<= zero)) << 16 | bits((slope .< zero) .& (nextSlope .>= zero)) << 24
+    }
+
     /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test where the code is compiled for it.
-    @inlinable @inline(__always)
-    package static func bits(_ mask: SIMDMask<SIMD8<Int64>>) -> Int {
-        let lanes = unsafeBitCast(mask, to: SIMD8<Int64>.self)
+    @inline(__always)
+    private static func bits(_ mask: SIMDMask<LaneBits>) -> Int {
+        let lanes = unsafeBitCast(mask, to: LaneBits.self)
         #if canImport(CAVX512)
         return Int(_mm512_test_epi64_mask(lanes, lanes))
         #else
-        return Int((lanes & SIMD8<Int64>(1, 2, 4, 8, 16, 32, 64, 128)).wrappedSum())
+        return Int((lanes & LaneBits(1, 2, 4, 8, 16, 32, 64, 128)).wrappedSum())
         #endif
     }
 

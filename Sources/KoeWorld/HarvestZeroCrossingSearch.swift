@@ -214,15 +214,8 @@ extension Harvest {
             let both = max(pairs - 1, 0)
             var first = 0
             if let base = signal.baseAddress {
-                typealias Lanes = SIMD8<Double>
-                func load(_ offset: Int) -> Lanes { UnsafeRawPointer(base + offset).loadUnaligned(as: Lanes.self) }
-                let zero = Lanes(repeating: 0)
-                while first + Lanes.scalarCount <= both {
-                    let (here, next, after) = (load(first), load(first + 1), load(first + 2))
-                    let (slope, nextSlope) = (next - here, after - next)
-                    let events = Self.bits(
-                        (here .> zero) .& (next .<= zero), (here .< zero) .& (next .>= zero),
-                        (slope .> zero) .& (nextSlope .<= zero), (slope .< zero) .& (nextSlope .>= zero))
+                while first + 8 <= both {
+                    let events = VectorMath.crossingBits(base + first)
                     if events != 0 {
                         let index = Int32(truncatingIfNeeded: first)
                         Self.append(events & 0xFF, from: index, to: falling, at: &fallingFound)
@@ -230,7 +223,7 @@ extension Harvest {
                         Self.append(events >> 16 & 0xFF, from: index, to: peaks, at: &peaksFound)
                         Self.append(events >> 24, from: index, to: dips, at: &dipsFound)
                     }
-                    first += Lanes.scalarCount
+                    first += 8
                 }
             }
             // The signal and its slope side by side, compared together.
@@ -264,16 +257,6 @@ extension Harvest {
             counts[1] = risingFound
             counts[2] = peaksFound
             counts[3] = dipsFound
-        }
-
-        /// The four kinds' tests of eight indices as the bits of one number, a kind a byte, index order within it.
-        @inline(__always)
-        private static func bits(
-            _ falling: SIMDMask<SIMD8<Int64>>, _ rising: SIMDMask<SIMD8<Int64>>, _ peaks: SIMDMask<SIMD8<Int64>>,
-            _ dips: SIMDMask<SIMD8<Int64>>
-        ) -> Int {
-            VectorMath.bits(falling) | VectorMath.bits(rising) << 8 | VectorMath.bits(peaks) << 16
-                | VectorMath.bits(dips) << 24
         }
 
         /// Writes `index` plus the position of each set bit of `events`, lowest first, from `found` on.

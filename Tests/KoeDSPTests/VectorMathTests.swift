@@ -12,6 +12,28 @@ import Testing
         }
     }
 
+    /// Every index's four tests as its bits, against the definitions one index at a time, on a signal with runs
+    /// of zeros, exact repeats (flat slopes) and sign changes.
+    @Test func crossingBitsFollowTheirDefinitions() {
+        let signal = samples(-1...1, count: 2001).enumerated().map { index, value in
+            index % 13 < 3 ? 0 : index % 17 == 0 ? 0.25 : value
+        }
+        signal.withUnsafeBufferPointer { x in
+            for first in 0..<(x.count - 9) {
+                var expected = 0
+                for i in 0..<8 {
+                    let (a, b, c) = (x[first + i], x[first + i + 1], x[first + i + 2])
+                    let (slope, nextSlope) = (b - a, c - b)
+                    let tests = [a > 0 && b <= 0, a < 0 && b >= 0, slope > 0 && nextSlope <= 0, slope < 0 && nextSlope >= 0]
+                    for (kind, holds) in tests.enumerated() where holds {
+                        expected |= 1 << (8 * kind + i)
+                    }
+                }
+                #expect(VectorMath.crossingBits(x.baseAddress! + first) == expected)
+            }
+        }
+    }
+
     @Test func exponentiateFollowsLibmAtTheEdges() {
         let special: [(Double, Double)] = [(0, 0), (-800, 1), (800, 1), (.nan, 0), (0, .nan), (0, 1e7), (-.infinity, 2)]
         var values = special.map { Complex($0.0, $0.1) }
