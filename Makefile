@@ -27,8 +27,9 @@ FFTW_VERSION := 3.3.10
 FFTW_TARBALL := fftw3_$(FFTW_VERSION).orig.tar.gz
 FFTW_URL     := http://deb.debian.org/debian/pool/main/f/fftw3/$(FFTW_TARBALL)
 FFTW_SHA256  := 56c932549852cddcfafdab3820b0200c7742675be92179e59e6215b340e26467
-FFTW_SOURCE  := .build/fftw-source
-FFTW_PREFIX  := $(CURDIR)/.build/fftw
+# Named by version, so that a new FFTW_VERSION builds afresh instead of keeping the old library.
+FFTW_SOURCE  := .build/fftw-$(FFTW_VERSION)-source
+FFTW_PREFIX  := $(CURDIR)/.build/fftw-$(FFTW_VERSION)
 FFTW_LIBRARY := $(FFTW_PREFIX)/lib/libkoe-fftw3.a
 export PKG_CONFIG_PATH := $(FFTW_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 

@@ -9,7 +9,7 @@ import _Builtin_intrinsics.intel
 /// exp, log, cos and sin. The kernels are fdlibm's (Sun's freely distributable libm): the same argument
 /// reductions and polynomials, written for vectors. Results are within about one unit in the last place of
 /// libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN, zero, negative, subnormal) go
-/// to libm itself.
+/// to libm itself. Also the zero-crossing test Harvest's event search runs eight samples at a time.
 package enum VectorMath {
     /// The values the exponential kernels take at a time.
     package typealias Lanes = SIMD8<Double>
