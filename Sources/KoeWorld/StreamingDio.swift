@@ -86,6 +86,10 @@ package final class StreamingDio {
     private var repair: Dio.ContourRepair
     private var windowCandidates: [Double] = []
     private var windowScores: [Double] = []
+    /// The frames whose rows `windowCandidates` and `windowScores` hold, and the input horizon they were
+    /// filled for (nil: another horizon, or live mode's provisional events, which no later window can reuse).
+    private var windowFrames = 0..<0
+    private var windowHorizon: Int?
     private var final: [Double] = []
     private var isFinished = false
     /// Input samples whose mean is subtracted from every sample, held until they have all arrived; the push
@@ -296,14 +300,27 @@ package final class StreamingDio {
 
     /// Every band's candidate and score for `frames`, from the events the input up to `horizon` reveals
     /// (all events when nil).
+    /// Every frame a block settles sees the same input horizon, so the next frame's window is the last one's
+    /// without its first rows: it is kept rather than filled again.
     private func fillWindow(frames: Range<Int>, horizon: Int?) {
+        if let horizon, horizon == windowHorizon, frames.upperBound == windowFrames.upperBound,
+           frames.lowerBound >= windowFrames.lowerBound {
+            let settledCells = (frames.lowerBound - windowFrames.lowerBound) * events.count
+            windowCandidates.removeFirst(settledCells)
+            windowScores.removeFirst(settledCells)
+            windowFrames = frames
+            return
+        }
         fillWindow(frames: frames, horizon: horizon, from: events, holdingLast: false)
+        windowHorizon = horizon
     }
 
     /// `holdingLast`: frames past a band's last interval take its frequency, or the open interval's (see
     /// `Dio.EventSeries.value`).
     private func fillWindow(frames: Range<Int>, horizon: Int?, from events: [Dio.BandEvents], holdingLast: Bool) {
         let bands = events.count
+        windowFrames = frames
+        windowHorizon = nil
         windowCandidates.removeAll(keepingCapacity: true)
         windowCandidates.append(contentsOf: repeatElement(0, count: frames.count * bands))
         windowScores.removeAll(keepingCapacity: true)
