@@ -9,7 +9,7 @@ import _Builtin_intrinsics.intel
 /// exp, log, cos and sin. The kernels are fdlibm's (Sun's freely distributable libm): the same argument
 /// reductions and polynomials, written for vectors. Results are within about one unit in the last place of
 /// libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN, zero, negative, subnormal) go
-/// to libm itself. Also the zero-crossing test Harvest's event search runs eight samples at a time.
+/// to libm itself. Also the zero-crossing tests Harvest's and DIO's event searches run eight samples at a time.
 package enum VectorMath {
     /// The values the exponential kernels take at a time.
     package typealias Lanes = SIMD8<Double>
@@ -31,6 +31,19 @@ package enum VectorMath {
         let (slope, nextSlope) = (next - here, after - next)
         return bits((here .> zero) .& (next .<= zero)) | bits((here .< zero) .& (next .>= zero)) << 8
             | bits((slope .> zero) .& (nextSlope .<= zero)) << 16 | bits((slope .< zero) .& (nextSlope .>= zero)) << 24
+    }
+
+    /// DIO's four kinds of event ending at the eight samples `i` from `first`, of a signal less `offset`, as the
+    /// bits of one number laid out as `crossingBits`'s: a zero crossing from the sample before, a turn of the
+    /// slope (`x[i] - x[i - 1]`) from the slope before. Reads `x[first - 2]` to `x[first + 7]`.
+    package static func eventBits(endingAt first: UnsafePointer<Double>, less offset: Double) -> Int {
+        let shift = Lanes(repeating: offset)
+        func load(_ index: Int) -> Lanes { UnsafeRawPointer(first + index).loadUnaligned(as: Lanes.self) - shift }
+        let zero = Lanes(repeating: 0)
+        let (twoBefore, before, current) = (load(-2), load(-1), load(0))
+        let (slopeBefore, slope) = (before - twoBefore, current - before)
+        return bits((before .> zero) .& (current .<= zero)) | bits((before .< zero) .& (current .>= zero)) << 8
+            | bits((slopeBefore .> zero) .& (slope .<= zero)) << 16 | bits((slopeBefore .< zero) .& (slope .>= zero)) << 24
     }
 
     /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test where the code is compiled for it.

@@ -1,3 +1,5 @@
+import KoeDSP
+
 extension Dio {
     /// Intervals between successive events of one kind, each as a frequency at its midpoint in time,
     /// gathered as the filtered signal arrives. Intervals no later frame needs can be dropped.
@@ -134,26 +136,25 @@ extension Dio {
         }
 
         /// Appends each sample less `offset`. The latest samples are held in locals, not in the events, through
-        /// the loop. Most samples end no interval: eight at a time are tested for any event first, and only a
-        /// group with one is walked sample by sample.
+        /// the loop. Eight samples at a time, the four kinds' tests come as bits (`VectorMath.eventBits`) and
+        /// only the events are visited; the few samples before and after go one by one.
         mutating func append(contentsOf samples: UnsafeBufferPointer<Double>, less offset: Double = 0) {
             guard let base = samples.baseAddress else { return }
             var previous = self.previous
             var previousDifference = self.previousDifference
             var index = self.index
             var position = 0
-            var walkUntil = 0
             while position < samples.count {
-                if position >= walkUntil {
-                    if index >= 2, position >= 2, samples.count - position >= 8,
-                       !Self.anyEvent(base + position, less: offset) {
-                        previous = base[position + 7] - offset
-                        previousDifference = -(base[position + 6] - offset) - -previous
-                        index += 8
-                        position += 8
-                        continue
+                if index >= 2, position >= 2, samples.count - position >= 8 {
+                    let events = VectorMath.eventBits(endingAt: base + position, less: offset)
+                    if events != 0 {
+                        addEdges(events, at: base + position, index: index, less: offset)
                     }
-                    walkUntil = position + 8
+                    previous = base[position + 7] - offset
+                    previousDifference = -(base[position + 6] - offset) - -previous
+                    index += 8
+                    position += 8
+                    continue
                 }
                 let sample = base[position] - offset
                 if index >= 1 {
@@ -192,20 +193,47 @@ extension Dio {
             self.index = index
         }
 
-        /// Whether any of the eight samples from `first` (less `offset`) ends an interval of one of the four
-        /// kinds, with the per-sample tests' arithmetic; reads the two samples before `first`.
+        /// The events `events` (`VectorMath.eventBits`) marks among the eight samples from `first`, sample
+        /// `index` onwards, located as `append`'s one-by-one tests locate them.
+        private mutating func addEdges(_ events: Int, at first: UnsafePointer<Double>, index: Int, less offset: Double) {
+            var bits = events & 0xFF
+            while bits != 0 {
+                let lane = bits.trailingZeroBitCount
+                bits &= bits - 1
+                let (a, b) = (first[lane - 1] - offset, first[lane] - offset)
+                falling.addEdge(Double(index + lane) - a / (b - a), revealedAt: index + lane, rate: rate)
+            }
+            bits = events >> 8 & 0xFF
+            while bits != 0 {
+                let lane = bits.trailingZeroBitCount
+                bits &= bits - 1
+                let (negatedA, negatedB) = (-(first[lane - 1] - offset), -(first[lane] - offset))
+                rising.addEdge(
+                    Double(index + lane) - negatedA / (negatedB - negatedA), revealedAt: index + lane, rate: rate)
+            }
+            bits = events >> 16 & 0xFF
+            while bits != 0 {
+                let lane = bits.trailingZeroBitCount
+                bits &= bits - 1
+                let (c, d) = differences(endingAt: first + lane, less: offset)
+                peaks.addEdge(Double(index + lane - 1) - c / (d - c), revealedAt: index + lane, rate: rate)
+            }
+            bits = events >> 24 & 0xFF
+            while bits != 0 {
+                let lane = bits.trailingZeroBitCount
+                bits &= bits - 1
+                let (c, d) = differences(endingAt: first + lane, less: offset)
+                let (negatedC, negatedD) = (-c, -d)
+                dips.addEdge(
+                    Double(index + lane - 1) - negatedC / (negatedD - negatedC), revealedAt: index + lane, rate: rate)
+            }
+        }
+
+        /// `append`'s differences ending at the sample before `sample` and at `sample`, with its arithmetic.
         @inline(__always)
-        private static func anyEvent(_ first: UnsafePointer<Double>, less offset: Double) -> Bool {
-            let shift = SIMD8<Double>(repeating: offset)
-            let twoBefore = UnsafeRawPointer(first - 2).loadUnaligned(as: SIMD8<Double>.self) - shift
-            let before = UnsafeRawPointer(first - 1).loadUnaligned(as: SIMD8<Double>.self) - shift
-            let current = UnsafeRawPointer(first).loadUnaligned(as: SIMD8<Double>.self) - shift
-            let earlier = -twoBefore - -before
-            let later = -before - -current
-            let zero = SIMD8<Double>(repeating: 0)
-            let crossings = (before .> zero) .& (current .<= zero) .| (before .< zero) .& (current .>= zero)
-            let turns = (earlier .> zero) .& (later .<= zero) .| (earlier .< zero) .& (later .>= zero)
-            return any(crossings .| turns)
+        private func differences(endingAt sample: UnsafePointer<Double>, less offset: Double) -> (Double, Double) {
+            let (twoBefore, before, current) = (sample[-2] - offset, sample[-1] - offset, sample[0] - offset)
+            return (-twoBefore - -before, -before - -current)
         }
 
         /// The events seen so far, or those revealed by filtered sample `horizon`: a band as whole-signal DIO

@@ -34,6 +34,30 @@ import Testing
         }
     }
 
+    /// DIO's alignment, less an offset: every index's four tests as its bits, against the definitions one index at
+    /// a time, on the same signal.
+    @Test func eventBitsFollowTheirDefinitions() {
+        let signal = samples(-1...1, count: 2001).enumerated().map { index, value in
+            index % 13 < 3 ? 0 : index % 17 == 0 ? 0.25 : value
+        }
+        signal.withUnsafeBufferPointer { x in
+            for offset in [0, 0.25, -1e-3] {
+                for first in 2..<(x.count - 8) {
+                    var expected = 0
+                    for i in 0..<8 {
+                        let (a, b, c) = (x[first + i - 2] - offset, x[first + i - 1] - offset, x[first + i] - offset)
+                        let (slopeBefore, slope) = (b - a, c - b)
+                        let tests = [b > 0 && c <= 0, b < 0 && c >= 0, slopeBefore > 0 && slope <= 0, slopeBefore < 0 && slope >= 0]
+                        for (kind, holds) in tests.enumerated() where holds {
+                            expected |= 1 << (8 * kind + i)
+                        }
+                    }
+                    #expect(VectorMath.eventBits(endingAt: x.baseAddress! + first, less: offset) == expected)
+                }
+            }
+        }
+    }
+
     @Test func exponentiateFollowsLibmAtTheEdges() {
         let special: [(Double, Double)] = [(0, 0), (-800, 1), (800, 1), (.nan, 0), (0, .nan), (0, 1e7), (-.infinity, 2)]
         var values = special.map { Complex($0.0, $0.1) }
