@@ -299,9 +299,8 @@ package final class StreamingDio {
     }
 
     /// Every band's candidate and score for `frames`, from the events the input up to `horizon` reveals
-    /// (all events when nil).
-    /// Every frame a block settles sees the same input horizon, so the next frame's window is the last one's
-    /// without its first rows: it is kept rather than filled again.
+    /// (all events when nil). Every frame a block settles sees the same input horizon, so the next frame's window
+    /// is the last one's without its first rows: those are kept rather than filled again.
     private func fillWindow(frames: Range<Int>, horizon: Int?) {
         if let horizon, horizon == windowHorizon, frames.upperBound == windowFrames.upperBound,
            frames.lowerBound >= windowFrames.lowerBound {
