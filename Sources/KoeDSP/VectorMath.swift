@@ -41,9 +41,9 @@ package enum VectorMath {
         func load(_ index: Int) -> Lanes { UnsafeRawPointer(first + index).loadUnaligned(as: Lanes.self) - shift }
         let zero = Lanes(repeating: 0)
         let (twoBefore, before, current) = (load(-2), load(-1), load(0))
-        let (slopeBefore, slope) = (before - twoBefore, current - before)
+        let (earlier, later) = (before - twoBefore, current - before)
         return bits((before .> zero) .& (current .<= zero)) | bits((before .< zero) .& (current .>= zero)) << 8
-            | bits((slopeBefore .> zero) .& (slope .<= zero)) << 16 | bits((slopeBefore .< zero) .& (slope .>= zero)) << 24
+            | bits((earlier .> zero) .& (later .<= zero)) << 16 | bits((earlier .< zero) .& (later .>= zero)) << 24
     }
 
     /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test where the code is compiled for it.

@@ -46,8 +46,8 @@ import Testing
                     var expected = 0
                     for i in 0..<8 {
                         let (a, b, c) = (x[first + i - 2] - offset, x[first + i - 1] - offset, x[first + i] - offset)
-                        let (slopeBefore, slope) = (b - a, c - b)
-                        let tests = [b > 0 && c <= 0, b < 0 && c >= 0, slopeBefore > 0 && slope <= 0, slopeBefore < 0 && slope >= 0]
+                        let (earlier, later) = (b - a, c - b)
+                        let tests = [b > 0 && c <= 0, b < 0 && c >= 0, earlier > 0 && later <= 0, earlier < 0 && later >= 0]
                         for (kind, holds) in tests.enumerated() where holds {
                             expected |= 1 << (8 * kind + i)
                         }
