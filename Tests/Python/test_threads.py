@@ -11,6 +11,7 @@ import pytest
 import koe.world as kw
 
 PARALLEL_FRACTION_MAX = 0.75  # of the serial time, here on a machine other jobs may load too; bench: 0.65
+ATTEMPTS = 3
 
 
 def speech_of_seconds(speech, seconds):
@@ -37,15 +38,28 @@ def test_two_threads_run_harvest_at_once(speech):
         pytest.skip(f"no core to spare: load average {load:.1f} on {cores} cores (bench/python.py measures this bar)")
     x, fs = speech_of_seconds(speech, 8)
     kw.harvest(x[: fs], fs)
-    started = time.perf_counter()
-    kw.harvest(x, fs)
-    kw.harvest(x, fs)
-    serial = time.perf_counter() - started
-    workers = [threading.Thread(target=kw.harvest, args=(x, fs)) for _ in range(2)]
-    started = time.perf_counter()
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    parallel = time.perf_counter() - started
+
+    def one_after_the_other():
+        kw.harvest(x, fs)
+        kw.harvest(x, fs)
+
+    def at_once():
+        workers = [threading.Thread(target=kw.harvest, args=(x, fs)) for _ in range(2)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+
+    # The fastest of alternating attempts of each: a moment's load on the other core, from another job, slows one
+    # attempt, not all; a lock held through the calls would slow every one.
+    serial, parallel = float("inf"), float("inf")
+    for _ in range(ATTEMPTS):
+        serial = min(serial, seconds(one_after_the_other))
+        parallel = min(parallel, seconds(at_once))
     assert parallel <= PARALLEL_FRACTION_MAX * serial, f"two threads {parallel:.2f} s, one after the other {serial:.2f} s"
+
+
+def seconds(work):
+    started = time.perf_counter()
+    work()
+    return time.perf_counter() - started
