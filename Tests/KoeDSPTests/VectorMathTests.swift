@@ -12,12 +12,16 @@ import Testing
         }
     }
 
-    /// Every index's four tests as its bits, against the definitions one index at a time, on a signal with runs
-    /// of zeros, exact repeats (flat slopes) and sign changes.
-    @Test func crossingBitsFollowTheirDefinitions() {
-        let signal = samples(-1...1, count: 2001).enumerated().map { index, value in
+    /// A signal with runs of zeros, exact repeats (flat slopes) and sign changes, for the zero-crossing tests.
+    private func crossingSignal() -> [Double] {
+        samples(-1...1, count: 2001).enumerated().map { index, value in
             index % 13 < 3 ? 0 : index % 17 == 0 ? 0.25 : value
         }
+    }
+
+    /// Every index's four tests as its bits, against the definitions one index at a time.
+    @Test func crossingBitsFollowTheirDefinitions() {
+        let signal = crossingSignal()
         signal.withUnsafeBufferPointer { x in
             for first in 0..<(x.count - 9) {
                 var expected = 0
@@ -35,11 +39,9 @@ import Testing
     }
 
     /// DIO's alignment, less an offset: every index's four tests as its bits, against the definitions one index at
-    /// a time, on the same signal.
+    /// a time.
     @Test func eventBitsFollowTheirDefinitions() {
-        let signal = samples(-1...1, count: 2001).enumerated().map { index, value in
-            index % 13 < 3 ? 0 : index % 17 == 0 ? 0.25 : value
-        }
+        let signal = crossingSignal()
         signal.withUnsafeBufferPointer { x in
             for offset in [0, 0.25, -1e-3] {
                 for first in 2..<(x.count - 8) {
