@@ -175,7 +175,11 @@ class Session:
         loaded = self.run(["pactl", "load-module", "module-null-sink", f"sink_name={SINK}",
                            "sink_properties=device.description=koe-test-input"])
         check(loaded.returncode == 0, f"pactl load-module module-null-sink: {loaded.stderr.strip()}")
-        check(self.run(["pactl", "set-default-source", f"{SINK}.monitor"]).returncode == 0, "set-default-source failed")
+        # The null sink's monitor appears a moment after load-module returns; made the default before, it is refused.
+        self.wait_for(lambda: f"{SINK}.monitor" in self.run(["pactl", "list", "short", "sources"]).stdout,
+                      f"{SINK}.monitor among the sources")
+        made_default = self.run(["pactl", "set-default-source", f"{SINK}.monitor"])
+        check(made_default.returncode == 0, f"set-default-source failed: {made_default.stderr.strip()}")
         self.wait_for(lambda: f"Default Source: {SINK}.monitor" in self.run(["pactl", "info"]).stdout,
                       f"{SINK}.monitor as the default source")
 
