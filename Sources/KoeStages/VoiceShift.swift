@@ -6,7 +6,7 @@ import KoeWorld
 /// what the analyser and synthesiser still need, and drains it when the stream ends. A stream of any length is
 /// analysed and resynthesised, one shorter than an analysis window too (`StreamingAnalyzer`).
 ///
-/// With two threads or more, `process` only settles F0 (DIO, or Harvest's blocks) and hands the blocks to
+/// With two threads or more, `process` only settles F0 (DIO's, or Harvest's whole) and hands the blocks to
 /// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
 /// reads on: `process` returns the output synthesised so far, and `drain` waits for the rest. The output is
 /// the same for any number of threads.

@@ -60,32 +60,60 @@ public struct Harvest: Sendable {
     package func estimate(unchecked signal: [Double]) -> F0Contour {
         let basic = basicContour(signal)
         let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let f0 = (0..<frameCount).map { frame in
-            let time = Double(frame) * options.framePeriod / 1000.0
-            return basic[min(basic.count - 1, Matlab.round(time * 1000.0))]
-        }
+        let f0 = (0..<frameCount).map { frame in basic[min(basic.count - 1, basicFrame(of: frame))] }
         return F0Contour(f0: f0, framePeriod: options.framePeriod)
+    }
+
+    /// The frame of Harvest's own 1 ms grid that gives frame `frame`: the nearest, as WORLD rounds its time.
+    func basicFrame(of frame: Int) -> Int {
+        let time = Double(frame) * options.framePeriod / 1000.0
+        return Matlab.round(time * 1000.0)
     }
 
     /// The whole estimation on Harvest's own 1 ms grid.
     private func basicContour(_ signal: [Double]) -> [Double] {
         let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: Tuning.basicFramePeriod)
-        let frameTimes = (0..<frameCount).map { Double($0) / 1000.0 }
-        let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
+        let found = candidates(signal, frameTimes: (0..<frameCount).map { Double($0) / 1000.0 })
+        return contour(found)
+    }
 
+    /// Refined F0 candidates and their scores, a row a frame, at `frameTimes` (seconds after the first sample
+    /// of `signal`). Each frame's depend only on the signal within `candidateReach` of it.
+    func candidates(_ signal: [Double], frameTimes: [Double]) -> CandidateSet {
+        let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
         let search = ZeroCrossingSearch(
             signal: decimated, filterBank: filterBank, frameTimes: frameTimes,
             f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
         let raw = search.rawCandidates()
-        let perFrameLimit = Matlab.round(Double(filterBank.filters.count) / 10.0)
-        var candidates = Self.spreadToNeighbours(Self.officialCandidates(raw, limit: perFrameLimit))
+        var candidates = Self.spreadToNeighbours(Self.officialCandidates(raw, limit: candidatesPerFrame))
 
         let refiner = InstantaneousFrequencyRefiner(signal: decimated, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
         var scores = refiner.refine(&candidates, frameTimes: frameTimes)
         Self.removeUnreliableCandidates(&candidates, scores: &scores)
+        return CandidateSet(f0: candidates, scores: scores)
+    }
 
-        let best = ContourFixer(candidates: candidates, scores: scores).bestContour()
-        return Self.smoothed(best)
+    /// The contour the best candidates make, cleaned and smoothed, one value a row of `candidates`.
+    func contour(_ candidates: CandidateSet) -> [Double] {
+        Self.smoothed(ContourFixer(candidates: candidates.f0, scores: candidates.scores).bestContour())
+    }
+
+    /// The most candidates a frame finds in its own channels; with its neighbours' it has seven times as many.
+    var candidatesPerFrame: Int { Matlab.round(Double(filterBank.filters.count) / 10.0) }
+
+    /// Milliseconds of signal on each side of a frame its candidates depend on: the longest channel's filter
+    /// reaches two periods of its centre and its events are a period apart, the refinement window reaches 1.5
+    /// periods of the floor, candidates spread three frames and are checked against one more, and the
+    /// decimation filter's start-up lasts `Tuning.decimationEdge`.
+    var candidateReach: Int {
+        let seconds = 3.0 / filterBank.filters[0].centre + 1.5 / options.f0Floor
+        return Int((seconds * 1000).rounded(.up)) + Tuning.spreadFrames + 1 + Tuning.decimationEdge
+    }
+
+    /// Per frame, F0 candidates (0 for none) and their scores, in rows of equal width.
+    struct CandidateSet {
+        var f0: Matrix
+        var scores: Matrix
     }
 
     /// Centre frequencies of the band-pass channels: 40 a octave, from just under the floor to just over the ceil.
@@ -110,6 +138,9 @@ extension Harvest {
         /// Samples of edge padding (at the input rate, rounded up to whole factors) so decimation transients fall
         /// outside.
         static let decimationPadding = 140.0
+        /// Milliseconds the decimation filter takes to fall below 1e-16 of its start-up, at any rate it runs at
+        /// (7.3 ms at 12 kHz, factor 2; 3.3 ms at 96 kHz, factor 12).
+        static let decimationEdge = 8
         static let basicFramePeriod = 1.0
         /// Each frame also tries the candidates of this many frames on each side.
         static let spreadFrames = 3

@@ -19,7 +19,7 @@ extension Harvest {
             Double(sampleRate) / Double(factor(from: sampleRate))
         }
 
-        private static func factor(from sampleRate: Int) -> Int {
+        static func factor(from sampleRate: Int) -> Int {
             let speed = Matlab.round(Double(sampleRate) / Tuning.targetSampleRate)
             return max(min(speed, Tuning.maximumDecimation), 1)
         }

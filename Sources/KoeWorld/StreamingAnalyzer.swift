@@ -7,10 +7,10 @@ import KoeDSP
 /// from the samples their windows reach. Every sample is filtered and every frame analysed once, and the latency
 /// is DIO's look-ahead plus one DIO block.
 ///
-/// Harvest's tracking has no streaming form, so with Harvest each block (`AnalysisOptions.harvestBlock`) is
-/// estimated from a segment reaching `lookBehind` before it and `lookAhead` past it. The first block, with
-/// nothing behind it, reaches as much further ahead instead, so the latency is a block, the look-ahead and the
-/// look-behind.
+/// Harvest's contour has no streaming form, so with Harvest each block (`AnalysisOptions.harvestBlock`) takes its
+/// contour from the frames reaching `lookBehind` before it and `lookAhead` past it; each frame's candidates, which
+/// depend only on the signal near it, are computed once (`StreamingHarvest`). The first block, with nothing behind
+/// it, reaches as much further ahead instead, so the latency is a block, the look-ahead and the look-behind.
 ///
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
 /// samples that pending frames still reach.
@@ -22,12 +22,12 @@ import KoeDSP
 /// `push` and `finish` throw `WorldError` on samples that are not finite and once the stream has finished; the
 /// analyzer never traps on its input.
 ///
-/// Inside the package, `pushPending` settles the frames' F0 sources and copies the samples their analysis reads,
-/// leaving the analysis itself (StoneMask or Harvest, CheapTrick, D4C) to `PendingBlock.analyzed()`, which any
-/// thread may run; `push` does both, the blocks side by side on `threads` threads. Blocks handed back to the
-/// `recycler` once used lend their arrays to later blocks, those their analysis worked in (sample copy included)
-/// with them, so that with DIO the analysis allocates nothing per block in steady state, and nothing from the
-/// first push on once `reserve(forPushesOf:)` has made room.
+/// Inside the package, `pushPending` settles the frames' F0 (Harvest's final, DIO's for StoneMask) and copies the
+/// samples their analysis reads, leaving the analysis itself (StoneMask, CheapTrick, D4C) to
+/// `PendingBlock.analyzed()`, which any thread may run; `push` does both, the blocks side by side on `threads`
+/// threads. Blocks handed back to the `recycler` once used lend their arrays to later blocks, those their analysis
+/// worked in (sample copy included) with them, so that with DIO the analysis allocates nothing per block in steady
+/// state, and nothing from the first push on once `reserve(forPushesOf:)` has made room.
 public final class StreamingAnalyzer {
     /// Consecutive analysed frames, starting at frame `firstFrame` of the stream.
     public struct Block: Sendable {
@@ -304,7 +304,7 @@ public final class StreamingAnalyzer {
         retained.append(contentsOf: samples)
         received += samples.count
         groups.removeAll(keepingCapacity: true)
-        f0Source.push(samples, available: retainedStart..<received, into: &groups)
+        f0Source.push(samples, held: retained, heldStart: retainedStart, into: &groups)
         for group in groups {
             blocks.append(pending(group, signalEnd: nil))
         }
@@ -319,7 +319,7 @@ public final class StreamingAnalyzer {
         // Without a sample, no window has anything to read.
         guard received > 0 else { return [] }
         let frameCount = F0Contour.frameCount(samples: received, sampleRate: sampleRate, framePeriod: options.framePeriod)
-        return f0Source.finish(frameCount: frameCount, signalLength: received).map { pending($0, signalEnd: received) }
+        return f0Source.finish(frameCount: frameCount, held: retained, heldStart: retainedStart).map { pending($0, signalEnd: received) }
     }
 
     /// Several blocks side by side on the threads; a lone block's frames shared among them.
@@ -381,8 +381,7 @@ private struct AnalysisTools: Sendable {
     let refiners: WorkspacePool<StoneMask.Refiner>
     let recycler: StreamingAnalyzer.Recycler
 
-    /// The group's final F0, appended to `f0`: DIO's refined by StoneMask frame by frame, or Harvest's over the
-    /// group's segment.
+    /// The group's final F0, appended to `f0`: DIO's refined by StoneMask frame by frame, or Harvest's as settled.
     func finalF0(_ group: F0Group, samples: SignalCopy, into f0: inout [Double]) {
         switch group.estimate {
         case .refine(let initial):
@@ -394,11 +393,8 @@ private struct AnalysisTools: Sendable {
                     }
                 }
             }
-        case .harvest(let offset, let harvest):
-            let contour = harvest.estimate(unchecked: samples.slice(group.samplesRead))
-            for frame in 0..<group.frameCount {
-                f0.append(contour.f0[min(offset + frame, contour.frameCount - 1)])
-            }
+        case .settled(let settled):
+            f0.append(contentsOf: settled)
         }
     }
 }
@@ -409,12 +405,6 @@ private struct SignalCopy: Sendable {
     let samples: [Double]
     let start: Int
     let signalLength: Int
-
-    /// The samples of `range`, as an array of their own unless they are the whole copy.
-    func slice(_ range: Range<Int>) -> [Double] {
-        if range == start..<(start + samples.count) { return samples }
-        return Array(samples[(range.lowerBound - start)..<(range.upperBound - start)])
-    }
 
     /// The samples of `range`, in place.
     func withSlice<Result>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<Double>) -> Result) -> Result {

@@ -29,8 +29,8 @@ struct F0Group: Sendable {
     enum Estimate: Sendable {
         /// DIO's F0, for StoneMask to refine from the samples around each frame.
         case refine([Double])
-        /// `harvest` over all of `samplesRead`; the group's first frame is the contour's frame `offset`.
-        case harvest(offset: Int, Harvest)
+        /// The final F0, found as the group was settled.
+        case settled([Double])
     }
 
     var firstFrame: Int
@@ -44,18 +44,19 @@ enum F0Source {
     case dio(DioSource)
     case harvest(HarvestSource)
 
-    /// Appends the groups settled once the samples `available` are held; `samples` are the latest of them.
-    func push(_ samples: [Double], available: Range<Int>, into groups: inout [F0Group]) {
+    /// Appends the groups settled once the samples `held` (the stream's from `heldStart` on) are held;
+    /// `samples` are the latest of them.
+    func push(_ samples: [Double], held: [Double], heldStart: Int, into groups: inout [F0Group]) {
         switch self {
         case .dio(let source): source.push(samples, into: &groups)
-        case .harvest(let source): source.push(available: available, into: &groups)
+        case .harvest(let source): source.push(held: held, heldStart: heldStart, into: &groups)
         }
     }
 
-    func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
+    func finish(frameCount: Int, held: [Double], heldStart: Int) -> [F0Group] {
         switch self {
-        case .dio(let source): source.finish(signalLength: signalLength)
-        case .harvest(let source): source.finish(frameCount: frameCount, signalLength: signalLength)
+        case .dio(let source): source.finish(signalLength: heldStart + held.count)
+        case .harvest(let source): source.finish(frameCount: frameCount, held: held, heldStart: heldStart)
         }
     }
 
@@ -150,8 +151,9 @@ final class DioSource {
     }
 }
 
-/// Harvest on overlapping segments: each block of frames from a segment with context on both sides. Block
-/// boundaries are fixed on the frame grid, so chunking does not change them.
+/// Harvest in blocks of frames, each from the candidates of a window reaching `lookBehind` before it and
+/// `lookAhead` past it, which `StreamingHarvest` computes once a frame. Block boundaries are fixed on the frame
+/// grid, so chunking does not change them.
 final class HarvestSource {
     let latency: Int
     private let frames: FrameGrid
@@ -159,67 +161,76 @@ final class HarvestSource {
     private let lookAheadFrames: Int
     private let lookBehindFrames: Int
     private var nextFrame = 0
-
-    /// Its band filters are made once, for every group.
-    private let harvest: Harvest
+    private let harvest: StreamingHarvest
 
     init(harvest: Harvest, options: AnalysisOptions, frames: FrameGrid, spectralReach: Int) {
-        self.harvest = harvest
+        self.harvest = StreamingHarvest(harvest: harvest)
         self.frames = frames
         let period = options.framePeriod
         blockFrames = max(1, Int((options.harvestBlock ?? 1500) / period))
         let spectralFrames = Int((Double(spectralReach) / frames.samplesPerFrame).rounded(.up)) + 1
         lookAheadFrames = max(spectralFrames, Int(((options.lookAhead ?? 150) / period).rounded(.up)))
         lookBehindFrames = max(lookAheadFrames, Int(((options.lookBehind ?? 300) / period).rounded(.up)))
-        // The first block's segment reaches past its last frame by the look-behind too (`sampleEnd`): its frame 0
+        // The first block's window reaches past its last frame by the look-behind too (`sampleEnd`): its frame 0
         // waits the longest of any.
         latency = Int((Double(blockFrames - 1 + lookAheadFrames + lookBehindFrames) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
-    func push(available: Range<Int>, into groups: inout [F0Group]) {
-        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= available.upperBound {
-            groups.append(group(frames: nextFrame..<(nextFrame + blockFrames), signalLength: nil))
+    func push(held: [Double], heldStart: Int, into groups: inout [F0Group]) {
+        while sampleEnd(ofBlockEndingAt: nextFrame + blockFrames) <= heldStart + held.count {
+            groups.append(group(frames: nextFrame..<(nextFrame + blockFrames), held: held, heldStart: heldStart, signalLength: nil))
         }
     }
 
-    func finish(frameCount: Int, signalLength: Int) -> [F0Group] {
+    func finish(frameCount: Int, held: [Double], heldStart: Int) -> [F0Group] {
+        let signalLength = heldStart + held.count
         var groups: [F0Group] = []
         while nextFrame < frameCount {
             let end = min(frameCount, nextFrame + blockFrames)
             let reachesEnd = sampleEnd(ofBlockEndingAt: end) >= signalLength
-            groups.append(group(frames: nextFrame..<end, signalLength: reachesEnd ? signalLength : nil))
+            groups.append(group(frames: nextFrame..<end, held: held, heldStart: heldStart, signalLength: reachesEnd ? signalLength : nil))
         }
         return groups
     }
 
-    /// The sample after the last one a block's segment needs: its last frame plus the look-ahead. At the
-    /// start of the stream, where nothing lies behind, the segment reaches as far ahead as it would have
-    /// reached behind, so Harvest never sees a shorter segment than elsewhere.
+    /// The sample after the last one a block's window needs: its last frame plus the look-ahead. At the
+    /// start of the stream, where nothing lies behind, the window reaches as far ahead as it would have
+    /// reached behind, so Harvest never sees a shorter window than elsewhere.
     private func sampleEnd(ofBlockEndingAt end: Int) -> Int {
-        let start = segmentStartFrame(forBlockAt: end - blockFrames)
+        let start = windowStartFrame(forBlockAt: end - blockFrames)
         let last = max(end - 1 + lookAheadFrames, start + blockFrames - 1 + lookAheadFrames + lookBehindFrames)
         return Int((Double(last) * frames.samplesPerFrame).rounded(.up)) + 1
     }
 
-    /// The first frame of a block's segment. The last block looks further behind, as far as the first block
+    /// The first frame of a block's window. The last block looks further behind, as far as the first block
     /// looks ahead, for the same reason.
-    private func segmentStartFrame(forBlockAt first: Int, isLast: Bool = false) -> Int {
+    private func windowStartFrame(forBlockAt first: Int, isLast: Bool = false) -> Int {
         max(0, first - lookBehindFrames - (isLast ? lookAheadFrames : 0))
     }
 
-    var firstSampleNeeded: Int {
-        frames.centre(of: segmentStartFrame(forBlockAt: nextFrame, isLast: true))
-    }
+    var firstSampleNeeded: Int { harvest.firstSampleNeeded }
 
-    /// One block, for Harvest over its segment; a block whose segment reaches the end of the stream (of
+    /// One block, its F0 chosen over its window; a block whose window reaches the end of the stream (of
     /// `signalLength` samples) takes the stream's last sample as its end and looks further behind.
-    private func group(frames block: Range<Int>, signalLength: Int?) -> F0Group {
-        let firstSegmentFrame = segmentStartFrame(forBlockAt: block.lowerBound, isLast: signalLength != nil)
-        let start = frames.centre(of: firstSegmentFrame)
+    private func group(frames block: Range<Int>, held: [Double], heldStart: Int, signalLength: Int?) -> F0Group {
         let end = signalLength ?? sampleEnd(ofBlockEndingAt: block.upperBound)
+        let sampleRate = frames.sampleRate
+        let window = harvest.basicFrame(of: windowStartFrame(forBlockAt: block.lowerBound, isLast: signalLength != nil))
+            ..< F0Contour.frameCount(samples: end, sampleRate: sampleRate, framePeriod: Harvest.Tuning.basicFramePeriod)
+        held.withUnsafeBufferPointer { held in
+            harvest.computeCandidates(
+                through: window.upperBound, samples: held, samplesStart: heldStart, sampleEnd: end, isEnd: signalLength != nil)
+        }
+        let contour = harvest.contour(window)
+        var f0: [Double] = []
+        f0.reserveCapacity(block.count)
+        for frame in block {
+            f0.append(contour[min(harvest.basicFrame(of: frame), window.upperBound - 1) - window.lowerBound])
+        }
         nextFrame = block.upperBound
-        return F0Group(
-            firstFrame: block.lowerBound, frameCount: block.count, samplesRead: start..<end,
-            estimate: .harvest(offset: block.lowerBound - firstSegmentFrame, harvest))
+        harvest.discard(before: harvest.basicFrame(of: windowStartFrame(forBlockAt: nextFrame, isLast: true)))
+        let centre = frames.centre(of: block.lowerBound)
+        // Its F0 is final: its analysis reads no samples for it.
+        return F0Group(firstFrame: block.lowerBound, frameCount: block.count, samplesRead: centre..<centre, estimate: .settled(f0))
     }
 }
