@@ -51,9 +51,12 @@ final class StreamingHarvest {
         let start = firstFrame * sampleRate / 1000
         let segmentEnd = isEnd ? sampleEnd : start + (sampleEnd - 1 - start) / factor * factor + 1
         let segment = Array(samples[(start - samplesStart)..<(segmentEnd - samplesStart)])
-        let times = (0..<(end - firstFrame)).map { Double($0) / 1000.0 }
+        // The frames before the new ones only lend their signal, but for the few whose candidates spread to a new
+        // frame's neighbour, against which it is checked.
+        let firstComputed = max(firstFrame, finalEnd - Harvest.Tuning.spreadFrames - 1)
+        let times = (firstComputed..<end).map { Double($0 - firstFrame) / 1000.0 }
         let found = harvest.candidates(segment, frameTimes: times)
-        keep(found, frames: firstFrame..<end)
+        keep(found, frames: firstComputed..<end)
         finalEnd = isEnd ? end : max(finalEnd, end - margin)
     }
 
@@ -94,24 +97,23 @@ final class StreamingHarvest {
         b == 0 ? a : greatestCommonDivisor(b, a % b)
     }
 
-    /// Stores the rows of frames from `finalEnd` on, replacing provisional ones, widened to `columns`.
+    /// Stores the rows of frames from `finalEnd` on, replacing provisional ones, each group widened to `groupWidth`.
     private func keep(_ found: Harvest.CandidateSet, frames: Range<Int>) {
-        let kept = finalEnd - firstKept
+        let kept = (finalEnd - firstKept) * columns
+        f0.removeSubrange(kept...)
+        scores.removeSubrange(kept...)
         let groups = 2 * Harvest.Tuning.spreadFrames + 1
         let width = found.f0.columns / groups
-        let newRows = frames.upperBound - finalEnd
-        var newF0 = [Double](repeating: 0, count: newRows * columns)
-        var newScores = [Double](repeating: 0, count: newRows * columns)
-        for row in 0..<newRows {
-            let source = (finalEnd - frames.lowerBound + row) * found.f0.columns
+        let padding = repeatElement(0.0, count: groupWidth - width)
+        for frame in finalEnd..<frames.upperBound {
+            let row = (frame - frames.lowerBound) * found.f0.columns
             for group in 0..<groups {
-                for column in 0..<width {
-                    newF0[row * columns + group * groupWidth + column] = found.f0.storage[source + group * width + column]
-                    newScores[row * columns + group * groupWidth + column] = found.scores.storage[source + group * width + column]
-                }
+                let values = (row + group * width)..<(row + (group + 1) * width)
+                f0.append(contentsOf: found.f0.storage[values])
+                f0.append(contentsOf: padding)
+                scores.append(contentsOf: found.scores.storage[values])
+                scores.append(contentsOf: padding)
             }
         }
-        f0.replaceSubrange((kept * columns)..., with: newF0)
-        scores.replaceSubrange((kept * columns)..., with: newScores)
     }
 }
