@@ -86,7 +86,7 @@ public final class StreamingAnalyzer {
                 tools.d4c.estimate(segment, contour: contour, threads: threads, into: &aperiodicity)
             }
             var spent = SpentArrays(time: time, samples: samples.samples)
-            if case .refine(let initial) = group.estimate {
+            if case .refine(let initial, _) = group.estimate {
                 spent.initialF0 = initial
             }
             return Block(firstFrame: firstFrame, f0: f0, spectrogram: spectrogram, aperiodicity: aperiodicity, spent: spent)
@@ -347,8 +347,8 @@ public final class StreamingAnalyzer {
         let lastFrame = group.firstFrame + group.frameCount - 1
         let spectral = max(0, frames.centre(of: group.firstFrame) - spectralReach)
             ..< (signalEnd ?? (frames.centre(of: lastFrame) + spectralReach + 1))
-        let copied = min(spectral.lowerBound, group.samplesRead.lowerBound)
-            ..< max(spectral.upperBound, group.samplesRead.upperBound)
+        let read = group.samplesRead ?? spectral
+        let copied = min(spectral.lowerBound, read.lowerBound)..<max(spectral.upperBound, read.upperBound)
         assert(copied.lowerBound >= retainedStart && copied.upperBound <= received, "a block's windows reach samples not held")
         var copy = tools.recycler.takeSamples()
         copy.append(contentsOf: retained[(copied.lowerBound - retainedStart)..<(copied.upperBound - retainedStart)])
@@ -384,7 +384,7 @@ private struct AnalysisTools: Sendable {
     /// The group's final F0, appended to `f0`: DIO's refined by StoneMask frame by frame, or Harvest's as settled.
     func finalF0(_ group: F0Group, samples: SignalCopy, into f0: inout [Double]) {
         switch group.estimate {
-        case .refine(let initial):
+        case .refine(let initial, _):
             samples.withView { signal in
                 refiners.withWorkspace { refiner in
                     for index in initial.indices {

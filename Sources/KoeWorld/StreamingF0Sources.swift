@@ -27,17 +27,20 @@ struct FrameGrid {
 /// Consecutive frames whose F0 is settled, analysed spectrally together, and how their final F0 is found.
 struct F0Group: Sendable {
     enum Estimate: Sendable {
-        /// DIO's F0, for StoneMask to refine from the samples around each frame.
-        case refine([Double])
+        /// DIO's F0, for StoneMask to refine from the samples around each frame: `reading` these.
+        case refine([Double], reading: Range<Int>)
         /// The final F0, found as the group was settled.
         case settled([Double])
     }
 
     var firstFrame: Int
     var frameCount: Int
-    /// The samples the final F0 is found from.
-    var samplesRead: Range<Int>
     var estimate: Estimate
+
+    /// The samples the final F0 is found from: none once it is settled.
+    var samplesRead: Range<Int>? {
+        if case .refine(_, let samples) = estimate { samples } else { nil }
+    }
 }
 
 enum F0Source {
@@ -138,7 +141,7 @@ final class DioSource {
             ..< min(signalLength, frames.centre(of: last) + stoneMaskReach + 1)
         var initial = recycler.takeFrameValues()
         initial.append(contentsOf: settled)
-        return F0Group(firstFrame: first, frameCount: settled.count, samplesRead: samples, estimate: .refine(initial))
+        return F0Group(firstFrame: first, frameCount: settled.count, estimate: .refine(initial, reading: samples))
     }
 
     var firstSampleNeeded: Int { frames.centre(of: nextFrame) - stoneMaskReach }
@@ -214,9 +217,8 @@ final class HarvestSource {
     /// `signalLength` samples) takes the stream's last sample as its end and looks further behind.
     private func group(frames block: Range<Int>, held: [Double], heldStart: Int, signalLength: Int?) -> F0Group {
         let end = signalLength ?? sampleEnd(ofBlockEndingAt: block.upperBound)
-        let sampleRate = frames.sampleRate
         let window = harvest.basicFrame(of: windowStartFrame(forBlockAt: block.lowerBound, isLast: signalLength != nil))
-            ..< F0Contour.frameCount(samples: end, sampleRate: sampleRate, framePeriod: Harvest.Tuning.basicFramePeriod)
+            ..< F0Contour.frameCount(samples: end, sampleRate: frames.sampleRate, framePeriod: Harvest.Tuning.basicFramePeriod)
         held.withUnsafeBufferPointer { held in
             harvest.computeCandidates(
                 through: window.upperBound, samples: held, samplesStart: heldStart, sampleEnd: end, isEnd: signalLength != nil)
@@ -229,8 +231,6 @@ final class HarvestSource {
         }
         nextFrame = block.upperBound
         harvest.discard(before: harvest.basicFrame(of: windowStartFrame(forBlockAt: nextFrame, isLast: true)))
-        let centre = frames.centre(of: block.lowerBound)
-        // Its F0 is final: its analysis reads no samples for it.
-        return F0Group(firstFrame: block.lowerBound, frameCount: block.count, samplesRead: centre..<centre, estimate: .settled(f0))
+        return F0Group(firstFrame: block.lowerBound, frameCount: block.count, estimate: .settled(f0))
     }
 }

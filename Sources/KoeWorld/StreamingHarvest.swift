@@ -25,6 +25,8 @@ final class StreamingHarvest {
     private let columns: Int
     private let groupWidth: Int
     private var firstKept = 0
+    /// Groups of candidates a frame has: its own, then those of the frames each side it takes them from.
+    private static let groups = 2 * Harvest.Tuning.spreadFrames + 1
     private var rows: Int { f0.count / columns }
     /// Frames before this one are final.
     private(set) var finalEnd = 0
@@ -36,11 +38,11 @@ final class StreamingHarvest {
         factor = Harvest.DecimatedSignal.factor(from: harvest.sampleRate)
         frameStep = 1000 * factor / Self.greatestCommonDivisor(sampleRate, 1000 * factor)
         groupWidth = harvest.candidatesPerFrame
-        columns = groupWidth * (2 * Harvest.Tuning.spreadFrames + 1)
+        columns = groupWidth * Self.groups
     }
 
     /// The first sample a later call to `computeCandidates` may read.
-    var firstSampleNeeded: Int { segmentFirstFrame(forNewFrame: finalEnd) * sampleRate / 1000 }
+    var firstSampleNeeded: Int { sample(atFrame: segmentFirstFrame(forNewFrame: finalEnd)) }
 
     /// Computes the candidates of frames `finalEnd ..< end` from `samples` (the stream's samples from
     /// `samplesStart`, at least through `sampleEnd`); the last `margin` of them stay provisional unless the
@@ -48,7 +50,7 @@ final class StreamingHarvest {
     func computeCandidates(through end: Int, samples: UnsafeBufferPointer<Double>, samplesStart: Int, sampleEnd: Int, isEnd: Bool) {
         guard end > finalEnd else { return }
         let firstFrame = segmentFirstFrame(forNewFrame: finalEnd)
-        let start = firstFrame * sampleRate / 1000
+        let start = sample(atFrame: firstFrame)
         let segmentEnd = isEnd ? sampleEnd : start + (sampleEnd - 1 - start) / factor * factor + 1
         let segment = Array(samples[(start - samplesStart)..<(segmentEnd - samplesStart)])
         // The frames before the new ones only lend their signal, but for the few whose candidates spread to a new
@@ -93,6 +95,11 @@ final class StreamingHarvest {
         max(0, frame - margin) / frameStep * frameStep
     }
 
+    /// The sample at frame `frame`'s time, for the frames segments start at: a whole one.
+    private func sample(atFrame frame: Int) -> Int {
+        frame * sampleRate / 1000
+    }
+
     private static func greatestCommonDivisor(_ a: Int, _ b: Int) -> Int {
         b == 0 ? a : greatestCommonDivisor(b, a % b)
     }
@@ -102,12 +109,11 @@ final class StreamingHarvest {
         let kept = (finalEnd - firstKept) * columns
         f0.removeSubrange(kept...)
         scores.removeSubrange(kept...)
-        let groups = 2 * Harvest.Tuning.spreadFrames + 1
-        let width = found.f0.columns / groups
+        let width = found.f0.columns / Self.groups
         let padding = repeatElement(0.0, count: groupWidth - width)
         for frame in finalEnd..<frames.upperBound {
             let row = (frame - frames.lowerBound) * found.f0.columns
-            for group in 0..<groups {
+            for group in 0..<Self.groups {
                 let values = (row + group * width)..<(row + (group + 1) * width)
                 f0.append(contentsOf: found.f0.storage[values])
                 f0.append(contentsOf: padding)
