@@ -23,13 +23,14 @@ public struct AnalysisOptions: Sendable, Equatable, Codable {
     /// whole-signal WORLD on more frames; the latency grows by as much (with Harvest, past the look-behind, twice
     /// as much: the look-behind follows it). 0 to 10,000.
     public var lookAhead: Double?
-    /// Harvest in a stream: milliseconds estimated together (nil: 1,500). Shorter blocks lower the latency and
-    /// raise the cost, as each block analyses its context again: at 1.5 s the context adds 30 % to Harvest's
-    /// work, at 1 s 45 %, at 250 ms 180 %. Longer blocks cost less and wait longer: a whole conversion on the
-    /// Harvest path takes 5 % less CPU at 3 s, 7 % less at 6 s (bench/README). One frame to 10,000 ms.
+    /// Harvest in a stream: milliseconds whose contour is chosen together (nil: 1,500). Shorter blocks lower the
+    /// latency and raise the cost: each block computes twice `Harvest.candidateReach` of candidates again (158 ms
+    /// at the 71 Hz floor) and chooses its contour over its whole window. Against 1.5 s, a whole conversion on
+    /// the Harvest path takes 20 % more CPU at 250 ms, 1 % more at 1 s, 1.5 % less at 3 s, the same at 6 s
+    /// (bench/README). One frame to 10,000 ms.
     package var harvestBlock: Double?
-    /// Harvest in a stream: milliseconds of context before a block (nil: 300, and never less than the
-    /// look-ahead). Adds to the work, not the latency. 0 to 10,000.
+    /// Harvest in a stream: milliseconds of contour before a block (nil: 300, and never less than the
+    /// look-ahead). Adds to the contour's work, not to the candidates' or the latency. 0 to 10,000.
     package var lookBehind: Double?
     /// Live: the lowest latency WORLD's windows allow, for a voice heard as it is spoken (default off). DIO
     /// settles each frame in 5 ms blocks from band signals not yet final (`StreamingDio`'s live mode), once
