@@ -1,11 +1,18 @@
-/// `Randn`'s sequence handed out in slices of any length, generated ahead in whole runs of its fast block
-/// fill so that short, uneven requests (a window here, a spectrum there) cost what long ones do.
+/// `Randn`'s sequence handed out in slices of any length. Draws near the seed come from `RandnPrefix`, computed
+/// once per process: analyses restart the sequence for every short call, so most of what they take lies there.
+/// Further on they are generated ahead in whole runs of the fast block fill, so that short, uneven requests
+/// (a window here, a spectrum there) cost what long ones do.
 package final class NoiseStream {
     /// The longest slice one `take` may ask for.
     package let maximumTake: Int
+    private let prefix: UnsafeBufferPointer<Double>
+    /// Where the next draw taken lies in the sequence.
+    private var position = 0
     private var generator = Randn()
+    /// Where `generator`'s next draw lies in the sequence, once it has been moved there.
+    private var generatorPosition: Int?
     private let buffer: UnsafeMutableBufferPointer<Double>
-    /// Draws generated but not yet taken are `buffer[start ..< end]`.
+    /// Draws generated but not yet taken are `buffer[start ..< end]`: the sequence's from `position`.
     private var start = 0
     private var end = 0
 
@@ -18,7 +25,9 @@ package final class NoiseStream {
         let granule = NoiseStream.refillGranule
         let capacity = (maximumTake + granule - 1) / granule * granule + 4 * granule
         buffer = .allocate(capacity: capacity)
-        // The jump table is built once per process: here, rather than by the first fill, on an audio thread.
+        // The prefix and the jump table are built once per process: here, rather than by the first take, on
+        // an audio thread.
+        prefix = RandnPrefix.shared.values
         _ = XorshiftJumps.shared
     }
 
@@ -28,8 +37,7 @@ package final class NoiseStream {
 
     /// Restarts at `Randn`'s seed, `count` draws in.
     package func restart(skipping count: Int = 0) {
-        generator = Randn()
-        generator.skip(count)
+        position = count
         start = 0
         end = 0
     }
@@ -37,6 +45,10 @@ package final class NoiseStream {
     /// The next `count` draws; valid until the next call.
     package func take(_ count: Int) -> UnsafeBufferPointer<Double> {
         precondition(count >= 0 && count <= maximumTake, "take at most maximumTake draws")
+        defer { position += count }
+        if start == end, position + count <= prefix.count {
+            return UnsafeBufferPointer(rebasing: prefix[position..<(position + count)])
+        }
         if end - start < count {
             generate(atLeast: count - (end - start))
         }
@@ -48,6 +60,11 @@ package final class NoiseStream {
     /// first if they do not fit. Generating only on demand matters: a stream is restarted for every short
     /// analysis call, and draws made ahead and never taken would be thrown away.
     private func generate(atLeast count: Int) {
+        let next = position + (end - start)
+        if generatorPosition != next {
+            generator = Randn()
+            generator.skip(next)
+        }
         let granule = NoiseStream.refillGranule
         let length = (count + granule - 1) / granule * granule
         if end + length > buffer.count {
@@ -60,5 +77,24 @@ package final class NoiseStream {
         }
         generator.fill(UnsafeMutableBufferPointer(rebasing: buffer[end..<(end + length)]))
         end += length
+        generatorPosition = next + length
+    }
+}
+
+/// The first draws of `Randn`'s sequence, made once per process and shared by every `NoiseStream`.
+package final class RandnPrefix: Sendable {
+    package static let shared = RandnPrefix()
+
+    /// Enough for a frame of D4C (the most any analysis draws for one frame: 15 periods of 40 to 47 Hz) at
+    /// the highest rate koe supports, 192 kHz; 512 KB.
+    package static let count = 1 << 16
+
+    nonisolated(unsafe) package let values: UnsafeBufferPointer<Double>
+
+    private init() {
+        let values = UnsafeMutableBufferPointer<Double>.allocate(capacity: RandnPrefix.count)
+        var generator = Randn()
+        generator.fill(values)
+        self.values = UnsafeBufferPointer(values)
     }
 }

@@ -22,4 +22,20 @@ import Testing
         var fresh = Randn()
         #expect(stream.take(1)[0] == fresh.next())
     }
+
+    @Test func slicesPastThePrefixFollowRandnsSequence() {
+        let stream = NoiseStream(maximumTake: 700)
+        let first = RandnPrefix.count - 650
+        stream.restart(skipping: first)
+        var randn = Randn()
+        randn.skip(first)
+        for count in [600, 1, 100, 700, 3, 699, 256] {
+            let slice = Array(stream.take(count))
+            #expect(slice == (0..<count).map { _ in randn.next() }, "take(\(count))")
+        }
+        stream.restart(skipping: 10)
+        var fresh = Randn()
+        fresh.skip(10)
+        #expect(Array(stream.take(5)) == (0..<5).map { _ in fresh.next() })
+    }
 }
