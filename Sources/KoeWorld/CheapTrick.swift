@@ -22,6 +22,7 @@ public struct CheapTrick: Sendable {
     public let sampleRate: Int
     public let options: Options
     public let fftSize: Int
+    private let noise: SafeguardNoise
     /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
     private let workspaces: WorkspacePool<EnvelopeEstimator>
 
@@ -31,8 +32,8 @@ public struct CheapTrick: Sendable {
     }
 
     /// `shared`: whether several threads may estimate at once (or one call on several threads); an instance that
-    /// is not shared takes no lock.
-    package init(sampleRate: Int, options: Options, shared: Bool) throws(WorldError) {
+    /// is not shared takes no lock. `noise`: where each frame's safeguard noise starts.
+    package init(sampleRate: Int, options: Options, shared: Bool, noise: SafeguardNoise = .throughCall) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)
         try SignalRequirements.validateF0Floor(options.f0Floor)
         guard options.q1.isFinite else { throw .invalidOption("CheapTrick's q1 must be a finite number (got \(options.q1))") }
@@ -41,6 +42,7 @@ public struct CheapTrick: Sendable {
         self.sampleRate = sampleRate
         self.options = options
         self.fftSize = fftSize
+        self.noise = noise
         let q1 = options.q1
         workspaces = WorkspacePool(shared: shared) { EnvelopeEstimator(sampleRate: sampleRate, fftSize: fftSize, q1: q1) }
     }
@@ -101,6 +103,9 @@ public struct CheapTrick: Sendable {
                 workspaces.withWorkspace { estimator in
                     estimator.startNoise(skipping: noiseDrawn(before: frames.lowerBound, contour: contour))
                     for frame in frames {
+                        if noise == .eachFrame {
+                            estimator.startNoise()
+                        }
                         let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
                         estimator.envelope(of: signal, f0: analysedF0(contour.f0[frame]), time: contour.time[frame], into: row)
                     }
@@ -117,8 +122,9 @@ public struct CheapTrick: Sendable {
     }
 
     /// How many noise values are drawn before `frame`, so any run of frames can start its noise where a single
-    /// pass over all frames would have it.
+    /// pass over all frames would have it (none when each frame restarts the sequence).
     private func noiseDrawn(before frame: Int, contour: F0Contour) -> Int {
+        guard noise == .throughCall else { return 0 }
         var drawn = 0
         for earlier in 0..<frame {
             drawn += EnvelopeEstimator.noiseCount(sampleRate: sampleRate, fftSize: fftSize, f0: analysedF0(contour.f0[earlier]))
@@ -186,7 +192,7 @@ private final class EnvelopeEstimator {
     }
 
     /// Restarts the noise sequence at WORLD's seed, `count` draws in.
-    func startNoise(skipping count: Int) {
+    func startNoise(skipping count: Int = 0) {
         noise.restart(skipping: count)
     }
 

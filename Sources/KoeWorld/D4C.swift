@@ -17,6 +17,7 @@ public struct D4C: Sendable {
     /// The size of the FFT the result is laid out for (CheapTrick's), giving `fftSize / 2 + 1` bins a frame.
     public let fftSize: Int
     public let options: Options
+    private let noise: SafeguardNoise
     /// FFT plans and buffers kept from call to call, so that short repeated calls (streaming) cost no setup.
     private let workspaces: WorkspacePool<AperiodicityEstimator>
     /// Each call's love-train scores, kept from call to call.
@@ -29,8 +30,10 @@ public struct D4C: Sendable {
     }
 
     /// `shared`: whether several threads may estimate at once (or one call on several threads); an instance that
-    /// is not shared takes no lock.
-    package init(sampleRate: Int, fftSize: Int, options: Options = Options(), shared: Bool) throws(WorldError) {
+    /// is not shared takes no lock. `noise`: where each frame's safeguard noise starts.
+    package init(
+        sampleRate: Int, fftSize: Int, options: Options = Options(), shared: Bool, noise: SafeguardNoise = .throughCall
+    ) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)
         try CheapTrick.validate(fftSize: fftSize, sampleRate: sampleRate)
         guard options.threshold.isFinite else {
@@ -39,6 +42,7 @@ public struct D4C: Sendable {
         self.sampleRate = sampleRate
         self.fftSize = fftSize
         self.options = options
+        self.noise = noise
         workspaces = WorkspacePool(shared: shared) { AperiodicityEstimator(sampleRate: sampleRate, outputFFTSize: fftSize) }
         scoreBuffers = WorkspacePool(shared: shared) { FrameScores() }
     }
@@ -68,7 +72,7 @@ public struct D4C: Sendable {
     ) {
         aperiodicity.reshape(rows: contour.frameCount, columns: fftSize / 2 + 1, repeating: 1.0 - 1e-12)
         let columns = aperiodicity.columns
-        let plan = NoisePlan(sampleRate: sampleRate, contour: contour)
+        let plan = NoisePlan(sampleRate: sampleRate, contour: contour, noise: noise)
         scoreBuffers.withWorkspace { scores in
             scores.reset(frameCount: contour.frameCount)
             scores.values.withUnsafeMutableBufferPointer { scores in
@@ -83,6 +87,9 @@ public struct D4C: Sendable {
                             estimator.startNoise(
                                 skipping: bandNoiseStart + plan.bandNoiseDrawn(before: range.lowerBound, isAnalysed: isAnalysed))
                             for frame in range where isAnalysed(frame) {
+                                if plan.restartsEachFrame {
+                                    estimator.startNoise(skipping: plan.scoreNoiseDrawn(by: frame))
+                                }
                                 let row = UnsafeMutableBufferPointer(rebasing: output[(frame * columns)..<((frame + 1) * columns)])
                                 estimator.bands.estimate(
                                     signal, f0: plan.bandF0(frame), time: contour.time[frame], noise: estimator.noise, into: row)
@@ -104,6 +111,9 @@ public struct D4C: Sendable {
             workspaces.withWorkspace { estimator in
                 estimator.startNoise(skipping: plan.scoreNoiseDrawn(before: range.lowerBound))
                 for frame in range where plan.isVoiced(frame) {
+                    if plan.restartsEachFrame {
+                        estimator.startNoise()
+                    }
                     scores[frame] = estimator.loveTrain.score(
                         x, f0: plan.scoreF0(frame), time: contour.time[frame], noise: estimator.noise)
                 }
@@ -122,20 +132,23 @@ public struct D4C: Sendable {
     static let safeguardNoise = 1e-6
 }
 
-/// Which frames D4C analyses, at which F0, and where each frame's safeguard noise starts in WORLD's single
+/// Which frames D4C analyses, at which F0, and where each frame's safeguard noise starts. In WORLD's single
 /// sequence: first the love-train windows of all voiced frames, then three windows for each frame scored
-/// periodic. Counting the draws before a frame lets any run of frames start its noise where a single pass would.
+/// periodic; counting the draws before a frame lets any run of frames start its noise where a single pass would.
+/// Restarted at each frame, the sequence holds that frame's love-train window, then its three.
 private struct NoisePlan {
     let contour: F0Contour
+    let restartsEachFrame: Bool
     /// Love-train draws of all voiced frames together.
     private(set) var scoreNoiseTotal = 0
     private let sampleRate: Int
     private let drawsScores: Bool
     private let highestBandF0: Double
 
-    init(sampleRate: Int, contour: F0Contour) {
+    init(sampleRate: Int, contour: F0Contour, noise: SafeguardNoise) {
         self.sampleRate = sampleRate
         self.contour = contour
+        restartsEachFrame = noise == .eachFrame
         drawsScores = LoveTrain.bandFits(sampleRate: sampleRate)
         highestBandF0 = SpectralSmoothing.highestF0(
             fftSize: BandAperiodicity.fftSize(sampleRate: sampleRate), sampleRate: sampleRate)
@@ -155,18 +168,26 @@ private struct NoisePlan {
         min(max(D4C.f0Floor, contour.f0[frame]), highestBandF0)
     }
 
-    /// Love-train draws before `frame`.
+    /// Love-train draws before `frame` in the call's sequence (none when each frame restarts it).
     func scoreNoiseDrawn(before frame: Int) -> Int {
-        guard drawsScores else { return 0 }
+        guard drawsScores, !restartsEachFrame else { return 0 }
         var drawn = 0
-        for earlier in 0..<frame where isVoiced(earlier) {
-            drawn += D4CWindow.length(sampleRate: sampleRate, f0: scoreF0(earlier), periods: LoveTrain.periods)
+        for earlier in 0..<frame {
+            drawn += scoreNoiseDrawn(by: earlier)
         }
         return drawn
     }
 
-    /// Band-analysis draws before `frame`, counting from the end of the love-train draws.
+    /// Love-train draws of `frame` itself.
+    func scoreNoiseDrawn(by frame: Int) -> Int {
+        guard drawsScores, isVoiced(frame) else { return 0 }
+        return D4CWindow.length(sampleRate: sampleRate, f0: scoreF0(frame), periods: LoveTrain.periods)
+    }
+
+    /// Band-analysis draws before `frame`, counting from the end of the love-train draws (none when each frame
+    /// restarts the sequence).
     func bandNoiseDrawn(before frame: Int, isAnalysed: (Int) -> Bool) -> Int {
+        guard !restartsEachFrame else { return 0 }
         var drawn = 0
         for earlier in 0..<frame where isAnalysed(earlier) {
             drawn += 3 * D4CWindow.length(sampleRate: sampleRate, f0: bandF0(earlier), periods: BandAperiodicity.periods)
@@ -200,7 +221,7 @@ private final class AperiodicityEstimator {
     }
 
     /// Restarts the noise sequence at WORLD's seed, `count` draws in.
-    func startNoise(skipping count: Int) {
+    func startNoise(skipping count: Int = 0) {
         noise.restart(skipping: count)
     }
 }

@@ -204,14 +204,14 @@ public final class StreamingAnalyzer {
         self.sampleRate = sampleRate
         self.options = options
         let frames = FrameGrid(sampleRate: sampleRate, framePeriod: options.framePeriod)
-        let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: options.cheapTrick, shared: shared)
+        let cheapTrick = try CheapTrick(sampleRate: sampleRate, options: options.cheapTrick, shared: shared, noise: .eachFrame)
         fftSize = cheapTrick.fftSize
         spectralReach = StreamingAnalyzer.spectralReach(
             sampleRate: sampleRate, fftSize: fftSize, lowestF0: options.live ? options.f0Floor : D4C.f0Floor)
         let recycler = Recycler(shared: shared)
         tools = AnalysisTools(
             frames: frames, lowestVoicedF0: options.live ? options.f0Floor : 0,
-            cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize, shared: shared),
+            cheapTrick: cheapTrick, d4c: try D4C(sampleRate: sampleRate, fftSize: fftSize, shared: shared, noise: .eachFrame),
             refiners: WorkspacePool(shared: shared) { StoneMask.Refiner(sampleRate: sampleRate) }, recycler: recycler)
         switch options.f0Method {
         case .dio:

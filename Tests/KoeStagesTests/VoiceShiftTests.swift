@@ -119,7 +119,8 @@ import TestSupport
     }
 
     /// Below one analysis window the stage is WORLD resynthesis still, sample for sample: Dio, StoneMask,
-    /// CheapTrick, D4C and Synthesis over the whole signal, which take any length (Dio's public check refuses it).
+    /// CheapTrick, D4C and Synthesis over the whole signal, which take any length (Dio's public check refuses it),
+    /// each frame's safeguard noise starting at WORLD's seed as in any stream.
     /// The stream's DIO subtracts the same mean as whole-signal DIO here, as the stream ends within its opening.
     @Test(arguments: [44100, 16000])
     func aShortStreamIsResynthesisedAsWorldDoesIt(rate: Int) throws {
@@ -128,9 +129,10 @@ import TestSupport
         let streamed = try stage.process(input, isFinal: false) + stage.process([], isFinal: true)
         let raw = try Dio(sampleRate: rate).estimate(unchecked: input)
         let contour = try StoneMask(sampleRate: rate).refine(input, contour: raw)
-        let cheapTrick = try CheapTrick(sampleRate: rate)
+        let cheapTrick = try CheapTrick(sampleRate: rate, options: .init(), shared: false, noise: .eachFrame)
         let spectrogram = try cheapTrick.estimate(input, contour: contour)
-        let aperiodicity = try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
+        let aperiodicity = try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize, shared: false, noise: .eachFrame)
+            .estimate(input, contour: contour)
         let offline = try Synthesis(sampleRate: rate, framePeriod: 5)
             .synthesize(f0: contour.f0, spectrogram: spectrogram, aperiodicity: aperiodicity)
         #expect(streamed == Array(offline.prefix(input.count)))

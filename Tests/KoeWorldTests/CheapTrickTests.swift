@@ -105,6 +105,21 @@ import Testing
         }
     }
 
+    /// Restarted at each frame (as in a stream), the noise leaves a frame's envelope independent of the other
+    /// frames of its call; WORLD's single sequence makes it depend on every frame before.
+    @Test func framesRestartingTheNoiseDoNotDependOnTheirCall() throws {
+        let (signal, contour) = silenceThenVowel(sampleRate: 8000)
+        let first = contour.frameCount / 3
+        let later = try F0Contour(time: Array(contour.time[first...]), f0: Array(contour.f0[first...]))
+        for noise in [SafeguardNoise.throughCall, .eachFrame] {
+            let analysis = try CheapTrick(sampleRate: 8000, options: .init(), shared: false, noise: noise)
+            let whole = try analysis.estimate(signal, contour: contour)
+            let part = try analysis.estimate(signal, contour: later)
+            let unchanged = (0..<later.frameCount).allSatisfy { part.row($0) == whole.row(first + $0) }
+            #expect(unchanged == (noise == .eachFrame), "\(noise)")
+        }
+    }
+
     @Test func repeatedCallsGiveTheSameSpectrogram() throws {
         let (signal, contour) = silenceThenVowel(sampleRate: 8000)
         let analysis = try CheapTrick(sampleRate: 8000)

@@ -106,6 +106,21 @@ import Testing
         }
     }
 
+    /// Restarted at each frame (as in a stream), the noise leaves a frame's aperiodicity independent of the other
+    /// frames of its call; WORLD's single sequence makes it depend on every voiced frame before.
+    @Test func framesRestartingTheNoiseDoNotDependOnTheirCall() throws {
+        let (signal, contour) = silenceThenVowel()
+        let first = contour.frameCount / 3
+        let later = try F0Contour(time: Array(contour.time[first...]), f0: Array(contour.f0[first...]))
+        for noise in [SafeguardNoise.throughCall, .eachFrame] {
+            let analysis = try D4C(sampleRate: 48000, fftSize: 2048, options: .init(threshold: 0), shared: false, noise: noise)
+            let whole = try analysis.estimate(signal, contour: contour)
+            let part = try analysis.estimate(signal, contour: later)
+            let unchanged = (0..<later.frameCount).allSatisfy { part.row($0) == whole.row(first + $0) }
+            #expect(unchanged == (noise == .eachFrame), "\(noise)")
+        }
+    }
+
     @Test func repeatedCallsGiveTheSameAperiodicity() throws {
         let (signal, contour) = silenceThenVowel()
         let analysis = try D4C(sampleRate: 48000, fftSize: 2048)

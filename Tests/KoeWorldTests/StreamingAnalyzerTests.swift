@@ -259,7 +259,8 @@ import TestSupport
     }
 
     /// Shorter than one window of whole-signal DIO and Harvest (three periods of the F0 floor), a stream is
-    /// analysed as their unchecked forms, StoneMask, CheapTrick and D4C analyse it whole: WORLD's way.
+    /// analysed as their unchecked forms, StoneMask, CheapTrick and D4C analyse it whole: WORLD's way, each frame's
+    /// safeguard noise starting at WORLD's seed as in any stream.
     @Test(arguments: [16000, 44100], [AnalysisOptions.F0Method.dio, .harvest])
     func aStreamShorterThanAWindowIsAnalysedAsWorldDoes(rate: Int, method: AnalysisOptions.F0Method) throws {
         let shortest = SignalRequirements.minimumLength(sampleRate: rate, f0Floor: 71)
@@ -271,9 +272,10 @@ import TestSupport
             case .dio: try StoneMask(sampleRate: rate).refine(input, contour: Dio(sampleRate: rate).estimate(unchecked: input))
             case .harvest: try Harvest(sampleRate: rate).estimate(unchecked: input)
             }
-            let cheapTrick = try CheapTrick(sampleRate: rate)
+            let cheapTrick = try CheapTrick(sampleRate: rate, options: .init(), shared: false, noise: .eachFrame)
             let spectrogram = try cheapTrick.estimate(input, contour: contour)
-            let aperiodicity = try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize).estimate(input, contour: contour)
+            let aperiodicity = try D4C(sampleRate: rate, fftSize: cheapTrick.fftSize, shared: false, noise: .eachFrame)
+                .estimate(input, contour: contour)
             for chunk in [1, length] {
                 let analyzer = try StreamingAnalyzer(sampleRate: rate, options: options)
                 var blocks: [StreamingAnalyzer.Block] = []
