@@ -46,6 +46,12 @@ package enum VectorMath {
             | bits((earlier .> zero) .& (later .<= zero)) << 16 | bits((earlier .< zero) .& (later .>= zero)) << 24
     }
 
+    /// Whether any of the eight values from `first` is at least `bound`.
+    @inline(__always)
+    package static func anyAtLeast(_ bound: Double, from first: UnsafePointer<Double>) -> Bool {
+        bits(UnsafeRawPointer(first).loadUnaligned(as: Lanes.self) .>= Lanes(repeating: bound)) != 0
+    }
+
     /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test where the code is compiled for it.
     @inline(__always)
     private static func bits(_ mask: SIMDMask<LaneBits>) -> Int {

@@ -20,7 +20,7 @@ final class BandAperiodicity {
     private let smoothedGroupDelay: UnsafeMutableBufferPointer<Double>
     private let bandPower: UnsafeMutableBufferPointer<Double>
     /// Scratch for finding a band's strongest bins.
-    private let strongestCandidates: UnsafeMutableBufferPointer<Double>
+    private let strongestScratch: UnsafeMutableBufferPointer<Int64>
     private let bandWindow: [Double]
     private let bandCount: Int
     /// Band edges in Hz: 0, 3 kHz, 6 kHz, … then Nyquist; `coarse` holds the level (dB) at each.
@@ -55,7 +55,7 @@ final class BandAperiodicity {
         let spacing = BandAperiodicity.bandSpacing
         bandCount = Int(min(BandAperiodicity.upperLimit, Double(sampleRate) / 2.0 - spacing) / spacing)
         bandWindow = Window.nuttall(length: Int(spacing * Double(fftSize) / Double(sampleRate)) * 2 + 1)
-        strongestCandidates = .allocate(capacity: 4 * (BandAperiodicity.strongBins(fftSize: fftSize, bandWindowLength: bandWindow.count) + 1))
+        strongestScratch = .allocate(capacity: largestScratchCount(binCount))
         coarseAxis = (0...bandCount).map { Double($0) * spacing } + [Double(sampleRate) / 2.0]
         coarse = [-60.0] + [Double](repeating: 0, count: bandCount) + [-1e-12]
         outputAxis = (0...(outputFFTSize / 2)).map { Double($0) * Double(sampleRate) / Double(outputFFTSize) }
@@ -68,7 +68,7 @@ final class BandAperiodicity {
         groupDelay.deallocate()
         smoothedGroupDelay.deallocate()
         bandPower.deallocate()
-        strongestCandidates.deallocate()
+        strongestScratch.deallocate()
     }
 
     /// Bins of a band's group-delay spectrum counted as its periodic peak.
@@ -183,7 +183,7 @@ final class BandAperiodicity {
                 bandPower[bin] = spectrum[bin].real * spectrum[bin].real + spectrum[bin].imag * spectrum[bin].imag
             }
             let (weakSum, total) = sumOfSmallest(
-                UnsafeBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins, candidates: strongestCandidates)
+                UnsafeBufferPointer(rebasing: bandPower[0...half]), count: half - strongBins, scratch: strongestScratch)
             let level = 10 * log10(weakSum / total)
             coarse[band + 1] = min(0.0, level + (f0 - 100) / 50.0)
         }
@@ -204,39 +204,32 @@ final class BandAperiodicity {
 }
 
 /// The sum of the `count` smallest values and the sum of all. Only a few values are left out, the largest,
-/// so a first pass finds the threshold among a few candidates and a second sums in order below it.
+/// so the threshold is found among a few candidates (`largest`) and one pass sums in order below it.
 func sumOfSmallest(_ values: UnsafeBufferPointer<Double>, count: Int) -> (smallest: Double, total: Double) {
-    withUnsafeTemporaryAllocation(of: Double.self, capacity: max(0, 4 * (values.count - count))) { candidates in
-        sumOfSmallest(values, count: count, candidates: candidates)
+    withUnsafeTemporaryAllocation(of: Int64.self, capacity: largestScratchCount(values.count)) { scratch in
+        sumOfSmallest(values, count: count, scratch: scratch)
     }
 }
 
-/// `sumOfSmallest`, with `candidates` as scratch: room for four times as many values as are left out.
+/// `sumOfSmallest`, with `scratch` (`largestScratchCount(values.count)` keys) for finding the threshold.
 func sumOfSmallest(
-    _ values: UnsafeBufferPointer<Double>, count: Int, candidates: UnsafeMutableBufferPointer<Double>
+    _ values: UnsafeBufferPointer<Double>, count: Int, scratch: UnsafeMutableBufferPointer<Int64>
 ) -> (smallest: Double, total: Double) {
     let excluded = values.count - count
     guard count > 0, excluded > 0 else {
         let total = values.reduce(0, +)
         return (count > 0 ? total : 0, total)
     }
-    precondition(candidates.count >= 4 * excluded, "sumOfSmallest needs room for four candidates a value left out")
-    let threshold = largest(excluded, of: values, candidates: UnsafeMutableBufferPointer(rebasing: candidates[0..<(4 * excluded)]))
+    let (threshold, atOrAbove) = largest(excluded, of: values, scratch: scratch)
     // Four running sums of each kind, so that no addition waits for the one before.
     var totals = SIMD4<Double>()
     var smallests = SIMD4<Double>()
-    var atOrAbove = 0
     var index = 0
+    let base = values.baseAddress!
     while index + 4 <= values.count {
-        let quad = SIMD4(values[index], values[index + 1], values[index + 2], values[index + 3])
-        totals += quad
-        let high = quad .>= threshold
-        if any(high) {
-            for lane in 0..<4 where high[lane] { atOrAbove += 1 }
-            smallests += quad.replacing(with: 0, where: high)
-        } else {
-            smallests += quad
-        }
+        let (a, b, c, d) = (base[index], base[index + 1], base[index + 2], base[index + 3])
+        totals += SIMD4(a, b, c, d)
+        smallests += SIMD4(a < threshold ? a : 0, b < threshold ? b : 0, c < threshold ? c : 0, d < threshold ? d : 0)
         index += 4
     }
     var smallest = smallests.sum()
@@ -245,114 +238,9 @@ func sumOfSmallest(
         total += value
         if value < threshold {
             smallest += value
-        } else {
-            atOrAbove += 1
         }
     }
     // Values equal to the threshold make up the rest of the smallest `count`.
     smallest += Double(count - (values.count - atOrAbove)) * threshold
     return (smallest, total)
-}
-
-/// The `rank`-th largest of `values`, with `candidates` (room for four times `rank`) as scratch. A first
-/// guess comes from every eighth value; on a smooth spectrum about half as many values again as `rank` lie
-/// above it, and only those are collected. If fewer than `rank` do, all values are considered instead.
-private func largest(_ rank: Int, of values: UnsafeBufferPointer<Double>, candidates: UnsafeMutableBufferPointer<Double>) -> Double {
-    let sampleStride = 8
-    let sampleRank = rank * 3 / (2 * sampleStride) + 1
-    let sampleCandidates = UnsafeMutableBufferPointer(rebasing: candidates[0..<(4 * sampleRank)])
-    let guess = sampleRank * sampleStride <= values.count
-        ? largest(sampleRank, of: values, stride: sampleStride, above: -.infinity, candidates: sampleCandidates)
-        : nil
-    if let guess, let exact = largest(rank, of: values, stride: 1, above: guess, candidates: candidates) {
-        return exact
-    }
-    return largest(rank, of: values, stride: 1, above: -.infinity, candidates: candidates)!
-}
-
-/// The `rank`-th largest of every `stride`-th value, if at least `rank` of them exceed `floor`. Values above a
-/// rising threshold (at first `floor`) are collected; whenever `candidates` fills, only its `rank` largest
-/// stay and the least of them becomes the threshold.
-private func largest(
-    _ rank: Int, of values: UnsafeBufferPointer<Double>, stride: Int, above floor: Double,
-    candidates: UnsafeMutableBufferPointer<Double>
-) -> Double? {
-    var threshold = floor
-    var kept = 0
-    var index = 0
-    if stride == 1, let base = values.baseAddress {
-        // Few values pass a good threshold: the largest of eight is compared, and only a block holding one is opened.
-        while index + 8 <= values.count {
-            let block = base + index
-            if largestOfEight(block) > threshold {
-                for lane in 0..<8 {
-                    keep(block[lane], rank: rank, in: candidates, kept: &kept, threshold: &threshold)
-                }
-            }
-            index += 8
-        }
-    }
-    while index < values.count {
-        keep(values[index], rank: rank, in: candidates, kept: &kept, threshold: &threshold)
-        index += stride
-    }
-    guard kept >= rank else { return nil }
-    let collected = UnsafeMutableBufferPointer(rebasing: candidates[0..<kept])
-    select(collected, descendingAt: rank - 1)
-    return collected[rank - 1]
-}
-
-/// The largest of `values[0 ..< 8]`, as a tree of comparisons (no SIMD mask: the standard library compares
-/// and reduces those lane by lane).
-@inline(__always)
-private func largestOfEight(_ values: UnsafePointer<Double>) -> Double {
-    max(max(max(values[0], values[1]), max(values[2], values[3])), max(max(values[4], values[5]), max(values[6], values[7])))
-}
-
-/// Collects `value` if it exceeds `threshold`; when `candidates` fills, keeps its `rank` largest and raises
-/// `threshold` to the least of them.
-@inline(__always)
-private func keep(
-    _ value: Double, rank: Int, in candidates: UnsafeMutableBufferPointer<Double>, kept: inout Int, threshold: inout Double
-) {
-    guard value > threshold else { return }
-    candidates[kept] = value
-    kept += 1
-    if kept == candidates.count {
-        select(candidates, descendingAt: rank - 1)
-        kept = rank
-        threshold = candidates[rank - 1]
-    }
-}
-
-/// Partial partitioning in place (quickselect): `values[position]` becomes the value at that place in
-/// descending order, with none smaller before it and none larger after it.
-private func select(_ values: UnsafeMutableBufferPointer<Double>, descendingAt position: Int) {
-    var low = 0
-    var high = values.count - 1
-    while low < high {
-        let pivot = medianOfThree(values[low], values[(low + high) / 2], values[high])
-        var i = low
-        var j = high
-        while i <= j {
-            while values[i] > pivot { i += 1 }
-            while values[j] < pivot { j -= 1 }
-            if i <= j {
-                values.swapAt(i, j)
-                i += 1
-                j -= 1
-            }
-        }
-        if position <= j {
-            high = j
-        } else if position >= i {
-            low = i
-        } else {
-            break
-        }
-    }
-}
-
-private func medianOfThree(_ a: Double, _ b: Double, _ c: Double) -> Double {
-    max(min(a, b), min(max(a, b), c))
 }

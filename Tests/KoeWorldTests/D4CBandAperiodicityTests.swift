@@ -37,4 +37,25 @@ import Testing
             #expect(total == 24)
         }
     }
+
+    /// The selection behind the sums, at every rank: of signed values spanning every magnitude (so key ranges
+    /// wider than `Int64.max`), of many ties, and of a few.
+    @Test func largestAgreesWithSortingAtEveryRank() {
+        var randn = Randn()
+        let wide = (0..<300).map { _ in randn.next() * pow(10, 300 * randn.next() / 6) }
+        let ties = (0..<300).map { _ in (randn.next() * 3).rounded() }
+        let few: [Double] = [2, -0.0, 0, -1, 7]
+        for values in [wide, ties, few, [Double](repeating: 4, count: 9), [-.infinity, 1, .infinity]] {
+            let descending = values.sorted(by: >)
+            for rank in 1...values.count {
+                let found = values.withUnsafeBufferPointer { values in
+                    withUnsafeTemporaryAllocation(of: Int64.self, capacity: largestScratchCount(values.count)) {
+                        largest(rank, of: values, scratch: $0)
+                    }
+                }
+                #expect(found.value == descending[rank - 1], "rank \(rank) of \(values.count)")
+                #expect(found.atOrAbove == values.filter { $0 >= found.value }.count, "rank \(rank) of \(values.count)")
+            }
+        }
+    }
 }
