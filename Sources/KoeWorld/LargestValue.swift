@@ -22,23 +22,22 @@ func largest(
         // The candidates: values whose key is at least the guess's, from the runs of eight that hold one.
         bottom = guess
         let guessValue = value(ofKey: guess)
+        func consider(_ index: Int) {
+            let candidate = key(base[index])
+            top = max(top, candidate)
+            append(candidate, to: keys, count: &kept, if: candidate >= guess)
+        }
         var index = 0
         while index + Keys.scalarCount <= values.count {
             if VectorMath.anyAtLeast(guessValue, from: base + index) {
                 for lane in 0..<Keys.scalarCount {
-                    let candidate = key(base[index + lane])
-                    keys[kept] = candidate
-                    top = max(top, candidate)
-                    kept += candidate >= guess ? 1 : 0
+                    consider(index + lane)
                 }
             }
             index += Keys.scalarCount
         }
         for index in index..<values.count {
-            let candidate = key(base[index])
-            keys[kept] = candidate
-            top = max(top, candidate)
-            kept += candidate >= guess ? 1 : 0
+            consider(index)
         }
     }
     if kept < rank {
@@ -64,8 +63,7 @@ func largest(
         var memberCount = 0
         for index in 0..<kept {
             let candidate = keys[index]
-            members[memberCount] = candidate
-            memberCount += candidate >= range.low && candidate <= range.top ? 1 : 0
+            append(candidate, to: members, count: &memberCount, if: candidate >= range.low && candidate <= range.top)
         }
         for index in 1..<max(1, memberCount) {
             let member = members[index]
@@ -114,6 +112,14 @@ private func guessLargest(_ rank: Int, of values: UnsafeBufferPointer<Double>, s
     let blocks = padToKeys(keys, count: sampleCount)
     let keyBlocks = UnsafeRawPointer(keys).assumingMemoryBound(to: Keys.self)
     return narrow(rank: sampleRank, keys: keyBlocks, blocks: blocks, from: bottom, through: top, total: sampleCount, spread: 8).low
+}
+
+/// Writes `key` at `keys[count]` and keeps it there (counts it) only if `isKept`: a choice without a branch to
+/// mispredict, at the cost of one slot past the kept keys.
+@inline(__always)
+private func append(_ key: Int64, to keys: UnsafeMutablePointer<Int64>, count: inout Int, if isKept: Bool) {
+    keys[count] = key
+    count += isKept ? 1 : 0
 }
 
 /// Fills `keys` from `count` up to a whole number of `Keys` with a key below every value's; returns that number.

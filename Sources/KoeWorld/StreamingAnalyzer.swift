@@ -13,7 +13,8 @@ import KoeDSP
 /// it, reaches as much further ahead instead, so the latency is a block, the look-ahead and the look-behind.
 ///
 /// Either way the frames depend only on the signal, never on how it was chunked, and memory holds only the
-/// samples that pending frames still reach.
+/// samples that pending frames still reach. CheapTrick's and D4C's safeguard noise starts at WORLD's seed at every
+/// frame (`SafeguardNoise.eachFrame`), so a frame's spectra do not depend on the block it falls in either.
 ///
 /// A stream of any length is analysed, as WORLD analyses a signal of any length: WORLD's frame count for its length,
 /// DIO's and Harvest's filters reading zeros past its end, CheapTrick's and D4C's windows its last sample. An empty
