@@ -19,13 +19,25 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXPORT = re.compile(r"^\s*@_exported\s+import\s+(?:(struct|class|enum|protocol|typealias|func|var|let)\s+)?([\w.]+)", re.M)
 
 
+def package_config_includes():
+    """The -I flags of the pkg-config packages Package.swift's system libraries name (FFTW's headers are where the
+    Makefile built it, found through the PKG_CONFIG_PATH it exports)."""
+    names = re.findall(r'pkgConfig:\s*"([^"]+)"', open(os.path.join(ROOT, "Package.swift")).read())
+    found = subprocess.run(["pkg-config", "--cflags-only-I", *names], capture_output=True, text=True)
+    if found.returncode != 0:
+        sys.exit(f"public_symbols: pkg-config could not find {' '.join(names)}: {found.stderr.strip()}")
+    return found.stdout.split()
+
+
 def symbols(module, modules_dir, output):
     """The public symbols of `module`, as path strings such as 'VoiceChanger.pitch'."""
     includes = ["-I", modules_dir] + [arg for d in glob.glob(os.path.join(ROOT, "Sources/C*")) for arg in ("-I", d)]
-    subprocess.run(
+    extracted = subprocess.run(
         ["swift-symbolgraph-extract", "-module-name", module, "-target", "x86_64-unknown-linux-gnu",
-         "-minimum-access-level", "public", "-output-dir", output] + includes,
-        check=True, capture_output=True, text=True)
+         "-minimum-access-level", "public", "-output-dir", output] + includes + package_config_includes(),
+        capture_output=True, text=True)
+    if extracted.returncode != 0:
+        sys.exit(f"public_symbols: swift-symbolgraph-extract failed on {module}:\n{extracted.stderr.strip()}")
     graph = json.load(open(os.path.join(output, module + ".symbols.json")))
     return [".".join(symbol["pathComponents"]) for symbol in graph["symbols"]]
 
