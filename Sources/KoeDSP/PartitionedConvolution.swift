@@ -11,14 +11,16 @@ package final class PartitionedConvolution {
     private let forward: ForwardRealFFT
     private let inverse: InverseRealFFT
     private let binCount: Int
-    /// All kernels' parts' spectra one after another, scaled to undo the unnormalised inverse FFT: real and
-    /// imaginary parts apart, which the products' loop runs through in vector registers.
+    /// Bins stored a spectrum: `binCount` rounded up to whole vectors, the rest zero.
+    private let binStride: Int
+    /// All kernels' parts' spectra one after another, `binStride` bins each, scaled to undo the unnormalised
+    /// inverse FFT: real and imaginary parts apart, which the products' loop runs through in vector registers.
     private let kernelReal: UnsafeMutableBufferPointer<Double>
     private let kernelImag: UnsafeMutableBufferPointer<Double>
     /// Per kernel, the index of its first part's first bin, and its parts.
     private let kernelStarts: [Int]
     private let partCounts: [Int]
-    /// The latest input spectra, one a block, a ring of `slotCount` slots of `binCount` bins; the newest in
+    /// The latest input spectra, one a block, a ring of `slotCount` slots of `binStride` bins; the newest in
     /// `newest`.
     private let inputReal: UnsafeMutableBufferPointer<Double>
     private let inputImag: UnsafeMutableBufferPointer<Double>
@@ -36,23 +38,26 @@ package final class PartitionedConvolution {
         forward = ForwardRealFFT(size: size)
         inverse = InverseRealFFT(size: size)
         binCount = blockLength + 1
+        binStride = (binCount + Lanes.scalarCount - 1) / Lanes.scalarCount * Lanes.scalarCount
         partCounts = kernels.map { ($0.count + blockLength - 1) / blockLength }
         slotCount = partCounts.max() ?? 1
-        inputReal = .allocate(capacity: slotCount * binCount)
-        inputImag = .allocate(capacity: slotCount * binCount)
+        inputReal = .allocate(capacity: slotCount * binStride)
+        inputImag = .allocate(capacity: slotCount * binStride)
         inputReal.initialize(repeating: 0)
         inputImag.initialize(repeating: 0)
-        sumReal = .allocate(capacity: binCount)
-        sumImag = .allocate(capacity: binCount)
+        sumReal = .allocate(capacity: binStride)
+        sumImag = .allocate(capacity: binStride)
         var starts: [Int] = []
         var bins = 0
         for parts in partCounts {
             starts.append(bins)
-            bins += parts * binCount
+            bins += parts * binStride
         }
         kernelStarts = starts
         kernelReal = .allocate(capacity: bins)
         kernelImag = .allocate(capacity: bins)
+        kernelReal.initialize(repeating: 0)
+        kernelImag.initialize(repeating: 0)
         let scale = 1.0 / Double(size)
         for (kernel, start) in zip(kernels, starts) {
             for part in 0..<((kernel.count + blockLength - 1) / blockLength) {
@@ -62,8 +67,8 @@ package final class PartitionedConvolution {
                 }
                 forward.execute()
                 for bin in 0..<binCount {
-                    kernelReal[start + part * binCount + bin] = forward.spectrum[bin].real
-                    kernelImag[start + part * binCount + bin] = forward.spectrum[bin].imag
+                    kernelReal[start + part * binStride + bin] = forward.spectrum[bin].real
+                    kernelImag[start + part * binStride + bin] = forward.spectrum[bin].imag
                 }
             }
         }
@@ -86,7 +91,7 @@ package final class PartitionedConvolution {
         }
         forward.execute()
         newest = (newest + 1) % slotCount
-        let slot = newest * binCount
+        let slot = newest * binStride
         for bin in 0..<binCount {
             inputReal[slot + bin] = forward.spectrum[bin].real
             inputImag[slot + bin] = forward.spectrum[bin].imag
@@ -96,15 +101,7 @@ package final class PartitionedConvolution {
     /// The latest block's output under kernel `kernel`: sample i is the convolution at the block's sample i.
     /// Valid until the next call.
     package func output(ofKernel kernel: Int) -> UnsafeMutableBufferPointer<Double> {
-        sumReal.update(repeating: 0)
-        sumImag.update(repeating: 0)
-        for part in 0..<partCounts[kernel] {
-            let slot = (newest - part + slotCount) % slotCount * binCount
-            let taps = kernelStarts[kernel] + part * binCount
-            multiplyAdding(
-                inputReal.baseAddress! + slot, inputImag.baseAddress! + slot,
-                kernelReal.baseAddress! + taps, kernelImag.baseAddress! + taps)
-        }
+        sumProducts(ofKernel: kernel)
         for bin in 0..<binCount {
             inverse.spectrum[bin] = Complex(sumReal[bin], sumImag[bin])
         }
@@ -112,30 +109,29 @@ package final class PartitionedConvolution {
         return UnsafeMutableBufferPointer(rebasing: inverse.waveform[blockLength...])
     }
 
-    /// The sum plus x h, bin by bin, eight bins at a time.
-    private func multiplyAdding(
-        _ xReal: UnsafePointer<Double>, _ xImag: UnsafePointer<Double>,
-        _ hReal: UnsafePointer<Double>, _ hImag: UnsafePointer<Double>
-    ) {
-        typealias Lanes = SIMD8<Double>
-        func load(_ pointer: UnsafePointer<Double>, _ bin: Int) -> Lanes {
-            UnsafeRawPointer(pointer + bin).loadUnaligned(as: Lanes.self)
+    private typealias Lanes = SIMD8<Double>
+
+    /// Into `sumReal` and `sumImag`, bin by bin, the sum over the kernel's parts of each part's spectrum times
+    /// the input spectrum as many blocks old: eight bins at a time, each sum kept in registers over the parts.
+    private func sumProducts(ofKernel kernel: Int) {
+        func load(_ pointer: UnsafeMutablePointer<Double>, _ index: Int) -> Lanes {
+            UnsafeRawPointer(pointer + index).loadUnaligned(as: Lanes.self)
         }
-        let sumReal = sumReal.baseAddress!
-        let sumImag = sumImag.baseAddress!
-        var bin = 0
-        while bin + Lanes.scalarCount <= binCount {
-            let xr = load(xReal, bin), xi = load(xImag, bin), hr = load(hReal, bin), hi = load(hImag, bin)
-            let real = load(sumReal, bin) + (xr * hr - xi * hi)
-            let imag = load(sumImag, bin) + (xr * hi + xi * hr)
-            UnsafeMutableRawPointer(sumReal + bin).storeBytes(of: real, as: Lanes.self)
-            UnsafeMutableRawPointer(sumImag + bin).storeBytes(of: imag, as: Lanes.self)
-            bin += Lanes.scalarCount
-        }
-        while bin < binCount {
-            sumReal[bin] += xReal[bin] * hReal[bin] - xImag[bin] * hImag[bin]
-            sumImag[bin] += xReal[bin] * hImag[bin] + xImag[bin] * hReal[bin]
-            bin += 1
+        let xReal = inputReal.baseAddress!, xImag = inputImag.baseAddress!
+        let hReal = kernelReal.baseAddress! + kernelStarts[kernel]
+        let hImag = kernelImag.baseAddress! + kernelStarts[kernel]
+        for chunk in stride(from: 0, to: binStride, by: Lanes.scalarCount) {
+            var real = Lanes(), imag = Lanes()
+            var slot = newest
+            for part in 0..<partCounts[kernel] {
+                let x = slot * binStride + chunk, h = part * binStride + chunk
+                let xr = load(xReal, x), xi = load(xImag, x), hr = load(hReal, h), hi = load(hImag, h)
+                real += xr * hr - xi * hi
+                imag += xr * hi + xi * hr
+                slot = slot == 0 ? slotCount - 1 : slot - 1
+            }
+            UnsafeMutableRawPointer(sumReal.baseAddress! + chunk).storeBytes(of: real, as: Lanes.self)
+            UnsafeMutableRawPointer(sumImag.baseAddress! + chunk).storeBytes(of: imag, as: Lanes.self)
         }
     }
 }

@@ -232,13 +232,9 @@ extension Dio {
                     let lastProvisional = last - provisionalReaches[band]
                     provisionalSignals[band].withUnsafeMutableBufferPointer { signal in
                         let kept = signal.count - blockLength
-                        for i in 0..<kept {
-                            signal[i] = signal[i + blockLength]
-                        }
-                        let newest = input.output(ofKernel: 1 + band)
-                        for i in 0..<blockLength {
-                            signal[kept + i] = newest[i]
-                        }
+                        let start = signal.baseAddress!
+                        start.update(from: start + blockLength, count: kept)
+                        (start + kept).update(from: input.output(ofKernel: 1 + band).baseAddress!, count: blockLength)
                         Self.hand(band, signal, startingAt: lastProvisional - signal.count + 1,
                                   from: last - reaches[band], through: lastProvisional, to: provisional)
                     }
