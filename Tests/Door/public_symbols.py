@@ -7,6 +7,7 @@ graph, or the symbols under one declaration for a scoped import (`@_exported imp
 Fails above the budget, so the door cannot creep back open.
 """
 import argparse
+import functools
 import glob
 import json
 import os
@@ -19,6 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EXPORT = re.compile(r"^\s*@_exported\s+import\s+(?:(struct|class|enum|protocol|typealias|func|var|let)\s+)?([\w.]+)", re.M)
 
 
+@functools.cache
 def package_config_includes():
     """The -I flags of the pkg-config packages Package.swift's system libraries name (FFTW's headers are where the
     Makefile built it, found through the PKG_CONFIG_PATH it exports)."""
