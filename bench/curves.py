@@ -7,8 +7,7 @@ range found in two passes (De Looze and Hirst: 50-800 Hz, then 0.72 x the 35th p
 widened by the largest ratio koe applies; on the synthetic vowels in a fixed 60-700 Hz.
 
 Speech: samples/*.wav as they are and, when present, the shared corpus (../shared/corpus) resampled to 16 kHz
-(sox `rate -v`; 16-bit, undithered), as bench/quality.py takes it: below 15.8 kHz WORLD's D4C calls every frame aperiodic,
-so 8 kHz speech comes out of any WORLD vocoder without a pitch to measure. The
+(sox `rate -v`; 16-bit, undithered), as bench/quality.py takes it. The
 synthetic vowels are a pulse train through three formant resonators (700, 1220, 2600 Hz, bandwidth 80 Hz)
 at 48 kHz, peak 0.5, written as 16-bit WAV.
 

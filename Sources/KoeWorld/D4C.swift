@@ -106,7 +106,6 @@ public struct D4C: Sendable {
         _ x: UnsafeBufferPointer<Double>, contour: F0Contour, plan: NoisePlan, threads: Int,
         into scores: UnsafeMutableBufferPointer<Double>
     ) {
-        guard LoveTrain.bandFits(sampleRate: sampleRate) else { return }
         Parallel.forEachRange(contour.frameCount, threads: threads, minimumLength: 16) { range in
             workspaces.withWorkspace { estimator in
                 estimator.startNoise(skipping: plan.scoreNoiseDrawn(before: range.lowerBound))
@@ -142,14 +141,12 @@ private struct NoisePlan {
     /// Love-train draws of all voiced frames together.
     private(set) var scoreNoiseTotal = 0
     private let sampleRate: Int
-    private let drawsScores: Bool
     private let highestBandF0: Double
 
     init(sampleRate: Int, contour: F0Contour, noise: SafeguardNoise) {
         self.sampleRate = sampleRate
         self.contour = contour
         restartsEachFrame = noise == .eachFrame
-        drawsScores = LoveTrain.bandFits(sampleRate: sampleRate)
         highestBandF0 = SpectralSmoothing.highestF0(
             fftSize: BandAperiodicity.fftSize(sampleRate: sampleRate), sampleRate: sampleRate)
         scoreNoiseTotal = scoreNoiseDrawn(before: contour.frameCount)
@@ -170,7 +167,7 @@ private struct NoisePlan {
 
     /// Love-train draws before `frame` in the call's sequence (none when each frame restarts it).
     func scoreNoiseDrawn(before frame: Int) -> Int {
-        guard drawsScores, !restartsEachFrame else { return 0 }
+        guard !restartsEachFrame else { return 0 }
         var drawn = 0
         for earlier in 0..<frame {
             drawn += scoreNoiseDrawn(by: earlier)
@@ -180,7 +177,7 @@ private struct NoisePlan {
 
     /// Love-train draws of `frame` itself.
     func scoreNoiseDrawn(by frame: Int) -> Int {
-        guard drawsScores, isVoiced(frame) else { return 0 }
+        guard isVoiced(frame) else { return 0 }
         return D4CWindow.length(sampleRate: sampleRate, f0: scoreF0(frame), periods: LoveTrain.periods)
     }
 

@@ -1,7 +1,8 @@
 import KoeDSP
 
 /// The love-train periodicity score: the share of 100–7900 Hz power that lies below 4 kHz in a
-/// 3-period Blackman window. Voiced speech concentrates there; noise does not.
+/// 3-period Blackman window. Voiced speech concentrates there; noise does not. Below 15.8 kHz the band is
+/// cut at Nyquist: no power lies past it (WORLD sums memory it never wrote there; see `bounds`).
 final class LoveTrain {
     private let sampleRate: Int
     let fftSize: Int
@@ -29,20 +30,15 @@ final class LoveTrain {
         fftSizeHolding(periods: periods, of: f0Floor, sampleRate: sampleRate)
     }
 
-    /// Bins at or above 100 Hz, 4 kHz and 7.9 kHz.
+    /// Bins at or above 100 Hz, 4 kHz and 7.9 kHz, the last two at most the Nyquist bin. Past Nyquist WORLD
+    /// sums the rest of a buffer it never wrote, whose contents depend on what the heap held before: pyworld
+    /// then calls any number of frames unvoiced, from call to call. With that memory zeroed, WORLD's sums are
+    /// these, and its score is the share of power up to Nyquist that lies below 4 kHz (1 at 8 kHz).
     private static func bounds(sampleRate: Int, fftSize: Int) -> (low: Int, split: Int, high: Int) {
         func bin(_ frequency: Double) -> Int {
-            Int((frequency * Double(fftSize) / Double(sampleRate)).rounded(.up))
+            min(Int((frequency * Double(fftSize) / Double(sampleRate)).rounded(.up)), fftSize / 2)
         }
         return (bin(100), bin(4000), bin(7900))
-    }
-
-    /// Below 15.8 kHz the 7900 Hz bound lies past Nyquist. WORLD then sums memory it never wrote, and in
-    /// practice (pyworld) scores all frames, or all but the first voiced one, as unvoiced; here all, and no
-    /// noise is drawn for them.
-    static func bandFits(sampleRate: Int) -> Bool {
-        let fftSize = fftSize(sampleRate: sampleRate)
-        return bounds(sampleRate: sampleRate, fftSize: fftSize).high <= fftSize / 2
     }
 
     /// The score of one voiced frame, `f0` at least `f0Floor`.

@@ -244,6 +244,25 @@ import TestSupport
         #expect(abs(1200 * log2(median / 146.832)) < 5, "median F0 \(median) Hz")
     }
 
+    /// Telephone-rate speech keeps its voice: at 8 kHz D4C's voicing test ends at Nyquist, so voiced frames are
+    /// synthesised from pulses, not from noise alone (a whisper).
+    @Test func aVoiceAt8kHzStaysVoiced() throws {
+        let rate = 8000
+        let input = Signals.vowel(f0: 110, sampleRate: rate, duration: 1)
+        let changer = try VoiceChanger(sampleRate: rate, channels: 1)
+        changer.voice.pitch = 1.2
+        let (out, tail) = try stream(changer, [input], block: 400)
+        let middle = Array(Array((out[0] + tail[0]).dropFirst(changer.latency))[(rate / 4)..<(3 * rate / 4)])
+        func correlation(atLag lag: Int) -> Double {
+            let a = middle.dropLast(lag), b = middle.dropFirst(lag)
+            let dot = zip(a, b).reduce(0) { $0 + $1.0 * $1.1 }
+            return dot / (a.reduce(0) { $0 + $1 * $1 } * b.reduce(0) { $0 + $1 * $1 }).squareRoot()
+        }
+        let period = Double(rate) / 132
+        let strongest = (Int(period) - 3...Int(period) + 3).map(correlation(atLag:)).max()!
+        #expect(strongest > 0.8, "normalised autocorrelation at a 132 Hz period: \(strongest)")
+    }
+
     @Test func theLimiterKeepsALoudBlockWithinFullScaleAndCanBeSwitchedOff() throws {
         let input = Signals.vowel(f0: 150, sampleRate: sampleRate, duration: 0.8)
         func peak(limiting: Bool) throws -> Double {

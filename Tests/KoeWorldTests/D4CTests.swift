@@ -62,12 +62,23 @@ import Testing
         #expect(aperiodicity.row(1).contains { $0 < 0.5 })
     }
 
-    /// Below 15.8 kHz WORLD's voiced/unvoiced band runs past Nyquist and it finds (almost) no voiced frame.
-    @Test func lowSampleRatesFindNoPeriodicFrame() throws {
-        let sampleRate = 8000
-        let vowel = Signals.vowel(f0: 120, sampleRate: sampleRate, duration: 0.3)
-        let aperiodicity = try D4C(sampleRate: sampleRate, fftSize: 512).estimate(vowel, contour: steadyContour(f0: 120, duration: 0.3))
-        #expect(aperiodicity.storage.allSatisfy { abs($0 - 1) < 1e-9 })
+    /// Below 15.8 kHz the love train's band ends at Nyquist. At 8 kHz all of it lies below 4 kHz, so every
+    /// F0 frame is analysed; at 12 kHz the train still tells a vowel from noise.
+    @Test func lowSampleRatesCutTheLoveTrainAtNyquist() throws {
+        let vowelAt8k = Signals.vowel(f0: 120, sampleRate: 8000, duration: 0.3)
+        let contour = try steadyContour(f0: 120, duration: 0.3)
+        let fftSizeAt8k = CheapTrick.fftSize(sampleRate: 8000, f0Floor: 71)
+        let at8k = try D4C(sampleRate: 8000, fftSize: fftSizeAt8k).estimate(vowelAt8k, contour: contour)
+        for frame in 0..<at8k.rows {
+            #expect(level(at8k.row(frame), at: 1000, sampleRate: 8000, fftSize: fftSizeAt8k) < -30)
+        }
+
+        let fftSizeAt12k = CheapTrick.fftSize(sampleRate: 12000, f0Floor: 71)
+        let d4cAt12k = try D4C(sampleRate: 12000, fftSize: fftSizeAt12k)
+        let vowelAt12k = try d4cAt12k.estimate(Signals.vowel(f0: 120, sampleRate: 12000, duration: 0.3), contour: contour)
+        #expect((0..<vowelAt12k.rows).allSatisfy { vowelAt12k.row($0).contains { $0 < 0.5 } })
+        let noiseAt12k = try d4cAt12k.estimate(Signals.whiteNoise(count: 3600), contour: contour)
+        #expect(noiseAt12k.storage.allSatisfy { abs($0 - 1) < 1e-9 }, "the love train should call noise unvoiced")
     }
 
     @Test func anyInputGivesAperiodicityInRange() throws {
