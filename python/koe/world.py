@@ -3,8 +3,10 @@
 The functions, their positional and keyword arguments, defaults, float64 results and shapes are pyworld 0.3.x's;
 the numbers are WORLD's (see koe's conformance tests). What differs: float32 input is accepted (and gives the
 float64 result), bad input raises ``ValueError`` or ``TypeError`` instead of crashing or computing NaN, and the
-GIL is released while koe computes, so threads calling these functions run at once. Every call computes on the
-calling thread, as pyworld's do; ``cheaptrick``, ``d4c`` and ``wav2world`` take ``threads=`` to use more.
+GIL is released while koe computes, so threads calling these functions run at once. Below 15.8 kHz, ``d4c``
+gives what WORLD computes when the memory its voicing test reads past Nyquist is zero; pyworld reads whatever
+that memory held, and calls most frames unvoiced. Every call computes on the calling thread, as pyworld's do;
+``cheaptrick``, ``d4c`` and ``wav2world`` take ``threads=`` to use more.
 """
 
 import operator
