@@ -6,10 +6,10 @@ import KoeWorld
 /// what the analyser and synthesiser still need, and drains it when the stream ends. A stream of any length is
 /// analysed and resynthesised, one shorter than an analysis window too (`StreamingAnalyzer`).
 ///
-/// With two threads or more, `process` only settles F0 (DIO's, or Harvest's whole) and hands the blocks to
-/// threads of the stage's own, which analyse them side by side and synthesise them in order while the caller
-/// reads on: `process` returns the output synthesised so far, and `drain` waits for the rest. The output is
-/// the same for any number of threads.
+/// With two threads or more, `process` only settles F0 (DIO's, or Harvest's whole, its channels shared among as
+/// many threads) and hands the blocks to threads of the stage's own, which analyse them side by side and
+/// synthesise them in order while the caller reads on: `process` returns the output synthesised so far, and
+/// `drain` waits for the rest. The output is the same for any number of threads.
 ///
 /// The voice can change while the stream plays (`update`): the new settings apply from the first frame of the
 /// blocks the next `process` settles, on any number of threads alike.
@@ -33,7 +33,7 @@ package final class VoiceShift: BackgroundStage {
     private var analysedBlocks: [StreamingAnalyzer.Block] = []
     private var pendingBlocks: [StreamingAnalyzer.PendingBlock] = []
 
-    /// `threads` sets how the stage works (`analysis.threads` is not used): 1 on the caller's thread alone,
+    /// `threads` sets how the stage works (in place of `analysis.threads`): 1 on the caller's thread alone,
     /// more on that many threads of its own. Throws if the analysis cannot run at this rate with these options.
     package init(
         sampleRate: Int, voice: VoiceSettings, analysis: AnalysisOptions = .init(), threads: Int = 1
@@ -42,7 +42,7 @@ package final class VoiceShift: BackgroundStage {
         self.voice = voice
         self.threads = max(1, threads)
         var analysis = analysis
-        analysis.threads = 1
+        analysis.threads = self.threads
         analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis, blocksCrossThreads: self.threads > 1)
         let resynthesis = Resynthesis(
             voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize,

@@ -78,17 +78,17 @@ public struct Harvest: Sendable {
     }
 
     /// Refined F0 candidates and their scores, a row a frame, at `frameTimes` (seconds after the first sample
-    /// of `signal`). Each frame's depend only on the signal within `candidateReach` of it.
-    func candidates(_ signal: [Double], frameTimes: [Double]) -> CandidateSet {
+    /// of `signal`). Each frame's depend only on the signal within `candidateReach` of it. Channels, then frames,
+    /// are shared among up to `threads` threads; the result is the same for any number.
+    func candidates(_ signal: [Double], frameTimes: [Double], threads: Int = 1) -> CandidateSet {
         let decimated = DecimatedSignal(signal, sampleRate: sampleRate)
-        let search = ZeroCrossingSearch(
-            signal: decimated, filterBank: filterBank, frameTimes: frameTimes,
-            f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
-        let raw = search.rawCandidates()
+        let raw = ZeroCrossingSearch.rawCandidates(
+            decimated, filterBank: filterBank, frameTimes: frameTimes, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil,
+            threads: threads)
         var candidates = Self.spreadToNeighbours(Self.officialCandidates(raw, limit: candidatesPerFrame))
-
-        let refiner = InstantaneousFrequencyRefiner(signal: decimated, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
-        var scores = refiner.refine(&candidates, frameTimes: frameTimes)
+        var scores = InstantaneousFrequencyRefiner.refine(
+            &candidates, signal: decimated, frameTimes: frameTimes, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil,
+            threads: threads)
         Self.removeUnreliableCandidates(&candidates, scores: &scores)
         return CandidateSet(f0: candidates, scores: scores)
     }

@@ -6,8 +6,9 @@ extension Harvest {
     /// every length. The signal's block spectra are made once and shared by all channels: they take about as much
     /// memory as the signal itself (bins for a block's samples plus its overlap), far less than the frames x
     /// channels candidates Harvest keeps anyway, and recomputing them per channel would double the FFT work.
-    final class BandPass {
-        private let filters: [HarvestFilterBank.Filter]
+    /// Read-only once made, but for its inverse transforms, which a pool hands to one filtering at a time.
+    final class BandPass: @unchecked Sendable {
+        let filters: [HarvestFilterBank.Filter]
         private let filterSpectra: FilterSpectra
         private let quirk: NyquistQuirk
         private let length: Int
@@ -18,9 +19,10 @@ extension Harvest {
         private let bins: Int
         /// Block b's spectrum holds the signal from index `b * hop - overlap`, zero outside the signal.
         private let blockSpectra: UnsafeMutableBufferPointer<Complex>
-        private let inverseFFT: InverseRealFFT
+        private let inverseFFTs: WorkspacePool<InverseRealFFT>
 
-        init(signal: DecimatedSignal, filterBank: HarvestFilterBank) {
+        /// `shared`: whether several threads may filter at once.
+        init(signal: DecimatedSignal, filterBank: HarvestFilterBank, shared: Bool = false) {
             filters = filterBank.filters
             filterSpectra = filterBank.spectra
             let fftSize = filterSpectra.fftSize
@@ -34,7 +36,7 @@ extension Harvest {
             // The last output any channel needs is at WORLD's convolution index `half + length`.
             let blockCount = (filters[0].half + length) / hop + 1
             blockSpectra = .allocate(capacity: blockCount * bins)
-            inverseFFT = InverseRealFFT(size: fftSize)
+            inverseFFTs = WorkspacePool(shared: shared) { InverseRealFFT(size: fftSize) }
             let forward = ForwardRealFFT(size: fftSize)
             signal.samples.withUnsafeBufferPointer { samples in
                 for block in 0..<blockCount {
@@ -58,6 +60,10 @@ extension Harvest {
         /// output i is the convolution at index i + half + 1. Scaled by the FFT size, as an unnormalised inverse
         /// FFT leaves it; only the signal's crossings are read.
         func filter(channel: Int, into output: UnsafeMutableBufferPointer<Double>) {
+            inverseFFTs.withWorkspace { filter(channel: channel, into: output, inverseFFT: $0) }
+        }
+
+        private func filter(channel: Int, into output: UnsafeMutableBufferPointer<Double>, inverseFFT: InverseRealFFT) {
             let delay = filters[channel].half + 1
             let filter = filterSpectra.spectrum(channel: channel)
             let product = inverseFFT.spectrum

@@ -61,22 +61,40 @@ extension Harvest {
             missingSpectra.deallocate()
         }
 
-        /// Refines every candidate in place (0 where it fails) and returns their scores.
-        func refine(_ candidates: inout Matrix, frameTimes: [Double]) -> Matrix {
+        /// Refines every candidate in place (0 where it fails) and returns their scores. Frames are shared among
+        /// up to `threads` threads, each with a refiner of its own; the result is the same for any number.
+        static func refine(
+            _ candidates: inout Matrix, signal: DecimatedSignal, frameTimes: [Double], f0Floor: Double, f0Ceil: Double,
+            threads: Int
+        ) -> Matrix {
+            let refiners = WorkspacePool(shared: threads > 1) {
+                InstantaneousFrequencyRefiner(signal: signal, f0Floor: f0Floor, f0Ceil: f0Ceil)
+            }
             var scores = Matrix.zeros(rows: candidates.rows, columns: candidates.columns)
-            let (rows, columns) = (candidates.rows, candidates.columns)
+            let columns = candidates.columns
             candidates.storage.withUnsafeMutableBufferPointer { candidates in
                 scores.storage.withUnsafeMutableBufferPointer { scores in
-                    for frame in 0..<rows {
-                        self.frame = frame
-                        windowedLength = 0
-                        for index in (frame * columns)..<((frame + 1) * columns) {
-                            (candidates[index], scores[index]) = refine(candidates[index], at: frameTimes[frame])
+                    Parallel.forEachRange(frameTimes.count, threads: threads, minimumLength: 16) { frames in
+                        refiners.withWorkspace {
+                            $0.refine(frames, of: candidates, scores: scores, columns: columns, times: frameTimes)
                         }
                     }
                 }
             }
             return scores
+        }
+
+        private func refine(
+            _ frames: Range<Int>, of candidates: UnsafeMutableBufferPointer<Double>,
+            scores: UnsafeMutableBufferPointer<Double>, columns: Int, times frameTimes: [Double]
+        ) {
+            for frame in frames {
+                self.frame = frame
+                windowedLength = 0
+                for index in (frame * columns)..<((frame + 1) * columns) {
+                    (candidates[index], scores[index]) = refine(candidates[index], at: frameTimes[frame])
+                }
+            }
         }
 
         private func refine(_ f0: Double, at position: Double) -> (f0: Double, score: Double) {

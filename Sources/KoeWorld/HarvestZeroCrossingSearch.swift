@@ -23,15 +23,17 @@ extension Harvest {
         private let columnGroup: UnsafeMutableBufferPointer<Double>
         private static let groupWidth = 8
 
-        init(signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double, f0Ceil: Double) {
-            let length = signal.samples.count
-            sampleRate = signal.sampleRate
+        /// Buffers for searching the channels of `bandPass`, a signal of `length` samples at `sampleRate`.
+        private init(
+            bandPass: BandPass, length: Int, sampleRate: Double, frameTimes: [Double], f0Floor: Double, f0Ceil: Double
+        ) {
+            self.sampleRate = sampleRate
             self.length = length
             self.frameTimes = frameTimes
             self.f0Floor = f0Floor
             self.f0Ceil = f0Ceil
-            filters = filterBank.filters
-            bandPass = BandPass(signal: signal, filterBank: filterBank)
+            filters = bandPass.filters
+            self.bandPass = bandPass
             filtered = [Double](repeating: 0, count: length)
             crossings = ZeroCrossings(capacity: length)
             events = (0..<4).map { _ in EventIntervals(capacity: length) }
@@ -47,25 +49,49 @@ extension Harvest {
         }
 
         /// One F0 contour a channel, as columns of a frames x channels matrix; 0 where the channel has none.
-        func rawCandidates() -> Matrix {
-            var raw = Matrix.zeros(rows: frameTimes.count, columns: filters.count)
+        /// Channels are shared among up to `threads` threads, each with buffers of its own; the result is the
+        /// same for any number.
+        static func rawCandidates(
+            _ signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double,
+            f0Ceil: Double, threads: Int
+        ) -> Matrix {
+            let shared = threads > 1
+            let bandPass = BandPass(signal: signal, filterBank: filterBank, shared: shared)
+            let (length, sampleRate) = (signal.samples.count, signal.sampleRate)
+            let searches = WorkspacePool(shared: shared) {
+                ZeroCrossingSearch(
+                    bandPass: bandPass, length: length, sampleRate: sampleRate, frameTimes: frameTimes,
+                    f0Floor: f0Floor, f0Ceil: f0Ceil)
+            }
+            let channels = filterBank.filters.count
+            var raw = Matrix.zeros(rows: frameTimes.count, columns: channels)
+            raw.storage.withUnsafeMutableBufferPointer { raw in
+                let groups = (channels + groupWidth - 1) / groupWidth
+                Parallel.forEachRange(groups, threads: threads) { groups in
+                    searches.withWorkspace { $0.search(channelGroups: groups, into: raw) }
+                }
+            }
+            return raw
+        }
+
+        /// The columns of the channels in groups `groups` of `groupWidth`.
+        private func search(channelGroups groups: Range<Int>, into raw: UnsafeMutableBufferPointer<Double>) {
             let frames = frameTimes.count
-            for firstChannel in stride(from: 0, to: filters.count, by: Self.groupWidth) {
-                let width = min(Self.groupWidth, filters.count - firstChannel)
+            let channels = filters.count
+            let first = groups.lowerBound * Self.groupWidth
+            let end = min(channels, groups.upperBound * Self.groupWidth)
+            for firstChannel in stride(from: first, to: end, by: Self.groupWidth) {
+                let width = min(Self.groupWidth, channels - firstChannel)
                 for member in 0..<width {
                     let column = UnsafeMutableBufferPointer(rebasing: columnGroup[(member * frames)..<((member + 1) * frames)])
                     candidates(channel: firstChannel + member, into: column)
                 }
-                let channels = filters.count
-                raw.storage.withUnsafeMutableBufferPointer { raw in
-                    for frame in 0..<frames {
-                        for member in 0..<width {
-                            raw[frame * channels + firstChannel + member] = columnGroup[member * frames + frame]
-                        }
+                for frame in 0..<frames {
+                    for member in 0..<width {
+                        raw[frame * channels + firstChannel + member] = columnGroup[member * frames + frame]
                     }
                 }
             }
-            return raw
         }
 
         /// One channel's candidate at every frame.

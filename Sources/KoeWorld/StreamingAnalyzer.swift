@@ -223,7 +223,7 @@ public final class StreamingAnalyzer {
         case .harvest:
             let source = HarvestSource(
                 harvest: try Harvest(sampleRate: sampleRate, options: options.harvest), options: options, frames: frames,
-                spectralReach: spectralReach)
+                spectralReach: spectralReach, threads: options.threads)
             latency = source.latency
             f0Source = .harvest(source)
         }

@@ -166,8 +166,9 @@ final class HarvestSource {
     private var nextFrame = 0
     private let harvest: StreamingHarvest
 
-    init(harvest: Harvest, options: AnalysisOptions, frames: FrameGrid, spectralReach: Int) {
-        self.harvest = StreamingHarvest(harvest: harvest)
+    /// `threads`: those Harvest shares each block's channels and frames among.
+    init(harvest: Harvest, options: AnalysisOptions, frames: FrameGrid, spectralReach: Int, threads: Int) {
+        self.harvest = StreamingHarvest(harvest: harvest, threads: threads)
         self.frames = frames
         let period = options.framePeriod
         blockFrames = max(1, Int((options.harvestBlock ?? 1500) / period))

@@ -10,6 +10,8 @@
 /// as provisional, for contours reaching that far, and computed again, final, with the next segment.
 final class StreamingHarvest {
     private let harvest: Harvest
+    /// Threads each segment's candidates are computed on; the candidates are the same for any number.
+    private let threads: Int
     private let sampleRate: Int
     /// Frames on each side of a new frame that its segment also covers.
     private let margin: Int
@@ -31,8 +33,9 @@ final class StreamingHarvest {
     /// Frames before this one are final.
     private(set) var finalEnd = 0
 
-    init(harvest: Harvest) {
+    init(harvest: Harvest, threads: Int = 1) {
         self.harvest = harvest
+        self.threads = threads
         sampleRate = harvest.sampleRate
         margin = harvest.candidateReach
         factor = Harvest.DecimatedSignal.factor(from: harvest.sampleRate)
@@ -57,7 +60,7 @@ final class StreamingHarvest {
         // frame's neighbour, against which it is checked.
         let firstComputed = max(firstFrame, finalEnd - Harvest.Tuning.spreadFrames - 1)
         let times = (firstComputed..<end).map { Double($0 - firstFrame) / 1000.0 }
-        let found = harvest.candidates(segment, frameTimes: times)
+        let found = harvest.candidates(segment, frameTimes: times, threads: threads)
         keep(found, frames: firstComputed..<end)
         finalEnd = isEnd ? end : max(finalEnd, end - margin)
     }

@@ -62,4 +62,18 @@ import TestSupport
         #expect(voiced > frames / 2)
         #expect(differing.count <= frames / 10, "\(differing.count) frames of \(frames) differ: \(differing)")
     }
+
+    /// Channels and frames shared among threads give the very candidates of one thread.
+    @Test(arguments: [2, 3])
+    func threadsChangeNoCandidate(threads: Int) throws {
+        let sampleRate = 16000
+        let input = signal(sampleRate: sampleRate)
+        let harvest = try Harvest(sampleRate: sampleRate)
+        let frames = F0Contour.frameCount(samples: input.count, sampleRate: sampleRate, framePeriod: 1)
+        let times = (0..<frames).map { Double($0) / 1000 }
+        let alone = harvest.candidates(input, frameTimes: times)
+        let shared = harvest.candidates(input, frameTimes: times, threads: threads)
+        #expect(shared.f0.storage == alone.f0.storage && shared.scores.storage == alone.scores.storage)
+        #expect(alone.f0.storage.contains { $0 > 0 })
+    }
 }
