@@ -66,8 +66,8 @@ extension Harvest {
             let channels = filterBank.filters.count
             var raw = Matrix.zeros(rows: frameTimes.count, columns: channels)
             raw.storage.withUnsafeMutableBufferPointer { raw in
-                let groups = (channels + groupWidth - 1) / groupWidth
-                Parallel.forEachRange(groups, threads: threads) { groups in
+                let groupCount = (channels + groupWidth - 1) / groupWidth
+                Parallel.forEachRange(groupCount, threads: threads) { groups in
                     searches.withWorkspace { $0.search(channelGroups: groups, into: raw) }
                 }
             }
