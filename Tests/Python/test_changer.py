@@ -135,8 +135,8 @@ def kept_voicing(x, fs, live):
 @pytest.mark.parametrize("voice", ["kristoff", "cq_ref"])
 @pytest.mark.parametrize("live", [False, True], ids=["default", "live"])
 def test_a_deep_voice_at_8khz_keeps_its_voice(voice, live, scratch):
-    """Telephone-rate speech, changed, stays voiced at the new pitch (it came out a whisper, 0-21 % of its voiced
-    frames kept): about as much as the same voice resampled to 16 kHz keeps."""
+    """Telephone-rate speech, changed, stays voiced at the new pitch (it came out a whisper, 11-21 % of its voiced
+    frames kept): at least four fifths as much as the same voice resampled to 16 kHz keeps."""
     path = CODEC2_RAW / f"{voice}.raw"
     if not path.exists():
         pytest.skip(f"{path} is not on this machine")
@@ -147,7 +147,7 @@ def test_a_deep_voice_at_8khz_keeps_its_voice(voice, live, scratch):
     x16, fs16 = soundfile.read(str(wideband), dtype="float64")
     kept, ratio = kept_voicing(x, fs, live)
     kept16, _ = kept_voicing(x16, fs16, live)
-    assert kept >= 0.85 * kept16, f"{kept:.0%} of voiced frames stay voiced at 8 kHz, {kept16:.0%} at 16 kHz"
+    assert kept >= 0.8 * kept16, f"{kept:.0%} of voiced frames stay voiced at 8 kHz, {kept16:.0%} at 16 kHz"
     assert abs(ratio - 1.2) <= 0.03 * 1.2, f"F0 ratio {ratio:.3f}"
 
 
