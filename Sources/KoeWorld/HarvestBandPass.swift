@@ -6,7 +6,7 @@ extension Harvest {
     /// every length. The signal's block spectra are made once and shared by all channels: they take about as much
     /// memory as the signal itself (bins for a block's samples plus its overlap), far less than the frames x
     /// channels candidates Harvest keeps anyway, and recomputing them per channel would double the FFT work.
-    /// Read-only once made, but for its inverse transforms, which a pool hands to one filtering at a time.
+    /// Read-only once made, so threads filter at once, each with an inverse transform of its own.
     final class BandPass: @unchecked Sendable {
         let filters: [HarvestFilterBank.Filter]
         private let filterSpectra: FilterSpectra
@@ -19,13 +19,13 @@ extension Harvest {
         private let bins: Int
         /// Block b's spectrum holds the signal from index `b * hop - overlap`, zero outside the signal.
         private let blockSpectra: UnsafeMutableBufferPointer<Complex>
-        private let inverseFFTs: WorkspacePool<InverseRealFFT>
+        /// The size of the inverse transform `filter` takes.
+        let fftSize: Int
 
-        /// `shared`: whether several threads may filter at once.
-        init(signal: DecimatedSignal, filterBank: HarvestFilterBank, shared: Bool = false) {
+        init(signal: DecimatedSignal, filterBank: HarvestFilterBank) {
             filters = filterBank.filters
             filterSpectra = filterBank.spectra
-            let fftSize = filterSpectra.fftSize
+            fftSize = filterSpectra.fftSize
             length = signal.samples.count
             overlap = filters[0].taps.count - 1
             hop = fftSize - overlap
@@ -36,7 +36,6 @@ extension Harvest {
             // The last output any channel needs is at WORLD's convolution index `half + length`.
             let blockCount = (filters[0].half + length) / hop + 1
             blockSpectra = .allocate(capacity: blockCount * bins)
-            inverseFFTs = WorkspacePool(shared: shared) { InverseRealFFT(size: fftSize) }
             let forward = ForwardRealFFT(size: fftSize)
             signal.samples.withUnsafeBufferPointer { samples in
                 for block in 0..<blockCount {
@@ -59,11 +58,7 @@ extension Harvest {
         /// The signal through `channel`'s filter into `output` (`length` samples), delayed as WORLD compensates:
         /// output i is the convolution at index i + half + 1. Scaled by the FFT size, as an unnormalised inverse
         /// FFT leaves it; only the signal's crossings are read.
-        func filter(channel: Int, into output: UnsafeMutableBufferPointer<Double>) {
-            inverseFFTs.withWorkspace { filter(channel: channel, into: output, inverseFFT: $0) }
-        }
-
-        private func filter(channel: Int, into output: UnsafeMutableBufferPointer<Double>, inverseFFT: InverseRealFFT) {
+        func filter(channel: Int, into output: UnsafeMutableBufferPointer<Double>, inverseFFT: InverseRealFFT) {
             let delay = filters[channel].half + 1
             let filter = filterSpectra.spectrum(channel: channel)
             let product = inverseFFT.spectrum

@@ -12,6 +12,7 @@ extension Harvest {
 
         private let filters: [HarvestFilterBank.Filter]
         private let bandPass: BandPass
+        private let inverseFFT: InverseRealFFT
         private var filtered: [Double]
         private let crossings: ZeroCrossings
         private var events: [EventIntervals]
@@ -34,6 +35,7 @@ extension Harvest {
             self.f0Ceil = f0Ceil
             filters = bandPass.filters
             self.bandPass = bandPass
+            inverseFFT = InverseRealFFT(size: bandPass.fftSize)
             filtered = [Double](repeating: 0, count: length)
             crossings = ZeroCrossings(capacity: length)
             events = (0..<4).map { _ in EventIntervals(capacity: length) }
@@ -55,10 +57,9 @@ extension Harvest {
             _ signal: DecimatedSignal, filterBank: HarvestFilterBank, frameTimes: [Double], f0Floor: Double,
             f0Ceil: Double, threads: Int
         ) -> Matrix {
-            let shared = threads > 1
-            let bandPass = BandPass(signal: signal, filterBank: filterBank, shared: shared)
+            let bandPass = BandPass(signal: signal, filterBank: filterBank)
             let (length, sampleRate) = (signal.samples.count, signal.sampleRate)
-            let searches = WorkspacePool(shared: shared) {
+            let searches = WorkspacePool(shared: threads > 1) {
                 ZeroCrossingSearch(
                     bandPass: bandPass, length: length, sampleRate: sampleRate, frameTimes: frameTimes,
                     f0Floor: f0Floor, f0Ceil: f0Ceil)
@@ -96,7 +97,9 @@ extension Harvest {
 
         /// One channel's candidate at every frame.
         private func candidates(channel: Int, into column: UnsafeMutableBufferPointer<Double>) {
-            filtered.withUnsafeMutableBufferPointer { bandPass.filter(channel: channel, into: $0) }
+            filtered.withUnsafeMutableBufferPointer {
+                bandPass.filter(channel: channel, into: $0, inverseFFT: inverseFFT)
+            }
             findEventIntervals()
             guard events.allSatisfy({ $0.count >= 3 }) else {
                 column.update(repeating: 0)

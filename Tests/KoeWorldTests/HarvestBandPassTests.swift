@@ -50,9 +50,12 @@ import TestSupport
         let bank = HarvestFilterBank(centres: [64.6, 101.0, 333.0, 880.0], sampleRate: signal.sampleRate)
         let bandPass = Harvest.BandPass(signal: signal, filterBank: bank)
         let scale = Double(bank.spectra.fftSize)
+        let inverseFFT = InverseRealFFT(size: bandPass.fftSize)
         var output = [Double](repeating: 0, count: signal.samples.count)
         for (channel, filter) in bank.filters.enumerated() {
-            output.withUnsafeMutableBufferPointer { bandPass.filter(channel: channel, into: $0) }
+            output.withUnsafeMutableBufferPointer {
+                bandPass.filter(channel: channel, into: $0, inverseFFT: inverseFFT)
+            }
             let world = worldBandPass(
                 signal.samples, filter: filter, longest: bank.filters[0], rate: signal.sampleRate, mirrored: true)
             let unmirrored = worldBandPass(
