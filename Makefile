@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config curl gcc libsndfile1-dev librsvg2-dev portaudio19-dev libpipewire-0.3-dev
+BUILD_DEPS   := pkg-config curl gcc libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev libpipewire-0.3-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
@@ -17,19 +17,23 @@ RELEASE_FLAGS := -c release -Xswiftc -target-cpu -Xswiftc $(TARGET_CPU)
 DEMO_DIR     := .build/demo
 DEMO_INPUT   := samples/en-f-48k.wav
 
-# FFTW, built here from Debian's source of the version Debian ships: Debian's own build carries SSE2 and AVX
-# codelets only. With the AVX2 and AVX-512 ones this build adds and the plans of Sources/KoeDSP/FFTWisdom.swift (see
-# `fftw-wisdom`), a 4096-point real transform takes 3.7 us here where Debian's took 4.8, and a conversion a tenth
-# less time. FFTW picks its codelets at run time, so the library runs on any x86-64. Static and position-independent:
-# the binary, the plugins and the Python extension each link their own copy, with no FFTW to install beside them.
-# Every Swift build below finds it through pkg-config (Package.swift's CFFTW target).
+# FFTW: Debian's libfftw3 3.3.10 by default, linked statically so that the binary, the plugins and the Python
+# extension each carry the FFTW whose plans Sources/KoeDSP/FFTWisdom.swift names (its SSE2 and AVX codelets run on
+# any x86-64 with AVX, so every such CPU plans from that wisdom and computes the same numbers). `FFTW=tuned` builds
+# FFTW 3.3.10 from Debian's source with AVX2 and AVX-512 codelets instead (about 7 minutes on 2 cores) and measures
+# wisdom for the building machine into its own header (see Sources/CFFTW/shim.h): worth it on an AVX-512 CPU only,
+# measured in bench/README.md. Either way the archive is named libkoe-fftw3.a behind a fftw3.pc of its own, because
+# SwiftPM puts the system's library folder first on the linker's path, where it would find Debian's shared
+# libfftw3. Every Swift build below finds it through pkg-config (Package.swift's CFFTW target).
+FFTW         ?= debian
 FFTW_VERSION := 3.3.10
-FFTW_TARBALL := fftw3_$(FFTW_VERSION).orig.tar.gz
-FFTW_URL     := http://deb.debian.org/debian/pool/main/f/fftw3/$(FFTW_TARBALL)
-FFTW_SHA256  := 56c932549852cddcfafdab3820b0200c7742675be92179e59e6215b340e26467
-# Named by version, so that a new FFTW_VERSION builds afresh instead of keeping the old library.
-FFTW_SOURCE  := .build/fftw-$(FFTW_VERSION)-source
+ifeq ($(FFTW),tuned)
 FFTW_PREFIX  := $(CURDIR)/.build/fftw-$(FFTW_VERSION)
+else ifeq ($(FFTW),debian)
+FFTW_PREFIX  := $(CURDIR)/.build/fftw-debian
+else
+$(error FFTW=$(FFTW): expected debian (the default) or tuned)
+endif
 FFTW_LIBRARY := $(FFTW_PREFIX)/lib/libkoe-fftw3.a
 export PKG_CONFIG_PATH := $(FFTW_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 
@@ -257,10 +261,27 @@ deps: system-deps $(FFTW_LIBRARY)
 system-deps:
 	@$(call apt_install,$(BUILD_DEPS))
 
-# Configure's and make's output goes to $(FFTW_SOURCE)/build.log, shown only when the build fails. The archive is
-# renamed, and fftw3.pc with it, because SwiftPM puts the system's library folder first on the linker's path: a
-# libfftw3 of the system's there would be linked instead.
-$(FFTW_LIBRARY): | system-deps
+# Debian's static archive, under the name and behind the fftw3.pc that only the Makefile's builds use.
+DEBIAN_LIBDIR := /usr/lib/$(shell gcc -print-multiarch)
+$(CURDIR)/.build/fftw-debian/lib/libkoe-fftw3.a: | system-deps
+	@mkdir -p $(@D)/pkgconfig
+	ln -sf $(DEBIAN_LIBDIR)/libfftw3.a $@
+	@printf '%s\n' 'Name: FFTW' "Description: Debian's libfftw3, linked statically" 'Version: $(FFTW_VERSION)' \
+		'Libs: -L$(@D) -lkoe-fftw3' 'Libs.private: -lm' 'Cflags:' > $(@D)/pkgconfig/fftw3.pc
+
+# FFTW=tuned: Debian's source with the AVX2 and AVX-512 codelets, static and position-independent; FFTW picks its
+# codelets at run time, so the library runs on any x86-64. Configure's and make's output goes to build.log, shown
+# only when the build fails. Then FFTW's own fftw-wisdom measures, in FFTW_PATIENT mode on this machine, the real
+# transforms koe makes at 8 to 96 kHz (powers of two from 256 to 16384, live DIO's two 5 ms blocks at each rate, a
+# forward 128) into koe_fftw_wisdom.h beside fftw3.h, where Sources/CFFTW/shim.h finds it: the plans fit the CPU
+# that built them, and every process of that binary makes the same ones. About a minute.
+FFTW_TARBALL := fftw3_$(FFTW_VERSION).orig.tar.gz
+FFTW_URL     := http://deb.debian.org/debian/pool/main/f/fftw3/$(FFTW_TARBALL)
+FFTW_SHA256  := 56c932549852cddcfafdab3820b0200c7742675be92179e59e6215b340e26467
+FFTW_SOURCE  := .build/fftw-$(FFTW_VERSION)-source
+FFTW_WISDOM_SIZES := 256 512 1024 2048 4096 8192 16384 80 110 160 220 240 320 440 480 882 960
+FFTW_WISDOM_PLANS := rof128 $(foreach n,$(FFTW_WISDOM_SIZES),rof$(n) rob$(n))
+$(CURDIR)/.build/fftw-$(FFTW_VERSION)/lib/libkoe-fftw3.a: | system-deps
 	@echo "Building FFTW $(FFTW_VERSION) (Debian's source) into $(FFTW_PREFIX)"
 	@rm -rf $(FFTW_SOURCE) $(FFTW_PREFIX) && mkdir -p $(FFTW_SOURCE)
 	@curl -fsSL -o $(FFTW_SOURCE)/$(FFTW_TARBALL) $(FFTW_URL)
@@ -269,17 +290,24 @@ $(FFTW_LIBRARY): | system-deps
 	@cd $(FFTW_SOURCE) && { ./configure --prefix=$(FFTW_PREFIX) --enable-static --disable-shared --with-pic \
 		--enable-sse2 --enable-avx --enable-avx2 --enable-avx512 --disable-fortran --disable-doc CFLAGS=-O3 && \
 		$(MAKE) -j$$(nproc) && $(MAKE) install; } > build.log 2>&1 || { tail -30 build.log; exit 1; }
+	@echo "Measuring FFTW's plans for this machine into $(FFTW_PREFIX)/include/koe_fftw_wisdom.h"
+	@$(FFTW_PREFIX)/bin/fftw-wisdom -n -o $(FFTW_SOURCE)/wisdom.txt $(FFTW_WISDOM_PLANS)
+	@{ echo '/* Made by the Makefile (FFTW=tuned) on the machine that built this FFTW; see Sources/CFFTW/shim.h. */'; \
+		echo 'static inline const char *koe_fftw_build_wisdom(void) {'; echo '    return'; \
+		sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/        "&\\n"/' $(FFTW_SOURCE)/wisdom.txt; echo '    ;'; echo '}'; } \
+		> $(FFTW_PREFIX)/include/koe_fftw_wisdom.h
 	@mv $(FFTW_PREFIX)/lib/libfftw3.a $(FFTW_LIBRARY)
 	@sed -i 's/-lfftw3/-lkoe-fftw3/' $(FFTW_PREFIX)/lib/pkgconfig/fftw3.pc
 
-# Regenerates Sources/KoeDSP/FFTWisdom.swift: FFTW's plans, measured in FFTW_PATIENT mode by FFTW's own
-# fftw-wisdom on this machine, for the real transforms koe makes at 8 to 96 kHz (powers of two from 256 to 16384,
-# live DIO's two 5 ms blocks at each rate, and a forward 128). Under a minute; run it when FFTW_VERSION changes.
-# fftw-wisdom's plans of inverse transforms of 64 and 128 points do not serve koe's planner; koe makes none.
-FFTW_WISDOM_SIZES := 256 512 1024 2048 4096 8192 16384 80 110 160 220 240 320 440 480 882 960
+# Regenerates Sources/KoeDSP/FFTWisdom.swift, the wisdom of Debian's FFTW: its plans for the transforms listed
+# above, measured in FFTW_PATIENT mode by Debian's fftw-wisdom (libfftw3-bin). Under a minute on a quiet machine;
+# run it when Debian's FFTW changes. Its codelets are scalar, SSE2 or AVX, which every x86-64 CPU with AVX runs
+# (FFTTests checks that no other kind slips in). fftw-wisdom's plans of inverse transforms of 64 and 128 points do
+# not serve koe's planner; koe makes none.
 fftw-wisdom: deps
-	$(FFTW_PREFIX)/bin/fftw-wisdom -n -o .build/fftw-wisdom.txt rof128 $(foreach n,$(FFTW_WISDOM_SIZES),rof$(n) rob$(n))
-	@{ echo "// Generated by \`make fftw-wisdom\` (FFTW $(FFTW_VERSION), the Makefile's build); see FFT.swift."; \
+	@$(call apt_install,libfftw3-bin)
+	fftw-wisdom -n -o .build/fftw-wisdom.txt $(FFTW_WISDOM_PLANS)
+	@{ echo "// Generated by \`make fftw-wisdom\` (Debian's FFTW $(FFTW_VERSION)); see FFT.swift."; \
 		echo; echo 'let fftwWisdom = #"""'; cat .build/fftw-wisdom.txt; echo '"""#'; } > Sources/KoeDSP/FFTWisdom.swift
 
 test-deps:

@@ -28,9 +28,15 @@ private func destroyPlan(_ plan: fftw_plan) {
     fftw_destroy_plan(plan)
 }
 
-/// Whether FFTW took `fftwWisdom`: it does when it is the FFTW the Makefile builds, whose solvers the wisdom names.
+/// Whether FFTW took its wisdom: the plans `make FFTW=tuned` measured for its own FFTW on the building machine
+/// where there are such, else `fftwWisdom`, made for Debian's FFTW (FFTW refuses wisdom made by another build).
 /// Read first under `plannerLock`, as importing wisdom changes the planner's tables.
-private let wisdomImported = fftw_import_wisdom_from_string(fftwWisdom) != 0
+private let wisdomImported: Bool = {
+    if let measuredHere = koe_fftw_build_wisdom() {
+        return fftw_import_wisdom_from_string(measuredHere) != 0
+    }
+    return fftw_import_wisdom_from_string(fftwWisdom) != 0
+}()
 
 /// A plan from the wisdom where it has one for the transform, else FFTW's estimate. Either way every process
 /// makes the same plan and so gets the same numbers, which measuring at run time, picking by timings, would not.

@@ -1,5 +1,5 @@
 import Foundation
-import KoeDSP
+@testable import KoeDSP
 import Testing
 
 @Suite struct FFTTests {
@@ -16,6 +16,21 @@ import Testing
         for i in 0..<size { forward.waveform[i] = signal[i] }
         forward.execute()
         #expect(Array(forward.waveform) == signal)
+    }
+
+    /// The committed wisdom names no codelet beyond AVX (FFTW's scalar, SSE2 and AVX ones), so FFTW takes it on
+    /// every x86-64 CPU with AVX, AVX2-only and AVX-512 alike: a plan it named for AVX-512 would be refused on an
+    /// AVX2 CPU and silently replaced by an estimate.
+    @Test func committedWisdomRunsOnEveryCPUWithAVX() {
+        let codelets = fftwWisdom.split(whereSeparator: { $0 == " " || $0 == "(" || $0 == "\n" })
+            .filter { $0.hasPrefix("fftw_codelet_") }
+        #expect(!codelets.isEmpty)
+        for codelet in codelets {
+            let parts = codelet.split(separator: "_")
+            let size = parts.indices.dropFirst(3).first { parts[$0].allSatisfy(\.isNumber) }
+            let kind = size.map { parts[($0 + 1)...].joined(separator: "_") } ?? "?"
+            #expect(["", "sse2", "avx"].contains(kind), "\(codelet)")
+        }
     }
 
     /// A size the wisdom lacks gets FFTW's estimated plan.
