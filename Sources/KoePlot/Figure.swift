@@ -270,8 +270,11 @@ package func writePlot(of inputs: [String], to output: String, options: PlotOpti
     }
     let figure = try Figure(try inputs.map { try Recording(contentsOf: $0) }, options: options)
     let bytes = isPNG ? try figure.png() : Array(figure.svg.utf8)
+    // In place: FileManager's createFile would add a temporary beside `temporary`, left behind by a kill.
     try AtomicOutput.write(to: output) { temporary in
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: temporary))
+        } catch {
             throw IOError.writeFailed(path: output, reason: "could not write the file")
         }
     }

@@ -41,8 +41,12 @@ enum AnalysisFolder {
             try outputs.fill(name) { try array.write(to: $0) }
         }
         let json = try encoder.encode(parameters.meta) + Data("\n".utf8)
+        // Written in place: `path` is already the set's temporary file, and FileManager's createFile would add a
+        // temporary of its own (`.dat.nosync…`), left behind when the process is killed mid-write.
         try outputs.fill(metaName) { path in
-            guard FileManager.default.createFile(atPath: path, contents: json) else {
+            do {
+                try json.write(to: URL(fileURLWithPath: path))
+            } catch {
                 throw IOError.writeFailed(path: path, reason: "could not write JSON")
             }
         }
