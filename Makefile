@@ -185,8 +185,11 @@ PLUGIN_DEPS    := lv2-dev ladspa-sdk
 SWIFTC         ?= swiftc
 SWIFT_STATIC   := $(shell $(SWIFTC) -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')_static/linux
 PLUGIN_CFLAGS  := -O2 -fPIC -Wall -Wextra -Werror -std=c11 -ISources/KoeC/include
+# The build of the C ABI the plugins link: `make release`'s; `make dist` names its own.
+KOEC_FLAGS     := $(RELEASE_FLAGS)
+KOEC_ARCHIVE   := .build/release/libKoeC.a
 PLUGIN_LDFLAGS := -emit-library -static-stdlib \
-	-Xlinker --whole-archive .build/release/libKoeC.a -Xlinker --no-whole-archive \
+	-Xlinker --whole-archive $(KOEC_ARCHIVE) -Xlinker --no-whole-archive \
 	-Xlinker --start-group $(foreach a,$(wildcard $(SWIFT_STATIC)/*.a),-Xlinker $(a)) -Xlinker --end-group \
 	$$(pkg-config --libs fftw3) -Xlinker --version-script=$(PLUGIN_SOURCES)/exports.map \
 	-Xlinker -Bsymbolic -Xlinker -z -Xlinker nodelete -Xlinker --strip-all
@@ -200,8 +203,8 @@ PY_PLUGIN_TEST_DEPS := JACK-Client
 # SwiftPM archives with `llvm-ar crs`, which adds to an existing archive and keeps the objects of source files since
 # removed (--whole-archive then links them: duplicate definitions); a fresh archive holds only the current ones.
 plugins: deps plugin-deps
-	rm -f .build/release/libKoeC.a
-	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
+	rm -f $(KOEC_ARCHIVE)
+	$(SWIFT) build $(KOEC_FLAGS) --product KoeC
 	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
 	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/voice.c -o $(PLUGIN_OBJ)/voice.o
 	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/lv2/koe_lv2.c -o $(PLUGIN_OBJ)/koe_lv2.o
