@@ -394,6 +394,51 @@ uninstall:
 	rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2
 
 
+# `make dist`: koe for other x86-64 Linux machines, .build/dist/koe-VERSION-linux-x86_64.tar.gz, VERSION being the
+# wheel's (setup.py's, `koe --version`'s as a version: 0.1.0+g2e10d06). It unpacks into one folder laid out as
+# `make install`'s PREFIX, with a README naming the Debian packages of the shared libraries koe links; it needs no
+# Swift toolchain (--static-swift-stdlib; FFTW is linked in too). koe is built twice, each build in a folder of its
+# own beside `make release`'s: for any x86-64, and for x86-64-v3 (AVX2, FMA, BMI1/2, ...: a conversion takes a fifth
+# less CPU time); bin/koe is a sh launcher (packaging/koe.sh) that runs the one the CPU's flags allow from
+# libexec/koe. Swift's -target-cpu knows no x86-64-vN, so the level goes to clang, whose target the Swift code is
+# compiled for. The plugins are linked from the x86-64 build only, since a host loads one file. The manual pages
+# and completions are `make man`'s and `make completions'`, which do not depend on the CPU.
+DIST_LEVELS      := x86-64 x86-64-v3
+DIST_BUILD       := .build-dist
+DIST_DIR         := .build/dist
+DIST_PLUGINS     := $(DIST_BUILD)/x86-64/plugins
+dist_swift_flags  = -c release --scratch-path $(DIST_BUILD)/$(1) --static-swift-stdlib \
+	-Xlinker --strip-all -Xswiftc -Xcc -Xswiftc -march=$(1)
+
+.PHONY: dist test-dist
+
+dist: deps man completions
+	@for level in $(DIST_LEVELS); do \
+		echo "$(SWIFT) build $(call dist_swift_flags,$$level) --product koe"; \
+		$(SWIFT) build $(call dist_swift_flags,$$level) --product koe || exit 1; \
+	done
+	$(MAKE) --no-print-directory plugins KOEC_FLAGS="$(call dist_swift_flags,x86-64)" \
+		KOEC_ARCHIVE=$(DIST_BUILD)/x86-64/release/libKoeC.a PLUGIN_DIR=$(DIST_PLUGINS) PLUGIN_OBJ=$(DIST_BUILD)/x86-64/plugin-objects
+	@version=$$($(PYTHON) setup.py --version 2>/dev/null) && [ -n "$$version" ] || \
+		{ echo "make dist: setup.py --version gave no version" >&2; exit 1; }; \
+	name=koe-$$version-linux-x86_64; root=$(DIST_DIR)/$$name; \
+	rm -rf $(DIST_DIR) && \
+	install -d $$root/bin $$root/libexec/koe $$root/share/man/man1 $$root/lib/lv2 $$root/lib/ladspa \
+		$$root/$(dir $(BASH_COMPLETION)) $$root/$(dir $(ZSH_COMPLETION)) $$root/$(dir $(FISH_COMPLETION)) && \
+	install -m 644 packaging/README.md $$root/README.md && \
+	install -m 755 packaging/koe.sh $$root/bin/koe && \
+	for level in $(DIST_LEVELS); do install -m 755 $(DIST_BUILD)/$$level/release/koe $$root/libexec/koe/koe-$$level || exit 1; done && \
+	install -m 644 $(MAN_BUILD)/*.1 $$root/share/man/man1/ && \
+	install -m 644 $(COMPLETIONS_DIR)/koe.bash $$root/$(BASH_COMPLETION) && \
+	install -m 644 $(COMPLETIONS_DIR)/_koe $$root/$(ZSH_COMPLETION) && \
+	install -m 644 $(COMPLETIONS_DIR)/koe.fish $$root/$(FISH_COMPLETION) && \
+	cp -R $(DIST_PLUGINS)/koe.lv2 $$root/lib/lv2/ && \
+	install -m 755 $(DIST_PLUGINS)/koe-ladspa.so $$root/lib/ladspa/ && \
+	tar -C $(DIST_DIR) --owner=0 --group=0 -czf $$root.tar.gz $$name && \
+	rm -rf $$root && \
+	echo "dist: $$root.tar.gz ($$(du -h $$root.tar.gz | cut -f1))"
+
+
 # `make install`, then `make uninstall`, into a temporary DESTDIR: the files, `koe --version`, every man page
 # rendered by man, the completions (each shell's own completion run on them), nothing left after uninstall.
 # Part of `make test`.
@@ -418,4 +463,4 @@ cluster-deps:
 	@$(call apt_install,$(CLUSTER_DEPS))
 
 clean:
-	rm -rf .build
+	rm -rf .build $(DIST_BUILD)
