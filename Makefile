@@ -64,6 +64,7 @@ test: deps test-deps release
 	$(MAKE) --no-print-directory test-virtual-mic
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-install
+	$(MAKE) --no-print-directory test-dist
 	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
 	else \
@@ -452,6 +453,12 @@ dist: deps man completions
 	rm -rf $$root && \
 	echo "dist: $$root.tar.gz ($$(du -h $$root.tar.gz | cut -f1))"
 
+# `make dist`, its tarball unpacked into a temporary folder and run under `env -i PATH=/usr/bin:/bin` from outside
+# the repository (--version, a conversion by each build), ldd and the README's package list checked against what
+# the binaries need, and the wheel in dist/ (`make wheel` when there is none) shown a manylinux tag by auditwheel
+# (Tests/Dist). A minute when the builds are there, ten more when not. Part of `make test`.
+test-dist: wheel-deps
+	Tests/Dist/dist_test.sh
 
 # `make install`, then `make uninstall`, into a temporary DESTDIR: the files, `koe --version`, every man page
 # rendered by man, the completions (each shell's own completion run on them), nothing left after uninstall.
