@@ -417,7 +417,7 @@ uninstall:
 # libexec/koe. Swift's -target-cpu knows no x86-64-vN, so the level goes to clang, whose target the Swift code is
 # compiled for. The plugins are linked from the x86-64 build only, since a host loads one file. setup.py builds the
 # wheel's C ABI in the same folders with these flags to the letter, so neither rebuilds what the other built. The
-# manual pages and completions are `make man`'s and `make completions'`, which do not depend on the CPU.
+# manual pages and completions are `make man`'s and `make completions`'s, which do not depend on the CPU.
 DIST_LEVELS      := x86-64 x86-64-v3
 DIST_BUILD       := .build-dist
 DIST_DIR         := .build/dist
