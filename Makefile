@@ -6,7 +6,7 @@ PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_DEPS   := pkg-config curl gcc libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev libpipewire-0.3-dev
 TEST_DEPS    := espeak-ng sox
-BENCH_DEPS   := rubberband-cli
+BENCH_DEPS   := rubberband-cli g++
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
 RELEASE_KOE  := .build/release/koe
 # Release code is compiled for the CPU that builds it (AVX2 or AVX-512 where there is one): wider vectors only.
@@ -96,7 +96,8 @@ conformance: deps test-deps release
 
 # Issue 4's speed bars in one table: each WORLD stage, the whole conversion (dio and harvest paths, 1 and 2
 # threads) and pipe mode against pyworld and `rubberband -3 -F`, at 48 and 16 kHz, alternating runs, median of
-# 5 rounds; figures also in .build/bench/results.json. About 10 minutes on 2 cores.
+# 5 rounds; figures also in .build/bench/results.json. About 10 minutes on 2 cores, and about 4 more for issue
+# 38's anchor, WORLD's C++ built here (14 s a DIO-path and 27 s a Harvest-path conversion of 60 s at 48 kHz).
 bench: deps test-deps bench-deps release
 	$(PYTHON) bench/bench.py --koe $(RELEASE_KOE)
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The speed bars of issues 4 and 24: koe against WORLD's C++ (pyworld) and Rubber Band, side by side in one run.
+"""The speed bars of issues 4, 24 and 38: koe against WORLD's C++ (pyworld, and WORLD's sources built here with a
+driver of ours) and Rubber Band, side by side in one run.
 
 Usage: python3 bench/bench.py [--koe .build/release/koe] [--pairs 5] [--seconds 60] [--rates 48000,16000]
+                              [--only stages|conversion|anchor] [--world-march native]
                               [--json .build/bench/results.json]
 
 Input: at least --seconds of real speech at each rate, the corpus clips (../shared/corpus, else samples/*.wav)
@@ -26,13 +28,21 @@ ratios of the medians are printed and stored beside them.
    /dev/null; speed = audio seconds / wall seconds.
 4. Live mode, 48 kHz: `koe convert IN OUT --live --pitch 1.2 --formant 1.1 --quiet --threads 1`, the whole
    process, file to file, in the conversion rounds; speed = audio seconds / wall seconds.
+5. The WORLD C++ anchor (issue 38), in the conversion rounds: `world_convert IN OUT dio|harvest`, the whole
+   process, file to file, as koe's is timed; bench/world_convert.cpp does what pyworld's path of part 2 does,
+   compiled here with WORLD's src/*.cpp from pyworld's sdist (downloaded into .build/bench/, sha256 checked) by
+   g++ -O3 -march=NATIVE (--world-march).
 
-Prints a table per rate, then one line per bar of issues 4 and 24 with PASS or FAIL, and writes every figure (medians
+--only runs one part at each rate: `stages` (1), `conversion` (2 to 5), or `anchor` (koe on 1 thread and the
+WORLD C++ anchor alone, both F0 paths: issue 38's bars in a short run). Only the bars of what ran are checked.
+
+Prints a table per rate, then one line per bar of issues 4, 24 and 38 with PASS or FAIL, and writes every figure (medians
 and each run) as JSON. Wall-clock time on a shared machine also counts time spent waiting for a core; the load
 average is printed and stored. Exit status 1 if a bar fails.
 """
 
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -40,15 +50,17 @@ import platform
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 from common import (DEFAULT_KOE, REPO, default_corpus, ensure_debian_packages, ensure_python_packages,
                     make_speech, raw_options, require_koe, run_timed, speech_clips)
 
 ensure_python_packages([("numpy", "numpy"), ("soundfile", "soundfile"), ("pyworld", "pyworld")])
-ensure_debian_packages([("sox", "sox"), ("rubberband", "rubberband-cli")])
+ensure_debian_packages([("sox", "sox"), ("rubberband", "rubberband-cli"), ("g++", "g++")])
 import numpy as np  # noqa: E402  (installed above when missing)
 import pyworld  # noqa: E402
 import soundfile  # noqa: E402
@@ -61,6 +73,12 @@ FORMANT = 1.1
 METHODS = ("dio", "harvest")
 PIPE_RATE = 48000
 BAR_RATE = 48000
+PARTS = ("stages", "conversion", "anchor")
+# WORLD's C++ as pyworld ships it: the sdist carries lib/World/src (pinned by its sha256, as PyPI lists it).
+WORLD_SDIST = "pyworld-0.3.5"
+WORLD_SDIST_URL = ("https://files.pythonhosted.org/packages/a5/0f/c78d631ffbb4c1aaebf80ff2bf9e791213b381dbe404f9ce1a3e"
+                   "b3672931/pyworld-0.3.5.tar.gz")
+WORLD_SDIST_SHA256 = "1b93e53cddb67a0e4faa34d6cf919ac6c662feb1c8c0ed901d71b595ab396aa3"
 
 
 def build_koe_bench():
@@ -72,6 +90,37 @@ def build_koe_bench():
     subprocess.run(command, check=True)
     path = subprocess.run(command + ["--show-bin-path"], check=True, capture_output=True, text=True)
     return Path(path.stdout.strip()) / "koe-bench"
+
+
+def build_world_anchor(march):
+    """bench/world_convert.cpp built with WORLD's sources for `march` (g++ -O3), in .build/bench/; its path."""
+    folder = REPO / ".build" / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    binary = folder / f"world_convert-{march}"
+    driver = BENCH / "world_convert.cpp"
+    if binary.exists() and binary.stat().st_mtime > driver.stat().st_mtime:
+        return binary
+    source = folder / WORLD_SDIST / "lib" / "World" / "src"
+    if not source.is_dir():
+        sdist = folder / f"{WORLD_SDIST}.tar.gz"
+        if not sdist.exists():
+            print(f"downloading {WORLD_SDIST_URL}", flush=True)
+            urllib.request.urlretrieve(WORLD_SDIST_URL, sdist)
+        digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        if digest != WORLD_SDIST_SHA256:
+            sdist.unlink()
+            sys.exit(f"{sdist}: sha256 {digest}, expected {WORLD_SDIST_SHA256}")
+        with tarfile.open(sdist) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and member.name.startswith(f"{WORLD_SDIST}/lib/World/src/"):
+                    target = folder / member.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(archive.extractfile(member).read())
+    command = ["g++", "-O3", f"-march={march}", "-I", str(source), "-o", str(binary), str(driver),
+               *sorted(str(path) for path in source.glob("*.cpp"))]
+    print("building:", " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+    return binary
 
 
 class Speech:
@@ -223,17 +272,27 @@ def koe_pipe(koe, speech):
                           "--threads", "1"], stdin=source)
 
 
-def bench_conversion(koe, speech, pairs):
-    """Rounds of every contender in turn; medians and each run's (wall, CPU) seconds."""
+def world_convert(binary, speech, method):
+    """The WORLD C++ anchor doing koe convert's work, file to file: (wall, CPU) seconds."""
+    return run_timed([binary, speech.wav, speech.scratch / f"world_{method}.wav", method])
+
+
+def bench_conversion(koe, world, speech, pairs, anchor_only):
+    """Rounds of every contender in turn (with `anchor_only`, koe on 1 thread and the WORLD C++ anchor alone);
+    medians and each run's (wall, CPU) seconds."""
     contenders = {}
     for method in METHODS:
         contenders[f"koe {method} 1t"] = lambda method=method: koe_convert(koe, speech, method, 1)
+        contenders[f"world-cpp {method}"] = lambda method=method: world_convert(world, speech, method)
+        if anchor_only:
+            continue
         contenders[f"koe {method} 2t"] = lambda method=method: koe_convert(koe, speech, method, 2)
         if speech.rate == BAR_RATE:
             contenders[f"koe {method} 1t x2"] = lambda method=method: koe_side_by_side(koe, speech, method)
         contenders[f"pyworld {method}"] = lambda method=method: pyworld_convert(speech, method)
-    contenders["rubberband"] = lambda: rubberband(speech)
-    if speech.rate == PIPE_RATE:
+    if not anchor_only:
+        contenders["rubberband"] = lambda: rubberband(speech)
+    if speech.rate == PIPE_RATE and not anchor_only:
         contenders["koe pipe 1t"] = lambda: koe_pipe(koe, speech)
         contenders["koe live 1t"] = lambda: koe_live(koe, speech)
     runs = {name: [] for name in contenders}
@@ -272,18 +331,27 @@ def print_stages(speech, pairs, table):
               f"{row['koe_cpu']:10.3f} {row['pyworld_cpu']:14.3f} {row['cpu_ratio']:10.2f}")
 
 
+# A conversion row's ratios: (reference, value), each a key of the row's timings.
+CONVERSION_RATIOS = {"pyworld_over_koe": ("pyworld", "koe_1t"), "world_cpp_over_koe": ("world_cpp", "koe_1t"),
+                     "rubberband_over_koe": ("rubberband", "koe_1t"), "koe_1t_over_2t": ("koe_1t", "koe_2t")}
+
+
 def conversion_rows(speech, conversion):
+    """Per F0 path: each contender's median wall seconds and the ratios between those that ran."""
     rows = {}
     for method in METHODS:
         names = {"koe_1t": f"koe {method} 1t", "koe_2t": f"koe {method} 2t", "pyworld": f"pyworld {method}",
-                 "rubberband": "rubberband"}
+                 "world_cpp": f"world-cpp {method}", "rubberband": "rubberband"}
+        names = {key: name for key, name in names.items() if name in conversion}
         row = {key: conversion[name]["wall"] for key, name in names.items()}
         runs = {key: conversion[name]["wall_runs"] for key, name in names.items()}
-        for key, (reference, value) in {"pyworld_over_koe": ("pyworld", "koe_1t"),
-                                        "rubberband_over_koe": ("rubberband", "koe_1t"),
-                                        "koe_1t_over_2t": ("koe_1t", "koe_2t")}.items():
-            row[key] = paired_ratio(runs[reference], runs[value])
-            row[f"{key}_of_medians"] = ratio(row[reference], row[value])
+        for key, (reference, value) in CONVERSION_RATIOS.items():
+            if reference in row and value in row:
+                row[key] = paired_ratio(runs[reference], runs[value])
+                row[f"{key}_of_medians"] = ratio(row[reference], row[value])
+        # Both are whole processes: their CPU seconds compare too.
+        row["world_cpp_over_koe_cpu"] = paired_ratio(conversion[names["world_cpp"]]["cpu_runs"],
+                                                     conversion[names["koe_1t"]]["cpu_runs"])
         row["koe_rtf_1t"] = row["koe_1t"] / speech.seconds
         side_by_side = conversion.get(f"koe {method} 1t x2")
         if side_by_side:
@@ -294,20 +362,26 @@ def conversion_rows(speech, conversion):
 
 def print_conversion(speech, rows, conversion):
     print(f"\n{speech.rate} Hz whole conversion, pitch x{PITCH}, formants x{FORMANT} (wall-clock seconds, medians; "
-          "ratios: the median of each round's ratio; koe and Rubber Band whole processes, pyworld compute only)")
-    print(f"{'F0 path':<8} {'koe 1t':>8} {'koe 2t':>8} {'pyworld':>8} {'rubberband':>11} {'pyworld/koe':>12} "
-          f"{'rubberband/koe':>15} {'1t/2t':>6} {'koe RTF':>8}")
+          "ratios: the median of each round's ratio; koe, WORLD C++ and Rubber Band whole processes, pyworld "
+          "compute only)")
+    columns = [(key, header, decimals) for key, header, decimals in (
+        ("koe_1t", "koe 1t", 3), ("koe_2t", "koe 2t", 3), ("world_cpp", "WORLD C++", 3), ("pyworld", "pyworld", 3),
+        ("rubberband", "rubberband", 3), ("world_cpp_over_koe", "C++/koe", 2),
+        ("world_cpp_over_koe_cpu", "C++/koe cpu", 2), ("pyworld_over_koe", "pyworld/koe", 2),
+        ("rubberband_over_koe", "rubberband/koe", 2), ("koe_1t_over_2t", "1t/2t", 2), ("koe_rtf_1t", "koe RTF", 4))
+        if key in rows["dio"]]
+    print(f"{'F0 path':<8} " + " ".join(f"{header:>{max(len(header), 8)}}" for _, header, _ in columns))
     for method, row in rows.items():
-        print(f"{method:<8} {row['koe_1t']:8.3f} {row['koe_2t']:8.3f} {row['pyworld']:8.3f} {row['rubberband']:11.3f} "
-              f"{row['pyworld_over_koe']:12.2f} {row['rubberband_over_koe']:15.2f} {row['koe_1t_over_2t']:6.2f} "
-              f"{row['koe_1t'] / speech.seconds:8.4f}")
+        print(f"{method:<8} " + " ".join(f"{row[key]:{max(len(header), 8)}.{decimals}f}"
+                                         for key, header, decimals in columns))
     for method, row in rows.items():
         if "two_core_ceiling" in row:
             print(f"{method} path, two 1-thread conversions at once as processes: {row['two_core_ceiling']:.2f}x the "
                   "work of one in its time (this machine's 2-core ceiling for 1t/2t)")
     for method, row in rows.items():
-        print(f"{method} path, ratios of the medians instead: pyworld/koe {row['pyworld_over_koe_of_medians']:.2f}, "
-              f"rubberband/koe {row['rubberband_over_koe_of_medians']:.2f}, 1t/2t {row['koe_1t_over_2t_of_medians']:.2f}")
+        print(f"{method} path, ratios of the medians instead: " + ", ".join(
+            f"{reference}/{value} {row[f'{key}_of_medians']:.2f}" for key, (reference, value) in CONVERSION_RATIOS.items()
+            if f"{key}_of_medians" in row))
     if "koe pipe 1t" in conversion:
         wall = conversion["koe pipe 1t"]["wall"]
         print(f"pipe mode, 1 thread: {wall:.3f} s for {speech.seconds:.1f} s of audio = "
@@ -324,14 +398,16 @@ def times(value):
 
 
 def evaluate_bars(results):
-    """Issue 4's and issue 24's bars as (description, figure, needed, passed)."""
+    """The bars of issues 4, 24 and 38 whose parts ran, as (description, figure, needed, passed)."""
     bars = []
 
     def bar(description, figure, needed, passed):
         bars.append({"bar": description, "figure": figure, "needed": needed, "passed": bool(passed)})
 
     at = str(BAR_RATE)
-    if at in results["conversion"]:
+    # The whole conversion part ran (not --only anchor).
+    full_conversion = at in results["conversion"] and "pyworld_over_koe" in results["conversion"][at]["rows"]["dio"]
+    if full_conversion:
         rows = results["conversion"][at]["rows"]
         khz = BAR_RATE // 1000
         for method, least in (("dio", 4.0), ("harvest", 3.0)):
@@ -356,7 +432,7 @@ def evaluate_bars(results):
         bar(f"pipe mode, raw PCM {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 25x",
             value >= 25.0)
     # Issue 24: one core at 6-7x WORLD C++, and live mode at 35x real time on one thread.
-    if at in results["conversion"]:
+    if full_conversion:
         rows = results["conversion"][at]["rows"]
         khz = BAR_RATE // 1000
         for method, least in (("dio", 6.0), ("harvest", 7.3)):
@@ -373,11 +449,19 @@ def evaluate_bars(results):
         value = results["live"]["real_time_factor"]
         bar(f"issue 24: --live, {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 35x",
             value >= 35.0)
+    # Issue 38: one thread against WORLD's own C++ built for the same CPU, whole processes file to file.
+    if at in results["conversion"]:
+        rows = results["conversion"][at]["rows"]
+        march = results["settings"]["world_march"]
+        for method, least in (("dio", 4.0), ("harvest", 5.5)):
+            value = rows[method]["world_cpp_over_koe"]
+            bar(f"issue 38: whole conversion, {method} path, {BAR_RATE // 1000} kHz, 1 thread: WORLD C++ "
+                f"(-march={march}) / koe", times(value), f">= {least:g}x", value >= least)
     return bars
 
 
 def print_bars(bars):
-    print("\nIssue 4 and issue 24 bars")
+    print("\nIssue 4, 24 and 38 bars")
     width = max(len(entry["bar"]) for entry in bars)
     for entry in bars:
         print(f"{'PASS' if entry['passed'] else 'FAIL'}  {entry['bar']:<{width}}  {entry['figure']:>18}  "
@@ -385,7 +469,8 @@ def print_bars(bars):
 
 
 def parse_arguments():
-    parser = argparse.ArgumentParser(description="koe against pyworld and Rubber Band: issue 4's and 24's speed bars.")
+    parser = argparse.ArgumentParser(description="koe against WORLD's C++ (pyworld and a driver of ours) and Rubber "
+                                                 "Band: the speed bars of issues 4, 24 and 38.")
     parser.add_argument("--koe", type=Path, default=DEFAULT_KOE, help="koe binary (default .build/release/koe)")
     parser.add_argument("--pairs", type=int, default=5, help="alternating rounds per measure (default 5)")
     parser.add_argument("--seconds", type=float, default=60.0, help="least length of speech (default 60)")
@@ -394,6 +479,10 @@ def parse_arguments():
     parser.add_argument("--corpus", type=Path, default=default_corpus(),
                         help="folder of real speech wavs (default: ../shared/corpus beside the repository)")
     parser.add_argument("--koe-bench", type=Path, help="use this koe-bench binary instead of building one")
+    parser.add_argument("--only", choices=PARTS,
+                        help="run one part: stages, conversion, or anchor (koe 1 thread and WORLD C++ alone)")
+    parser.add_argument("--world-march", default="native",
+                        help="g++ -march of the WORLD C++ anchor (default native; x86-64-v3 for an AVX2 CPU's)")
     parser.add_argument("--json", type=Path, default=REPO / ".build" / "bench" / "results.json",
                         help="where to write every figure (default .build/bench/results.json)")
     return parser.parse_args()
@@ -402,22 +491,29 @@ def parse_arguments():
 def main():
     arguments = parse_arguments()
     require_koe(arguments.koe)
-    binary = arguments.koe_bench or build_koe_bench()
+    parts = [arguments.only] if arguments.only else PARTS
+    binary = (arguments.koe_bench or build_koe_bench()) if "stages" in parts else None
+    world = build_world_anchor(arguments.world_march) if parts != ["stages"] else None
     clips, origin = speech_clips(arguments.corpus)
     load_before = os.getloadavg()
     print(f"speech from {origin}; {os.cpu_count()} cores, load average {load_before[0]:.2f} (1 min) "
           f"{load_before[1]:.2f} (5 min)", flush=True)
     results = {"machine": {"cores": os.cpu_count(), "platform": platform.platform(), "load_before": load_before},
-               "settings": {"pairs": arguments.pairs, "pitch": PITCH, "formant": FORMANT, "koe": str(arguments.koe)},
+               "settings": {"pairs": arguments.pairs, "pitch": PITCH, "formant": FORMANT, "koe": str(arguments.koe),
+                            "parts": list(parts), "world_march": arguments.world_march,
+                            "world_sdist": {"url": WORLD_SDIST_URL, "sha256": WORLD_SDIST_SHA256}},
                "inputs": {}, "stages": {}, "conversion": {}, "pipe": None, "live": None}
     with tempfile.TemporaryDirectory(prefix="koe-bench-") as scratch:
         for rate in arguments.rates:
             speech = Speech(clips, rate, arguments.seconds, Path(scratch))
             results["inputs"][str(rate)] = {"seconds": speech.seconds, "samples": len(speech.signal)}
-            stages = bench_stages(binary, speech, arguments.pairs)
-            results["stages"][str(rate)] = stages
-            print_stages(speech, arguments.pairs, stages)
-            conversion = bench_conversion(arguments.koe, speech, arguments.pairs)
+            if "stages" in parts:
+                stages = bench_stages(binary, speech, arguments.pairs)
+                results["stages"][str(rate)] = stages
+                print_stages(speech, arguments.pairs, stages)
+            if parts == ["stages"]:
+                continue
+            conversion = bench_conversion(arguments.koe, world, speech, arguments.pairs, parts == ["anchor"])
             rows = conversion_rows(speech, conversion)
             results["conversion"][str(rate)] = {"rows": rows, "runs": conversion}
             print_conversion(speech, rows, conversion)
