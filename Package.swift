@@ -44,7 +44,9 @@ let package = Package(
         .target(name: "CKoePipeWire", dependencies: ["CPipeWire"]),
         // Present to `#if canImport(CAVX512)` only when compiling for a CPU with AVX-512F (Sources/CAVX512).
         .systemLibrary(name: "CAVX512"),
-        .target(name: "KoeDSP", dependencies: ["CFFTW", "CAVX512"]),
+        // Present to `#if canImport(CAVX2)` only when compiling for a CPU with AVX2 (Sources/CAVX2).
+        .systemLibrary(name: "CAVX2"),
+        .target(name: "KoeDSP", dependencies: ["CFFTW", "CAVX512", "CAVX2"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
         .target(name: "KoeIO", dependencies: ["CSndFile"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),

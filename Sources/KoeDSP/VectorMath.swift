@@ -2,6 +2,9 @@ import Glibc
 #if canImport(CAVX512)
 import CAVX512
 import _Builtin_intrinsics.intel
+#elseif canImport(CAVX2)
+import CAVX2
+import _Builtin_intrinsics.intel
 #endif
 
 /// Exponentials, real and complex, and logarithms, eight values at a time in SIMD registers (one AVX-512
@@ -11,7 +14,7 @@ import _Builtin_intrinsics.intel
 /// libm's; arguments outside the ranges the kernels handle (huge, infinite, NaN, zero, negative, subnormal) go
 /// to libm itself. Also the zero-crossing tests Harvest's and DIO's event searches run eight samples at a time.
 package enum VectorMath {
-    /// The values the exponential kernels take at a time.
+    /// The values the kernels take at a time. (Four, one AVX register, measured slower on AVX2 than eight in two.)
     package typealias Lanes = SIMD8<Double>
     fileprivate typealias LaneBits = SIMD8<Int64>
 
@@ -38,7 +41,9 @@ package enum VectorMath {
     /// slope (`x[i] - x[i - 1]`) from the slope before. Reads `x[first - 2]` to `x[first + 7]`.
     package static func eventBits(endingAt first: UnsafePointer<Double>, less offset: Double) -> Int {
         let shift = Lanes(repeating: offset)
-        func load(_ index: Int) -> Lanes { UnsafeRawPointer(first + index).loadUnaligned(as: Lanes.self) - shift }
+        func load(_ index: Int) -> Lanes {
+            UnsafeRawPointer(first + index).loadUnaligned(as: Lanes.self) - shift
+        }
         let zero = Lanes(repeating: 0)
         let (twoBefore, before, current) = (load(-2), load(-1), load(0))
         let (earlier, later) = (before - twoBefore, current - before)
@@ -52,12 +57,17 @@ package enum VectorMath {
         bits(UnsafeRawPointer(first).loadUnaligned(as: Lanes.self) .>= Lanes(repeating: bound)) != 0
     }
 
-    /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test where the code is compiled for it.
+    /// Lane `k` of `mask` as bit `k` of the result: AVX-512's mask test or AVX's sign-bit move where the code
+    /// is compiled for them (the generic form, lanes masked and summed, takes AVX2 five times the instructions).
     @inline(__always)
     private static func bits(_ mask: SIMDMask<LaneBits>) -> Int {
         let lanes = unsafeBitCast(mask, to: LaneBits.self)
         #if canImport(CAVX512)
         return Int(_mm512_test_epi64_mask(lanes, lanes))
+        #elseif canImport(CAVX2)
+        let low = _mm256_movemask_pd(unsafeBitCast(lanes.lowHalf, to: __m256d.self))
+        let high = _mm256_movemask_pd(unsafeBitCast(lanes.highHalf, to: __m256d.self))
+        return Int(low) | Int(high) << 4
         #else
         return Int((lanes & LaneBits(1, 2, 4, 8, 16, 32, 64, 128)).wrappedSum())
         #endif
@@ -250,6 +260,57 @@ package enum VectorMath {
             _mm512_and_si512(_mm512_castpd_si512(withoutSquare), outside),
             _mm512_andnot_si512(outside, _mm512_castpd_si512(withSquare)))
         return _mm512_castsi512_pd(result)
+    }
+    #elseif canImport(CAVX2)
+    /// `logKernel` below in AVX2 intrinsics, on each half of the lanes: the same operations in the same order,
+    /// so the same values. The optimiser splits the generic form's eight lanes into four, two, one and one, and
+    /// spills; AVX2 lacks the 64-bit arithmetic shift that makes the mask, a comparison with zero does it.
+    @inline(__always)
+    private static func logKernel(_ lanes: Lanes) -> Lanes {
+        Lanes(lowHalf: logKernel(half: lanes.lowHalf), highHalf: logKernel(half: lanes.highHalf))
+    }
+
+    @inline(__always)
+    private static func logKernel(half lanes: SIMD4<Double>) -> SIMD4<Double> {
+        func integers(_ value: Int64) -> __m256i { _mm256_set1_epi64x(value) }
+        func doubles(_ value: Double) -> __m256d { _mm256_set1_pd(value) }
+        // `__m256d` is `SIMD4<Double>` in Swift; `__m256i` is a vector of four `Int64`s.
+        let bits = _mm256_castpd_si256(lanes)
+        let high = _mm256_srli_epi64(bits, 32)
+        let mantissaHigh = _mm256_and_si256(high, integers(0x000F_FFFF))
+        let carry = _mm256_and_si256(_mm256_add_epi64(mantissaHigh, integers(0x95F64)), integers(0x10_0000))
+        let k = _mm256_add_epi64(
+            _mm256_sub_epi64(_mm256_srli_epi64(high, 20), integers(1023)), _mm256_srli_epi64(carry, 20))
+        let reducedHigh = _mm256_or_si256(mantissaHigh, _mm256_xor_si256(carry, integers(0x3FF0_0000)))
+        let reduced = _mm256_castsi256_pd(
+            _mm256_or_si256(_mm256_slli_epi64(reducedHigh, 32), _mm256_and_si256(bits, integers(0xFFFF_FFFF))))
+        let f = _mm256_sub_pd(reduced, doubles(1.0))
+        let shifter = doubles(roundingShifter)
+        let dk = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(k, _mm256_castpd_si256(shifter))), shifter)
+
+        let s = _mm256_div_pd(f, _mm256_add_pd(doubles(2.0), f))
+        let z = _mm256_mul_pd(s, s)
+        let w = _mm256_mul_pd(z, z)
+        var even = _mm256_add_pd(_mm256_mul_pd(w, doubles(1.531383769920937332e-01)), doubles(2.222219843214978396e-01))
+        even = _mm256_add_pd(_mm256_mul_pd(even, w), doubles(3.999999999940941908e-01))
+        var odd = _mm256_add_pd(_mm256_mul_pd(w, doubles(1.479819860511658591e-01)), doubles(1.818357216161805012e-01))
+        odd = _mm256_add_pd(_mm256_mul_pd(odd, w), doubles(2.857142874366239149e-01))
+        odd = _mm256_add_pd(_mm256_mul_pd(odd, w), doubles(6.666666666666735130e-01))
+        let r = _mm256_add_pd(_mm256_mul_pd(z, odd), _mm256_mul_pd(w, even))
+        let halfSquare = _mm256_mul_pd(_mm256_mul_pd(doubles(0.5), f), f)
+        let kHigh = _mm256_mul_pd(dk, doubles(ln2High))
+        let kLow = _mm256_mul_pd(dk, doubles(ln2Low))
+        let withSquare = _mm256_sub_pd(kHigh, _mm256_sub_pd(
+            _mm256_sub_pd(halfSquare, _mm256_add_pd(_mm256_mul_pd(s, _mm256_add_pd(halfSquare, r)), kLow)), f))
+        let withoutSquare = _mm256_sub_pd(kHigh, _mm256_sub_pd(
+            _mm256_sub_pd(_mm256_mul_pd(s, _mm256_sub_pd(f, r)), kLow), f))
+        let test = _mm256_or_si256(
+            _mm256_sub_epi64(mantissaHigh, integers(0x6147A)), _mm256_sub_epi64(integers(0x6B851), mantissaHigh))
+        let outside = _mm256_cmpgt_epi64(_mm256_setzero_si256(), _mm256_sub_epi64(test, integers(1)))
+        let result = _mm256_or_si256(
+            _mm256_and_si256(_mm256_castpd_si256(withoutSquare), outside),
+            _mm256_andnot_si256(outside, _mm256_castpd_si256(withSquare)))
+        return _mm256_castsi256_pd(result)
     }
     #else
     /// log(x) for positive normal finite x: x = 2ᵏ (1 + f) with 1 + f in [√2/2, √2), log(1 + f) from

@@ -123,8 +123,12 @@ final class BandAperiodicity {
         for bin in 0...(fftSize / 2) {
             savedSpectrum[bin] = spectrum[bin]
         }
+        // The weight i + 1 counted in doubles (exact), not converted from each index: AVX2 has no vector
+        // conversion from 64-bit integers.
+        var weight = 1.0
         for i in 0..<length {
-            waveform[i] *= Double(i) + 1.0
+            waveform[i] *= weight
+            weight += 1
         }
         forward.execute()
         func centroid(_ bin: Int) -> Double {
