@@ -112,6 +112,7 @@ struct Live: ParsableCommand {
 
         let keys = LiveKeys()
         defer { keys.restore() }
+        LiveMemory.prefault()
         try stream.start()
         let status = LiveStatus(engine: engine, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
@@ -145,6 +146,7 @@ struct Live: ParsableCommand {
         } catch {
             Report.warning("\(error); koe live --set cannot reach this microphone")
         }
+        LiveMemory.prefault()
         try microphone.start(engine: engine)
         // The quantum is known from the first cycle, which comes within one once the capture runs.
         for _ in 0..<Int(VirtualMicrophone.timeout * 100) where microphone.quantum == 0 { usleep(10_000) }
