@@ -22,6 +22,11 @@ package final class LiveEngine {
     /// The largest share of a block's own duration that its work took, as a Double bit pattern: below 1, koe
     /// never held up a cycle, so a missed one was the system's not waking it in time.
     package let busiestBlock = Atomic<UInt64>(0)
+    /// Where the busiest block starts in the stream, in frames: at the start (first touches, first decisions)
+    /// or in steady state.
+    package let busiestFrame = Atomic<Int>(0)
+    /// Frames the callback has been given work for; only the callback touches it.
+    private var processedFrames = 0
 
     private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
     private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
@@ -90,10 +95,18 @@ package final class LiveEngine {
     /// Busiest block as a share of its duration (see `busiestBlock`).
     package var busiestShare: Double { Double(bitPattern: busiestBlock.load(ordering: .relaxed)) }
 
-    /// Only the callback writes the share, so a load and a store are enough.
+    /// Seconds into the stream where the busiest block starts.
+    package var busiestSecond: Double { Double(busiestFrame.load(ordering: .relaxed)) / Double(changer.sampleRate) }
+
+    /// Only the callback writes the share and its frame, so loads and stores are enough (the main thread may read
+    /// a new share with the old frame at worst).
     private func timeBlock(frames: Int, started: Double) {
         let share = (Self.now() - started) * Double(changer.sampleRate) / Double(max(frames, 1))
-        if share > busiestShare { busiestBlock.store(share.bitPattern, ordering: .relaxed) }
+        if share > busiestShare {
+            busiestBlock.store(share.bitPattern, ordering: .relaxed)
+            busiestFrame.store(processedFrames, ordering: .relaxed)
+        }
+        processedFrames += frames
     }
 
     /// Seconds on CLOCK_MONOTONIC, read through the vDSO: no system call, no lock, fit for the callback.

@@ -316,7 +316,8 @@ final class LiveStatus {
         Report.note(
             "live: \(Self.fixed(LiveEngine.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
                 + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), "
-                + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time, "
+                + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time "
+                + "(\(Self.fixed(engine.busiestSecond, 2)) s in), "
                 + "latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
     }
 

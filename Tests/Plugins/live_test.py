@@ -206,8 +206,8 @@ def play_and_record(client, stimulus, their_input, their_output):
     return recording, xruns[0]
 
 
-SUMMARY = re.compile(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time, "
-                     r"latency ([\d.]+) ms")
+SUMMARY = re.compile(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time "
+                     r"\(([\d.]+) s in\), latency ([\d.]+) ms")
 
 
 def koe_late(refused, busiest):
@@ -215,9 +215,9 @@ def koe_late(refused, busiest):
     return refused > 0 or busiest > 100 * measures.BUSIEST_SHARE
 
 
-# One start of koe live: the xruns the server and koe counted, koe's refused blocks and busiest block (in %), and
-# the clients the server named as late.
-Start = collections.namedtuple("Start", "number server koe refused busiest late")
+# One start of koe live: the xruns the server and koe counted, koe's refused blocks, its busiest block (in %) and
+# where that block started (s), and the clients the server named as late.
+Start = collections.namedtuple("Start", "number server koe refused busiest at late")
 
 
 def clean_starts(server, koe, processes, environment):
@@ -251,7 +251,7 @@ def clean_starts(server, koe, processes, environment):
             check(summary is not None, f"start {start}: no summary line in: {processes.log(name).strip()[-200:]!r}")
             late = sorted(set(re.findall(r"client = (\S+) was not finished", processes.log("jackd")[server_log:])))
             starts.append(Start(start, server_xruns, int(summary.group(2)), int(summary.group(3)),
-                                float(summary.group(4)), late))
+                                float(summary.group(4)), float(summary.group(5)), late))
     finally:
         watcher.deactivate()
         watcher.close()
@@ -344,12 +344,12 @@ def main():
         if summary is None:
             raise Failure("no summary line from koe live")
         koe_xruns, refused, busiest = int(summary.group(2)), int(summary.group(3)), float(summary.group(4))
-        reported = float(summary.group(5)) / 1000
+        reported = float(summary.group(6)) / 1000
         cause = f" ({measures.SYSTEM_LATE})" if (server_xruns or koe_xruns) and not koe_late(refused, busiest) else ""
         report("xruns", not koe_late(refused, busiest),
                f"server {server_xruns}, koe {koe_xruns}, refused blocks {refused}, koe's busiest block {busiest:.1f} % "
-               f"of its time (bar: none refused, at most {100 * measures.BUSIEST_SHARE:.0f} %){cause}, over "
-               f"{len(recording) / RATE:.1f} s")
+               f"of its time ({summary.group(5)} s in; bar: none refused, at most "
+               f"{100 * measures.BUSIEST_SHARE:.0f} %){cause}, over {len(recording) / RATE:.1f} s")
 
         delay = measures.envelope_delay(stimulus, recording, RATE, RATE)
         ratio, frames = measures.f0_ratio(stimulus, recording, RATE, delay)
@@ -363,14 +363,16 @@ def main():
         starts = clean_starts(server, arguments.koe, processes, environment)
         koes = [start for start in starts if koe_late(start.refused, start.busiest)]
         listed = [start for start in starts if start.server or start.koe or start in koes]
+        busiest = max(starts, key=lambda start: start.busiest)
         report("starts", not koes,
                f"{STARTS - len(koes)} of {STARTS} starts within the bar (none refused, busiest block at most "
-               f"{100 * measures.BUSIEST_SHARE:.0f} %; the busiest {max(start.busiest for start in starts):.1f} %), "
+               f"{100 * measures.BUSIEST_SHARE:.0f} %; the busiest {busiest.busiest:.1f} %, {busiest.at:.2f} s in), "
                f"{sum(1 for start in starts if not start.server and not start.koe)} without an xrun in their first "
                f"{START_SECONDS:.0f} s"
                + "".join(f"; start {start.number}: server {start.server}, koe {start.koe}, refused blocks "
                          f"{start.refused}, late: {', '.join(start.late) or '-'}, koe's busiest block "
-                         f"{start.busiest:.1f} %: {'koe' if start in koes else 'the system'}" for start in listed))
+                         f"{start.busiest:.1f} % ({start.at:.2f} s in): {'koe' if start in koes else 'the system'}"
+                         for start in listed))
 
         excerpt = stimulus[:int(ANCHOR_SECONDS * RATE)]
 

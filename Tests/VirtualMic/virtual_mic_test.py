@@ -240,13 +240,14 @@ class Koe:
         return self.session.log(self.name)
 
     def summary(self):
-        """The summary line's xruns, refused blocks, busiest block (its work's share of its duration), reported
-        latency (s) and quantum (frames)."""
-        found = re.search(r"live: [\d.]+ s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time, "
-                          r"latency ([\d.]+) ms \(koe ([\d.]+) ms \+ quantum (\d+) frames\)", self.log())
+        """The summary line's xruns, refused blocks, busiest block (its work's share of its duration) and where it
+        started (s), reported latency (s) and quantum (frames)."""
+        found = re.search(r"live: [\d.]+ s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time "
+                          r"\(([\d.]+) s in\), latency ([\d.]+) ms \(koe ([\d.]+) ms \+ quantum (\d+) frames\)",
+                          self.log())
         check(found is not None, f"no summary line from koe: {self.log()[-300:]!r}")
-        return (int(found.group(1)), int(found.group(2)), float(found.group(3)) / 100, float(found.group(4)) / 1000,
-                int(found.group(6)))
+        return (int(found.group(1)), int(found.group(2)), float(found.group(3)) / 100, float(found.group(4)),
+                float(found.group(5)) / 1000, int(found.group(7)))
 
     def counts(self):
         check(self.report.exists(), "the call counter wrote nothing: was it preloaded?")
@@ -473,8 +474,9 @@ def main():
         attempt("vanish", vanish)
 
         def xruns():
-            missed, refused, busiest, _, _ = shifted.summary()
-            said = f"xruns {missed}, refused blocks {refused}, koe's busiest block {100 * busiest:.1f} % of its time"
+            missed, refused, busiest, at, _, _ = shifted.summary()
+            said = (f"xruns {missed}, refused blocks {refused}, koe's busiest block {100 * busiest:.1f} % of its time "
+                    f"({at:.2f} s in)")
             check(refused == 0 and busiest <= measures.BUSIEST_SHARE,
                   f"{said} (bar: none refused, at most {100 * measures.BUSIEST_SHARE:.0f} %)")
             cause = f" ({measures.SYSTEM_LATE})" if missed else ""
@@ -507,7 +509,7 @@ def main():
             report("sigterm", status == 0 and vanished <= VANISH_SECONDS,
                    f"SIGTERM: exit {status}, the source gone from pactl list sources {vanished:.2f} s later "
                    f"(bar: exit 0, {VANISH_SECONDS:.0f} s)")
-            _, _, _, reported, quantum = unshifted.summary()
+            _, _, _, _, reported, quantum = unshifted.summary()
             lag, correlation = measures.lag(played, recorded, RATE // 2)
             measured = lag / RATE
             bar = bound + 2 * quantum / RATE
