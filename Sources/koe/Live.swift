@@ -318,6 +318,8 @@ final class LiveStatus {
                 + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), "
                 + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time "
                 + "(\(Self.fixed(engine.busiestSecond, 2)) s in), "
+                + "most work \(Self.fixed(engine.mostWorkShare * 100, 1)) %, "
+                + "blocks waited \(engine.waitedBlocks.load(ordering: .relaxed)), "
                 + "latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
     }
 

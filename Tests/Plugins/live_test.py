@@ -14,11 +14,11 @@ takes koe's output, so what it plays and what it records are counted in the same
   session    `koe live --input system --output system --pitch 1.2` runs while the test plays at least 10 s of
              speech (samples/ and ../shared/corpus/ at 48 kHz) into it and records its output; then SIGINT, and
              koe exits 130 with its summary line.
-  xruns      koe's summary line after the session: no refused block, and no block whose work took more than
-             measures.BUSIEST_SHARE of the period, so that koe never holds up a cycle. Xruns, the server's (the
-             test's xrun callback) and koe's (its summary), are reported; with koe's work that far inside its period
-             they are the system's (its real-time thread woken late on a busy machine), as in the virtual
-             microphone's test.
+  xruns      koe's summary line after the session: no refused block, no block in which koe waited, and no block on
+             which its thread worked more than measures.WORK_SHARE of the period, so that koe never holds up a
+             cycle. Xruns, the server's (the test's xrun callback) and koe's (its summary), and a busiest block over
+             the bar are reported; with koe's own work that far inside its period they are the system's (its
+             real-time thread woken late or preempted on a busy machine), as in the virtual microphone's test.
   starts     20 starts in a row of `koe live --input system --output system --pitch 1.2`, each stopped by SIGINT
              after its first 5 s (issue 23): the same bar on each start's summary. Starts with an xrun are listed
              with the clients the server names as late and koe's busiest block, and told koe's or the system's.
@@ -206,18 +206,8 @@ def play_and_record(client, stimulus, their_input, their_output):
     return recording, xruns[0]
 
 
-SUMMARY = re.compile(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time "
-                     r"\(([\d.]+) s in\), latency ([\d.]+) ms")
-
-
-def koe_late(refused, busiest):
-    """Whether koe itself missed its deadline: a block refused, or its busiest block (in %) over the bar."""
-    return refused > 0 or busiest > 100 * measures.BUSIEST_SHARE
-
-
-# One start of koe live: the xruns the server and koe counted, koe's refused blocks, its busiest block (in %) and
-# where that block started (s), and the clients the server named as late.
-Start = collections.namedtuple("Start", "number server koe refused busiest at late")
+# One start of koe live: the xruns the server counted, koe's summary and the clients the server named as late.
+Start = collections.namedtuple("Start", "number server summary late")
 
 
 def clean_starts(server, koe, processes, environment):
@@ -247,11 +237,10 @@ def clean_starts(server, koe, processes, environment):
             server_xruns = xruns[0]
             process.send_signal(signal.SIGINT)
             process.wait(WAIT_SECONDS)
-            summary = SUMMARY.search(processes.log(name))
+            summary = measures.live_summary(processes.log(name))
             check(summary is not None, f"start {start}: no summary line in: {processes.log(name).strip()[-200:]!r}")
             late = sorted(set(re.findall(r"client = (\S+) was not finished", processes.log("jackd")[server_log:])))
-            starts.append(Start(start, server_xruns, int(summary.group(2)), int(summary.group(3)),
-                                float(summary.group(4)), float(summary.group(5)), late))
+            starts.append(Start(start, server_xruns, summary, late))
     finally:
         watcher.deactivate()
         watcher.close()
@@ -337,19 +326,17 @@ def main():
         except subprocess.TimeoutExpired:
             status = None
         log = processes.log("koe")
-        summary = SUMMARY.search(log)
-        report("session", status == 130 and summary is not None,
+        line = measures.SUMMARY.search(log)
+        report("session", status == 130 and line is not None,
                f"{len(stimulus) / RATE:.1f} s played; SIGINT: exit {status}; "
-               + (f"summary: {summary.group(0)}" if summary else f"no summary line in: {log.strip()[-200:]!r}"))
-        if summary is None:
+               + (f"summary: {line.group(0)}" if line else f"no summary line in: {log.strip()[-200:]!r}"))
+        if line is None:
             raise Failure("no summary line from koe live")
-        koe_xruns, refused, busiest = int(summary.group(2)), int(summary.group(3)), float(summary.group(4))
-        reported = float(summary.group(6)) / 1000
-        cause = f" ({measures.SYSTEM_LATE})" if (server_xruns or koe_xruns) and not koe_late(refused, busiest) else ""
-        report("xruns", not koe_late(refused, busiest),
-               f"server {server_xruns}, koe {koe_xruns}, refused blocks {refused}, koe's busiest block {busiest:.1f} % "
-               f"of its time ({summary.group(5)} s in; bar: none refused, at most "
-               f"{100 * measures.BUSIEST_SHARE:.0f} %){cause}, over {len(recording) / RATE:.1f} s")
+        summary = measures.live_summary(log)
+        reported = summary.latency
+        report("xruns", not measures.koe_late(summary),
+               f"server {server_xruns}, koe {summary.xruns}, "
+               f"{measures.lateness(summary, server_xruns or summary.xruns)}, over {len(recording) / RATE:.1f} s")
 
         delay = measures.envelope_delay(stimulus, recording, RATE, RATE)
         ratio, frames = measures.f0_ratio(stimulus, recording, RATE, delay)
@@ -361,17 +348,18 @@ def main():
                f"{1000 * PERIOD / RATE:.1f} ms, and at most {1000 * ISSUE_DELAY_BAR:.0f} ms)")
 
         starts = clean_starts(server, arguments.koe, processes, environment)
-        koes = [start for start in starts if koe_late(start.refused, start.busiest)]
-        listed = [start for start in starts if start.server or start.koe or start in koes]
-        busiest = max(starts, key=lambda start: start.busiest)
+        koes = [start for start in starts if measures.koe_late(start.summary)]
+        listed = [start for start in starts if start.server or start.summary.xruns or start in koes]
+        busiest = max(starts, key=lambda start: start.summary.busiest).summary
+        most = max(starts, key=lambda start: start.summary.work).summary
         report("starts", not koes,
-               f"{STARTS - len(koes)} of {STARTS} starts within the bar (none refused, busiest block at most "
-               f"{100 * measures.BUSIEST_SHARE:.0f} %; the busiest {busiest.busiest:.1f} %, {busiest.at:.2f} s in), "
-               f"{sum(1 for start in starts if not start.server and not start.koe)} without an xrun in their first "
-               f"{START_SECONDS:.0f} s"
-               + "".join(f"; start {start.number}: server {start.server}, koe {start.koe}, refused blocks "
-                         f"{start.refused}, late: {', '.join(start.late) or '-'}, koe's busiest block "
-                         f"{start.busiest:.1f} % ({start.at:.2f} s in): {'koe' if start in koes else 'the system'}"
+               f"{STARTS - len(koes)} of {STARTS} starts within the bar (none refused or waited, work at most "
+               f"{100 * measures.WORK_SHARE:.0f} %; the busiest block {100 * busiest.busiest:.1f} % of its time, "
+               f"{busiest.at:.2f} s in; the most work {100 * most.work:.1f} %), "
+               f"{sum(1 for start in starts if not start.server and not start.summary.xruns)} without an xrun in "
+               f"their first {START_SECONDS:.0f} s"
+               + "".join(f"; start {start.number}: server {start.server}, koe {start.summary.xruns}, late: "
+                         f"{', '.join(start.late) or '-'}, {measures.lateness(start.summary, True)}"
                          for start in listed))
 
         excerpt = stimulus[:int(ANCHOR_SECONDS * RATE)]
