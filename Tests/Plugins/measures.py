@@ -16,11 +16,12 @@ ENVELOPE_WINDOW = 0.020    # s
 # sees), the most CPU time its thread spent on one block (its own work) and the blocks in which it waited. koe
 # misses a deadline of its own when it refuses a block, waits (a lock, a sleep: a real-time callback never does)
 # or works longer than WORK_SHARE on a block: under it koe leaves half of every cycle to the server and the other
-# clients. Its busiest block at 48 kHz in 512 frames, over 20 starts on a 2-core AVX-512 machine under a load of
-# 2-5: 17 % (median of starts), 38 % at most built for AVX2 alone; 41 % on a slower AVX2 machine. So koe passes on
-# either, and a koe that holds up a cycle does not. An xrun, or a busiest block over the bar, with koe's own work
-# within it and no wait is the system's: koe's thread woken late, preempted or its CPU shared, as a busy shared
-# machine does (on JACK here, busiest blocks of 52-65 % with xruns while koe's most work was 17-30 %).
+# clients. koe's most work at 48 kHz in 512 frames with speech, over 20 starts of 5 s on a 2-core AVX-512 virtual
+# machine (load 0.3-1.2): median 10.6 %, at most 23.6 %; built for AVX2 alone, median 15.4 %, at most 42.6 % (a
+# lone block: on one thread koe's worst block takes 12.6 % and 14.1 %). A koe that holds up a cycle fails. An xrun,
+# or a busiest block over the bar, with koe's own work within it and no wait is the system's: koe's thread woken
+# late, preempted or its CPU shared (in those starts the busiest block reached 47 % and 126 %, xruns came in 13 of
+# 40, while koe's work stayed at 24 % and 21 %).
 WORK_SHARE = 0.5
 SYSTEM_LATE = "the system's: koe's thread woken late or preempted while its own work stayed within the bar"
 
