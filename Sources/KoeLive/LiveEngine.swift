@@ -19,9 +19,21 @@ package final class LiveEngine {
     /// changer refused.
     package let xruns = Atomic<Int>(0)
     package let refusedBlocks = Atomic<Int>(0)
-    /// The largest share of a block's own duration that its work took, as a Double bit pattern: below 1, koe
-    /// never held up a cycle, so a missed one was the system's not waking it in time.
+    /// The largest share of a block's own duration that the callback took on it, start to end, as a Double bit
+    /// pattern: what the cycle's deadline sees, koe's work and any time its thread did not run alike.
     package let busiestBlock = Atomic<UInt64>(0)
+    /// Where the busiest block starts in the stream, in frames: at the start (first touches, first decisions)
+    /// or in steady state.
+    package let busiestFrame = Atomic<Int>(0)
+    /// The most CPU time koe's thread spent on one block, as a share of the block's duration (Double bits). With
+    /// it below 1 and no block waited, koe never held up a cycle: a missed one, or a busiest block well above
+    /// this, was the system's not running koe's thread in time (woken late, preempted, its CPU shared).
+    package let mostWork = Atomic<UInt64>(0)
+    /// Blocks in which koe's thread gave up its CPU of its own accord (a voluntary context switch: it waited on a
+    /// lock, a sleep or a read from disk), which a real-time callback must never do.
+    package let waitedBlocks = Atomic<Int>(0)
+    /// Frames the callback has been given work for; only the callback touches it.
+    private var processedFrames = 0
 
     private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
     private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
@@ -69,8 +81,8 @@ package final class LiveEngine {
             output.update(repeating: 0, count: frames)
             return
         }
-        let started = Self.now()
-        defer { timeBlock(frames: frames, started: started) }
+        let started = Self.now(), startUsage = Self.threadUsage()
+        defer { timeBlock(frames: frames, started: started, startUsage: startUsage) }
         let pitch = self.pitch, formant = self.formant, gainDB = self.gainDB
         if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
         if formant != changer.voice.formant { changer.voice.formant = formant }
@@ -90,10 +102,36 @@ package final class LiveEngine {
     /// Busiest block as a share of its duration (see `busiestBlock`).
     package var busiestShare: Double { Double(bitPattern: busiestBlock.load(ordering: .relaxed)) }
 
-    /// Only the callback writes the share, so a load and a store are enough.
-    private func timeBlock(frames: Int, started: Double) {
-        let share = (Self.now() - started) * Double(changer.sampleRate) / Double(max(frames, 1))
-        if share > busiestShare { busiestBlock.store(share.bitPattern, ordering: .relaxed) }
+    /// Seconds into the stream where the busiest block starts.
+    package var busiestSecond: Double { Double(busiestFrame.load(ordering: .relaxed)) / Double(changer.sampleRate) }
+
+    /// The most work on one block (see `mostWork`).
+    package var mostWorkShare: Double { Double(bitPattern: mostWork.load(ordering: .relaxed)) }
+
+    /// Only the callback writes the shares and the frame, so loads and stores are enough (the main thread may
+    /// read a new share with the old frame at worst).
+    private func timeBlock(frames: Int, started: Double, startUsage: (seconds: Double, waits: Int)) {
+        let perSecond = Double(changer.sampleRate) / Double(max(frames, 1))
+        let share = (Self.now() - started) * perSecond
+        let usage = Self.threadUsage()
+        let work = (usage.seconds - startUsage.seconds) * perSecond
+        if share > busiestShare {
+            busiestBlock.store(share.bitPattern, ordering: .relaxed)
+            busiestFrame.store(processedFrames, ordering: .relaxed)
+        }
+        if work > mostWorkShare { mostWork.store(work.bitPattern, ordering: .relaxed) }
+        if usage.waits != startUsage.waits { waitedBlocks.add(1, ordering: .relaxed) }
+        processedFrames += frames
+    }
+
+    /// The calling thread's CPU time (user and system, in microseconds from the kernel) and its voluntary context
+    /// switches: one system call, which neither locks in user space nor sleeps.
+    private static func threadUsage() -> (seconds: Double, waits: Int) {
+        var usage = rusage()
+        getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD, which Glibc's module does not import
+        let microseconds = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec
+            + usage.ru_stime.tv_usec
+        return (Double(microseconds) / 1e6, usage.ru_nvcsw)
     }
 
     /// Seconds on CLOCK_MONOTONIC, read through the vDSO: no system call, no lock, fit for the callback.

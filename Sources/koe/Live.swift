@@ -112,6 +112,7 @@ struct Live: ParsableCommand {
 
         let keys = LiveKeys()
         defer { keys.restore() }
+        LiveMemory.prefault()
         try stream.start()
         let status = LiveStatus(engine: engine, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
@@ -145,6 +146,7 @@ struct Live: ParsableCommand {
         } catch {
             Report.warning("\(error); koe live --set cannot reach this microphone")
         }
+        LiveMemory.prefault()
         try microphone.start(engine: engine)
         // The quantum is known from the first cycle, which comes within one once the capture runs.
         for _ in 0..<Int(VirtualMicrophone.timeout * 100) where microphone.quantum == 0 { usleep(10_000) }
@@ -314,7 +316,10 @@ final class LiveStatus {
         Report.note(
             "live: \(Self.fixed(LiveEngine.now() - start, 1)) s, xruns \(engine.xruns.load(ordering: .relaxed)), "
                 + "refused blocks \(engine.refusedBlocks.load(ordering: .relaxed)), "
-                + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time, "
+                + "busiest block \(Self.fixed(engine.busiestShare * 100, 1)) % of its time "
+                + "(\(Self.fixed(engine.busiestSecond, 2)) s in), "
+                + "most work \(Self.fixed(engine.mostWorkShare * 100, 1)) %, "
+                + "blocks waited \(engine.waitedBlocks.load(ordering: .relaxed)), "
                 + "latency \(Self.fixed(latency() * 1000, 1)) ms\(breakdown())")
     }
 

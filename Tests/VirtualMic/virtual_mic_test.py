@@ -21,9 +21,10 @@ between the two channels is koe's, end to end through PipeWire.
   set        `koe live --set "koe voice" pitch=1.5 gain=-6` while speech plays: the ratio from one second after
              the command on is within 3 % of 1.5 (and before it, of 1.2), the answer echoes the gain, and the level
              against the input drops by 6 dB +- 1.5 from before the command to after it.
-  xruns      koe's summary line: no refused block, and no block whose work took more than BUSIEST_SHARE of its own
-             duration, so that koe never holds up a graph cycle. Missed cycles are reported; with koe's work that
-             far inside its cycle they are the system's (its real-time thread woken late on a busy machine).
+  xruns      koe's summary line: no refused block, no block in which koe waited, and no block on which its thread
+             worked more than measures.WORK_SHARE of the block's duration, so that koe never holds up a graph cycle.
+             Missed cycles, and a busiest block over the bar, are reported; with koe's own work that far inside its
+             cycle they are the system's (its real-time thread woken late or preempted on a busy machine).
   realtime   the counter's report: no heap or lock call within the process step after the first block.
   vanish     SIGINT: koe exits 130 (or 0) and the source is gone from `pactl list sources` within 3 s.
   sigterm    the same for SIGTERM (in the delay's run), exit 0.
@@ -83,7 +84,6 @@ ERROR_SECONDS = 15.0       # an error comes before this, never a hang
 # koe missed cycles here: a 2-core machine shared with builds and with other jobs' audio stacks.)
 RECORDER_LATENCY = "1024"
 WAIT_SECONDS = 30
-BUSIEST_SHARE = 0.5        # of a block's duration, the most its work may take
 SILENT_DB = -30            # the output's level against the input's above this: not silent
 
 
@@ -240,13 +240,11 @@ class Koe:
         return self.session.log(self.name)
 
     def summary(self):
-        """The summary line's xruns, refused blocks, busiest block (its work's share of its duration), reported
-        latency (s) and quantum (frames)."""
-        found = re.search(r"live: [\d.]+ s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time, "
-                          r"latency ([\d.]+) ms \(koe ([\d.]+) ms \+ quantum (\d+) frames\)", self.log())
-        check(found is not None, f"no summary line from koe: {self.log()[-300:]!r}")
-        return (int(found.group(1)), int(found.group(2)), float(found.group(3)) / 100, float(found.group(4)) / 1000,
-                int(found.group(6)))
+        """koe's summary line (measures.Summary) and the quantum (frames) it gives."""
+        summary = measures.live_summary(self.log())
+        quantum = re.search(r"latency [\d.]+ ms \(koe [\d.]+ ms \+ quantum (\d+) frames\)", self.log())
+        check(summary is not None and quantum is not None, f"no summary line from koe: {self.log()[-300:]!r}")
+        return summary, int(quantum.group(1))
 
     def counts(self):
         check(self.report.exists(), "the call counter wrote nothing: was it preloaded?")
@@ -473,12 +471,10 @@ def main():
         attempt("vanish", vanish)
 
         def xruns():
-            missed, refused, busiest, _, _ = shifted.summary()
-            said = f"xruns {missed}, refused blocks {refused}, koe's busiest block {100 * busiest:.1f} % of its time"
-            check(refused == 0 and busiest <= BUSIEST_SHARE, f"{said} (bar: none refused, at most "
-                                                             f"{100 * BUSIEST_SHARE:.0f} %)")
-            cause = " (cycles the system did not wake koe for in time: its own work stayed within the bar)" if missed else ""
-            return f"{said}{cause} over {(len(recorded) + len(set_recorded)) / RATE:.1f} s recorded"
+            summary, _ = shifted.summary()
+            said = f"xruns {summary.xruns}, {measures.lateness(summary, summary.xruns)}"
+            check(not measures.koe_late(summary), said)
+            return f"{said}, over {(len(recorded) + len(set_recorded)) / RATE:.1f} s recorded"
         attempt("xruns", xruns)
 
         def realtime():
@@ -507,7 +503,8 @@ def main():
             report("sigterm", status == 0 and vanished <= VANISH_SECONDS,
                    f"SIGTERM: exit {status}, the source gone from pactl list sources {vanished:.2f} s later "
                    f"(bar: exit 0, {VANISH_SECONDS:.0f} s)")
-            _, _, _, reported, quantum = unshifted.summary()
+            summary, quantum = unshifted.summary()
+            reported = summary.latency
             lag, correlation = measures.lag(played, recorded, RATE // 2)
             measured = lag / RATE
             bar = bound + 2 * quantum / RATE
