@@ -78,7 +78,7 @@ check: deps test-deps
 
 test: check release
 	$(PYTHON) Tests/Conformance/same_output.py $(RELEASE_KOE) $(TEST_KOE)
-	$(PYTHON) Tests/Door/public_symbols.py
+	$(PYTHON) Tests/Door/public_symbols.py --modules $(TEST_BUILD)/release/Modules --march $(TEST_CPU)
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
 	$(MAKE) --no-print-directory test-virtual-mic

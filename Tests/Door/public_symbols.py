@@ -31,12 +31,14 @@ def package_config_includes():
     return found.stdout.split()
 
 
-def symbols(module, modules_dir, output):
-    """The public symbols of `module`, as path strings such as 'VoiceChanger.pitch'."""
+def symbols(module, modules_dir, march, output):
+    """The public symbols of `module`, as path strings such as 'VoiceChanger.pitch'. `march` is the CPU the build
+    was compiled for: its modules import CAVX2 or CAVX512 only where the CPU has AVX2 or AVX-512."""
     includes = ["-I", modules_dir] + [arg for d in glob.glob(os.path.join(ROOT, "Sources/C*")) for arg in ("-I", d)]
     extracted = subprocess.run(
         ["swift-symbolgraph-extract", "-module-name", module, "-target", "x86_64-unknown-linux-gnu",
-         "-minimum-access-level", "public", "-output-dir", output] + includes + package_config_includes(),
+         "-minimum-access-level", "public", "-output-dir", output, "-Xcc", f"-march={march}"]
+        + includes + package_config_includes(),
         capture_output=True, text=True)
     if extracted.returncode != 0:
         sys.exit(f"public_symbols: swift-symbolgraph-extract failed on {module}:\n{extracted.stderr.strip()}")
@@ -58,14 +60,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modules", default=os.path.join(ROOT, ".build/debug/Modules"),
                         help="the build's Modules folder (swift build or swift test makes it)")
+    parser.add_argument("--march", default="x86-64", help="the CPU the build was compiled for (clang's -march)")
     parser.add_argument("--budget", type=int, default=180)
     parser.add_argument("--list", action="store_true", help="print every symbol counted")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as output:
-        counted = {"Koe": symbols("Koe", args.modules, output)}
+        counted = {"Koe": symbols("Koe", args.modules, args.march, output)}
         graphs = {}
         for module, declaration in exports():
-            graphs.setdefault(module, symbols(module, args.modules, output))
+            graphs.setdefault(module, symbols(module, args.modules, args.march, output))
             key = module if declaration is None else f"{module}.{declaration}"
             counted[key] = [s for s in graphs[module]
                             if declaration is None or s == declaration or s.startswith(declaration + ".")]
