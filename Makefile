@@ -85,11 +85,7 @@ test: check release
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-install
 	$(MAKE) --no-print-directory test-dist
-	@if command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ]; then \
-		$(MAKE) --no-print-directory test-cluster; \
-	else \
-		echo "cluster: skipped: Slurm is not installed (no slurmctld); make test-cluster installs it and runs the test"; \
-	fi
+	$(MAKE) --no-print-directory test-cluster
 
 conformance: deps test-deps release
 	$(PYTHON) Tests/Conformance/conformance.py --koe $(RELEASE_KOE)
@@ -521,7 +517,7 @@ install-test-deps:
 
 # The README's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
 # on localhost (munged, slurmctld, slurmd as its own processes; Tests/Cluster/slurm.conf.in), with a cancelled
-# task and a killed shard resumed; under a minute on 2 cores. `make test` runs it when Slurm is installed.
+# task and a killed shard resumed; under a minute on 2 cores, Slurm's installation included. Part of `make test`.
 test-cluster: deps test-deps cluster-deps release
 	$(PYTHON) Tests/Cluster/cluster_test.py --koe $(RELEASE_KOE)
 
