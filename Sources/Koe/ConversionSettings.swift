@@ -39,10 +39,6 @@ public struct ConversionSettings: Sendable {
         self.preset = preset
     }
 
-    /// The most frames a chunk may have: a chunk's buffers are allocated whole, channels times over, so past this
-    /// a chunk is memory, not speed.
-    package static let chunkFrameLimit = 1 << 20
-
     /// True when the vocoder is in a conversion's chain: the voice changes something, or it is forced.
     var usesVocoder: Bool { forceVocoder || !voice.isIdentity }
 
@@ -54,9 +50,7 @@ public struct ConversionSettings: Sendable {
     /// Throws `KoeError.invalidArgument` for settings no conversion can run with, whatever the input.
     func validate() throws(KoeError) {
         try Self.requireThreads(threads)
-        guard (1...Self.chunkFrameLimit).contains(chunkFrames) else {
-            throw .invalidArgument("a chunk must hold 1 to \(Self.chunkFrameLimit) frames (got \(chunkFrames))")
-        }
+        try Setting.chunkSize.validate(Double(chunkFrames))
         try validateSound()
         if let problem = analysis.problem(sampleRate: nil) {
             throw .invalidArgument(problem)
@@ -66,17 +60,15 @@ public struct ConversionSettings: Sendable {
     /// Throws `KoeError.invalidArgument` for a gain that is not finite or a voice out of range: what a live
     /// changer taking these settings checks too.
     func validateSound() throws(KoeError) {
-        guard gainDB.isFinite else { throw .invalidArgument("gain \(gainDB) dB is not a finite number") }
+        try Setting.gain.validate(gainDB)
         if let problem = voice.problem {
             throw .invalidArgument(problem)
         }
     }
 
-    /// Throws `KoeError.invalidArgument` for a thread count outside `VoiceShift.threadCounts`.
+    /// Throws `KoeError.invalidArgument` for a thread count outside `Setting.threads`'s range.
     static func requireThreads(_ threads: Int) throws(KoeError) {
-        guard VoiceShift.threadCounts.contains(threads) else {
-            throw .invalidArgument("threads must be from 1 to \(VoiceShift.threadCounts.upperBound) (got \(threads))")
-        }
+        try Setting.threads.validate(Double(threads))
     }
 
     /// Throws when a band cannot be built at `sampleRate` (at or above Nyquist, a non-positive Q, …).
@@ -88,21 +80,14 @@ public struct ConversionSettings: Sendable {
 }
 
 extension VoiceSettings {
-    /// The first setting out of its range, said in words; nil when the voice can be made.
+    /// The first setting out of its range (the table's: `Setting`), said in words; nil when the voice can be made.
     var problem: String? {
-        for (name, value) in [("pitch ratio", pitch), ("tempo", tempo)] where !Self.ratioRange.contains(value) {
-            return "\(name) must be between \(Self.ratioRange.lowerBound) and \(Self.ratioRange.upperBound) (got \(value))"
-        }
-        if !(formant.isFinite && formant > 0) {
-            return "formant ratio must be a positive number (got \(formant))"
-        }
-        if !Self.pitchRangeLimits.contains(pitchRange) {
-            return "pitch range must be between 0 and 10 (got \(pitchRange))"
-        }
-        for (name, median) in [("pitch median", pitchMedian), ("reference median", referenceMedian)] {
-            if let median, !Self.medianRange.contains(median) {
-                return "\(name) must be between 10 and 5000 Hz (got \(median))"
-            }
+        let numbers: [(Setting, Double?)] = [
+            (.pitch, pitch), (.tempo, tempo), (.formant, formant), (.pitchRange, pitchRange), (.pitchMedian, pitchMedian),
+            (.pitchMedian, referenceMedian),
+        ]
+        for case let (setting, value?) in numbers {
+            if let problem = setting.problem(value, as: setting.name) { return problem }
         }
         return snap?.problem ?? vibrato?.problem
     }

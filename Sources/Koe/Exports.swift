@@ -11,3 +11,4 @@
 @_exported import enum KoeStages.Vibrato
 @_exported import struct KoeStages.VoiceSettings
 @_exported import struct KoeWorld.AnalysisOptions
+@_exported import struct KoeStages.Setting

@@ -63,10 +63,9 @@ public final class VoiceChanger {
     public let latency: Int
 
     /// The voice: pitch, formant, pitch range and median, whisper, snap, vibrato, pitch curve (default: the voice
-    /// unchanged). Set it whole or a field at a time (`changer.voice.pitch = 1.2`). A value out of its range is
-    /// clamped to it (`VoiceSettings.ratioRange` for pitch and formant, `pitchRangeLimits`, `medianRange`, and the
-    /// snap's and vibrato's own), and a value that is not finite leaves its field as it was, so a host's odd control
-    /// value never stops the audio. A stream keeps time and analyses its own F0: `tempo` stays 1 and `f0Track` nil.
+    /// unchanged). Set it whole or a field at a time (`changer.voice.pitch = 1.2`). A value out of its range (the
+    /// settings table's, `Setting`) is clamped to it, and a value that is not finite leaves its field as it was, so
+    /// a host's odd control value never stops the audio. A stream keeps time and analyses its own F0: `tempo` stays 1 and `f0Track` nil.
     /// The pitch curve's times count input seconds from the start of the stream; pitch range and median work
     /// around the running median of the voiced frames so far.
     /// **When:** between any two `process` calls, on their thread. **Real time:** changing pitch, formant and
@@ -103,7 +102,7 @@ public final class VoiceChanger {
     public var gainDB: Double {
         get { gain }
         set {
-            guard let clamped = Self.clamped(newValue, to: EqualizerBand.gainRange) else { return }
+            guard let clamped = Setting.gain.clamped(newValue) else { return }
             gain = clamped
             try? engine.set(gainDB: clamped, gliding: hasStarted)
         }
@@ -399,48 +398,25 @@ public final class VoiceChanger {
         engine.update(newVoice)
         engine.setWet(!newVoice.isIdentity, gliding: hasStarted)
     }
-
-    private static func clamped(_ value: Double, to range: ClosedRange<Double>) -> Double? {
-        value.isFinite ? min(max(value, range.lowerBound), range.upperBound) : nil
-    }
 }
 
 extension VoiceSettings {
-    /// These settings as a stream takes them: each value clamped to its range, a non-finite one (or snap or
-    /// vibrato options holding one) left as it was in `previous`, tempo 1 and no F0 track.
+    /// These settings as a stream takes them: each number clamped to its setting's range (`Setting`), a
+    /// non-finite one (or snap or vibrato options holding one) left as it was in `previous`, tempo 1 and no F0
+    /// track.
     fileprivate func clamped(keeping previous: VoiceSettings) -> VoiceSettings {
-        func clamp(_ value: Double, _ range: ClosedRange<Double>) -> Double {
-            min(max(value, range.lowerBound), range.upperBound)
-        }
         var voice = self
-        voice.pitch = pitch.isFinite ? clamp(pitch, Self.ratioRange) : previous.pitch
-        voice.formant = formant.isFinite ? clamp(formant, Self.ratioRange) : previous.formant
-        voice.pitchRange = pitchRange.isFinite ? clamp(pitchRange, Self.pitchRangeLimits) : previous.pitchRange
+        voice.pitch = Setting.pitch.clamped(pitch) ?? previous.pitch
+        voice.formant = Setting.formant.clamped(formant) ?? previous.formant
+        voice.pitchRange = Setting.pitchRange.clamped(pitchRange) ?? previous.pitchRange
         if let median = pitchMedian {
-            voice.pitchMedian = median.isFinite ? clamp(median, Self.medianRange) : previous.pitchMedian
+            voice.pitchMedian = Setting.pitchMedian.clamped(median) ?? previous.pitchMedian
         }
         voice.referenceMedian = nil
         voice.tempo = 1
         voice.f0Track = nil
-        if var options = snap {
-            if options.strength.isFinite && options.speed.isFinite && options.a4.isFinite {
-                options.strength = clamp(options.strength, PitchSnap.Options.strengthRange)
-                options.speed = clamp(options.speed, PitchSnap.Options.speedRange)
-                options.a4 = clamp(options.a4, PitchSnap.Options.a4Range)
-                voice.snap = options
-            } else {
-                voice.snap = previous.snap
-            }
-        }
-        if var options = vibrato {
-            if options.rate.isFinite && options.depth.isFinite {
-                options.rate = clamp(options.rate, Vibrato.Options.rateRange)
-                options.depth = clamp(options.depth, Vibrato.Options.depthRange)
-                voice.vibrato = options
-            } else {
-                voice.vibrato = previous.vibrato
-            }
-        }
+        if let snap { voice.snap = snap.clamped ?? previous.snap }
+        if let vibrato { voice.vibrato = vibrato.clamped ?? previous.vibrato }
         return voice
     }
 }

@@ -95,40 +95,26 @@ package final class LiveControl {
         package var gainDB: Double?
     }
 
-    /// `pitch=R formant=R semitones=N gain=DB` (any of them, in any order; `semitones` is the pitch as a shift):
-    /// checked against `VoiceSettings.ratioRange` and `EqualizerBand.gainRange`.
+    /// `pitch=R formant=R semitones=N gain=DB` (any of them, in any order; `semitones` is the pitch as a shift),
+    /// each refused outside its setting's range (`Setting`).
     package static func parse(_ line: String) throws(KoeError) -> Request {
         var request = Request()
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard !words.isEmpty else { throw KoeError.invalidArgument("nothing to set: give \(Self.usage)") }
-        let ratios = VoiceSettings.ratioRange
         for word in words {
-            let parts = word.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, keys.contains(String(parts[0])) else {
+            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, keys.contains(parts[0]), let setting = Setting.named(parts[0]) else {
                 throw KoeError.invalidArgument("'\(word)' is not one of \(Self.usage)")
             }
-            guard let value = Double(parts[1]), value.isFinite else {
+            guard let value = Double(parts[1]) else {
                 throw KoeError.invalidArgument("\(parts[0]) must be a number: '\(parts[1])'")
             }
-            switch parts[0] {
-            case "gain":
-                let range = EqualizerBand.gainRange
-                guard range.contains(value) else {
-                    throw KoeError.invalidArgument("gain must be from \(range.lowerBound) to \(range.upperBound) dB: '\(parts[1])'")
-                }
-                request.gainDB = value
-            case "semitones":
-                let ratio = exp2(value / 12)
-                guard ratios.contains(ratio) else {
-                    let limit = 12 * log2(ratios.upperBound)
-                    throw KoeError.invalidArgument("semitones must be from \(-limit) to \(limit): '\(parts[1])'")
-                }
-                request.pitch = ratio
-            default:
-                guard ratios.contains(value) else {
-                    throw KoeError.invalidArgument("\(parts[0]) must be a ratio from \(ratios.lowerBound) to \(ratios.upperBound): '\(parts[1])'")
-                }
-                if parts[0] == "pitch" { request.pitch = value } else { request.formant = value }
+            try setting.validate(value)
+            switch setting {
+            case .gain: request.gainDB = value
+            case .semitones: request.pitch = exp2(value / 12)
+            case .formant: request.formant = value
+            default: request.pitch = value
             }
         }
         return request

@@ -54,13 +54,12 @@ package final class LiveEngine {
     package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
     package var gainDB: Double { Double(bitPattern: requestedGain.load(ordering: .relaxed)) }
 
-    /// Asks for these ratios, clamped to `VoiceSettings.ratioRange`, and this gain, clamped to
-    /// `EqualizerBand.gainRange`; from any thread but the callback's.
+    /// Asks for these ratios and this gain, each clamped to its setting's range (`Setting`; a value that is not a
+    /// number is ignored); from any thread but the callback's.
     package func request(pitch: Double? = nil, formant: Double? = nil, gainDB: Double? = nil) {
-        let ratios = VoiceSettings.ratioRange, gains = EqualizerBand.gainRange
-        if let pitch { requestedPitch.store(min(max(pitch, ratios.lowerBound), ratios.upperBound).bitPattern, ordering: .relaxed) }
-        if let formant { requestedFormant.store(min(max(formant, ratios.lowerBound), ratios.upperBound).bitPattern, ordering: .relaxed) }
-        if let gainDB { requestedGain.store(min(max(gainDB, gains.lowerBound), gains.upperBound).bitPattern, ordering: .relaxed) }
+        if let pitch = pitch.flatMap(Setting.pitch.clamped) { requestedPitch.store(pitch.bitPattern, ordering: .relaxed) }
+        if let formant = formant.flatMap(Setting.formant.clamped) { requestedFormant.store(formant.bitPattern, ordering: .relaxed) }
+        if let gainDB = gainDB.flatMap(Setting.gain.clamped) { requestedGain.store(gainDB.bitPattern, ordering: .relaxed) }
     }
 
     /// Moves the pitch by semitones; from the main thread.

@@ -9,16 +9,17 @@
 
 #include "koe.h"
 
-/* The control ports' ranges that a LADSPA descriptor's constant initializer needs too. */
-#define KOE_RATIO_MIN 0.25
-#define KOE_RATIO_MAX 4.0
-#define KOE_GAIN_DB_MIN -24.0
-#define KOE_GAIN_DB_MAX 24.0
-#define KOE_RANGE_MAX 4.0
+/* The control ports' ranges, which a LADSPA descriptor's constant initializer needs too: the settings table's
+ * (`koe settings`; Tests/Plugins compares koe.ttl's and the LADSPA descriptor's ports with it). */
+#define KOE_RATIO_MIN 0.0625
+#define KOE_RATIO_MAX 16.0
+#define KOE_GAIN_DB_MIN -60.0
+#define KOE_GAIN_DB_MAX 60.0
+#define KOE_RANGE_MAX 10.0
 #define KOE_SNAP_PORT_MAX 14.0
-#define KOE_SNAP_SPEED_MAX 1000.0
+#define KOE_SNAP_SPEED_MAX 10000.0
 #define KOE_VIBRATO_RATE_MAX 20.0
-#define KOE_VIBRATO_DEPTH_MAX 200.0
+#define KOE_VIBRATO_DEPTH_MAX 1200.0
 #define KOE_VIBRATO_DEPTH_DEFAULT 50.0
 
 /* The voice controls a plugin has, whatever its port indices. */

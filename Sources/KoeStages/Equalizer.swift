@@ -81,9 +81,8 @@ public struct EqualizerBand: Equatable, Sendable, CustomStringConvertible {
         name ?? "EQ band '\(self)'"
     }
 
-    /// Gains a band may have: beyond ±60 dB a filter only amplifies rounding noise, and far beyond, its
-    /// amplitude 10^(dB/40) overflows to infinity.
-    package static let gainRange = -60.0...60.0
+    /// Gains a band may have: the output gain's (`Setting.gain`).
+    package static let gainRange = Setting.gain.range!
 
     private func validate(quoting spec: String) throws(KoeError) {
         guard frequency > 0, frequency.isFinite else {

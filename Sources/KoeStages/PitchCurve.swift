@@ -7,7 +7,7 @@ public struct PitchCurve: Sendable, Equatable {
     public struct Point: Sendable, Equatable {
         /// Seconds from the start of the input.
         public var time: Double
-        /// F0 multiplier at that time, within `VoiceSettings.ratioRange`.
+        /// F0 multiplier at that time, within `Setting.pitch.range`.
         public var ratio: Double
 
         public init(time: Double, ratio: Double) {
@@ -20,7 +20,7 @@ public struct PitchCurve: Sendable, Equatable {
     public let points: [Point]
 
     /// Throws for no points, a time or ratio that is not finite, times that do not increase, or a ratio outside
-    /// `VoiceSettings.ratioRange`; the message names the point (counted from 1).
+    /// `Setting.pitch.range`; the message names the point (counted from 1).
     public init(points: [Point]) throws(KoeError) {
         if let problem = Self.firstProblem(in: points) {
             throw KoeError.invalidArgument(problem.index.map { "pitch curve point \($0 + 1): \(problem.reason)" } ?? problem.reason)
@@ -32,7 +32,7 @@ public struct PitchCurve: Sendable, Equatable {
     /// it to name the line instead.
     package static func firstProblem(in points: [Point]) -> (index: Int?, reason: String)? {
         guard !points.isEmpty else { return (nil, "a pitch curve needs at least one point") }
-        let ratios = VoiceSettings.ratioRange
+        let ratios = Setting.pitch.range!
         for (index, point) in points.enumerated() {
             guard point.time.isFinite else { return (index, "time \(point.time) is not a finite number") }
             guard point.ratio.isFinite else { return (index, "ratio \(point.ratio) is not a finite number") }

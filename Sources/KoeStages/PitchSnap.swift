@@ -42,25 +42,27 @@ extension PitchSnap {
         /// Frequency of A4 in Hz, the tuning the notes are counted from (default 440).
         public var a4 = 440.0
 
-        public init(scale: MusicalScale = MusicalScale(key: 0, mode: .chromatic), strength: Double = 1, speed: Double = 0, a4: Double = 440) {
+        public init(scale: MusicalScale = .chromatic, strength: Double = 1, speed: Double = 0, a4: Double = 440) {
             self.scale = scale
             self.strength = strength
             self.speed = speed
             self.a4 = a4
         }
 
-        package static let strengthRange = 0.0...1
-        /// Up to 10 s: slower than that a note never arrives.
-        package static let speedRange = 0.0...10_000
-        /// Concert pitches in use, from baroque's 415 Hz to the highest orchestras'.
-        package static let a4Range = 400.0...480
-
-        /// The first setting out of its range, said in words; nil when the options can be used.
+        /// The first setting out of its range (`Setting.snapStrength`, `snapSpeed`, `a4`), said in words; nil when
+        /// the options can be used.
         package var problem: String? {
-            if !Self.strengthRange.contains(strength) { return "snap strength must be between 0 and 1 (got \(strength))" }
-            if !Self.speedRange.contains(speed) { return "snap speed must be between 0 and 10000 ms (got \(speed))" }
-            if !Self.a4Range.contains(a4) { return "A4 must be between 400 and 480 Hz (got \(a4))" }
-            return nil
+            Setting.snapStrength.problem(strength, as: "snap strength") ?? Setting.snapSpeed.problem(speed, as: "snap speed")
+                ?? Setting.a4.problem(a4, as: "A4")
+        }
+
+        /// These options with each number clamped to its setting's range, as a live control takes them; nil when
+        /// one is not a number.
+        package var clamped: Options? {
+            guard let strength = Setting.snapStrength.clamped(strength), let speed = Setting.snapSpeed.clamped(speed),
+                let a4 = Setting.a4.clamped(a4)
+            else { return nil }
+            return Options(scale: scale, strength: strength, speed: speed, a4: a4)
         }
     }
 }
@@ -68,7 +70,7 @@ extension PitchSnap {
 /// The notes of a key and mode, such as C major or D dorian; chromatic holds every semitone.
 /// Written `KEY:SCALE` (`C:major`, `F#:minor`, `Bb:dorian`) or `chromatic`.
 public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
-    public enum Mode: String, CaseIterable, Sendable {
+    package enum Mode: String, CaseIterable, Sendable {
         case chromatic, major, minor, dorian, phrygian, lydian, mixolydian, locrian
         case harmonicMinor = "harmonic-minor", melodicMinor = "melodic-minor"
         case majorPentatonic = "major-pentatonic", minorPentatonic = "minor-pentatonic", blues
@@ -97,15 +99,21 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Pitch class of the tonic: 0 is C, 9 is A.
-    public let key: Int
-    public let mode: Mode
+    package let key: Int
+    package let mode: Mode
     /// Bit n set when the scale holds pitch class n (0 is C).
     private let pitchClasses: UInt16
 
-    package static let chromatic = MusicalScale(key: 0, mode: .chromatic)
+    /// Every semitone: snap pulls F0 to the nearest note of any key.
+    public static let chromatic = MusicalScale(key: 0, mode: .chromatic)
+
+    /// The modes' names but chromatic's, as `KEY:SCALE` writes them.
+    package static var modeNames: String {
+        Mode.allCases.filter { $0 != .chromatic }.map(\.rawValue).joined(separator: ", ")
+    }
 
     /// `key` is a pitch class, taken modulo 12.
-    public init(key: Int, mode: Mode) {
+    package init(key: Int, mode: Mode) {
         self.key = (key % 12 + 12) % 12
         self.mode = mode
         // The mode's notes turned up to the key: a rotation within 12 bits.

@@ -17,16 +17,17 @@ public enum Vibrato {
             self.depth = depth
         }
 
-        /// From a slow swell to a fast trill.
-        package static let rateRange = 0.1...20
-        /// Up to an octave either way.
-        package static let depthRange = 0.0...1200
-
-        /// The first setting out of its range, said in words; nil when the options can be used.
+        /// The first setting out of its range (`Setting.vibratoRate`, `vibratoDepth`), said in words; nil when the
+        /// options can be used.
         package var problem: String? {
-            if !Self.rateRange.contains(rate) { return "vibrato rate must be between 0.1 and 20 Hz (got \(rate))" }
-            if !Self.depthRange.contains(depth) { return "vibrato depth must be between 0 and 1200 cents (got \(depth))" }
-            return nil
+            Setting.vibratoRate.problem(rate, as: "vibrato rate") ?? Setting.vibratoDepth.problem(depth, as: "vibrato depth")
+        }
+
+        /// These options with each number clamped to its setting's range, as a live control takes them; nil when
+        /// one is not a number.
+        package var clamped: Options? {
+            guard let rate = Setting.vibratoRate.clamped(rate), let depth = Setting.vibratoDepth.clamped(depth) else { return nil }
+            return Options(rate: rate, depth: depth)
         }
 
         /// The F0 multiplier at `seconds` of output.

@@ -37,15 +37,6 @@ public struct VoiceSettings: Sendable, Equatable {
         set { if newValue.isFinite { pitch = exp2(min(max(newValue / 12, -1074), 1023)) } }
     }
 
-    /// Pitch and tempo ratios reach four octaves either way: beyond that an F0 or an output length runs off
-    /// towards infinity rather than towards a voice. A live changer clamps its formant ratio to the same range;
-    /// a conversion takes any positive one.
-    package static let ratioRange = 1.0 / 16...16
-    /// What `pitchRange` may be: 0 (monotone) to 10.
-    package static let pitchRangeLimits = 0.0...10
-    /// What `pitchMedian` may be, in Hz.
-    package static let medianRange = 10.0...5000
-
     /// True when the settings leave the voice as it is, so the vocoder can be left out of the chain.
     package var isIdentity: Bool {
         pitch == 1 && pitchRange == 1 && pitchMedian == nil && formant == 1 && tempo == 1 && !whisper

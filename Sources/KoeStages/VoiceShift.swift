@@ -18,8 +18,6 @@ package final class VoiceShift: BackgroundStage {
     package private(set) var voice: VoiceSettings
     /// Threads the stage uses (at least 1).
     package let threads: Int
-    /// The thread counts a caller may ask for: more than a machine has cores only costs, and each is a thread.
-    package static let threadCounts = 1...1024
     package let latency: Int
 
     private let analyzer: StreamingAnalyzer

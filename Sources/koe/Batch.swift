@@ -234,7 +234,7 @@ struct BatchOptions: ParsableArguments {
     func validate() throws {
         if outputFolder.isEmpty { throw ValidationError("--output-dir must name a folder") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
-        if threads < 1 { throw ValidationError("--threads must be at least 1 (got \(threads))") }
+        try requireWithin([("threads", Double(threads))])
         if let outputType, outputType.isEmpty || outputType.contains("/") || !AudioExtensions.isKnown(outputType) {
             throw ValidationError("--out-type \(outputType): not an audio file extension libsndfile knows (wav, flac, aiff, ogg, ...)")
         }

@@ -28,19 +28,14 @@ struct Convert: ParsableCommand {
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Threads to use (default: all cores): the channels at once, and each channel's vocoder on its share of them (blocks of frames analysed side by side, synthesis alongside). The output is the same for any count.",
-        valueName: "n"))
+    @Option(parsing: .unconditional, help: .setting("threads", "Default: all cores."))
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("chunk-size"), parsing: .unconditional, help: ArgumentHelp("Frames read and processed at a time.", valueName: "frames"))
+    @Option(name: .customLong("chunk-size"), parsing: .unconditional, help: .setting("chunk_size"))
     var chunkSize = ConversionSettings().chunkFrames
 
     func validate() throws {
-        guard threads > 0 else { throw ValidationError("--threads must be at least 1 (got \(threads))") }
-        guard (1...ConversionSettings.chunkFrameLimit).contains(chunkSize) else {
-            throw ValidationError("--chunk-size must be between 1 and \(ConversionSettings.chunkFrameLimit) frames (got \(chunkSize))")
-        }
+        try requireWithin([("threads", Double(threads)), ("chunk_size", Double(chunkSize))])
         if input == "-" && !raw.inputIsRaw {
             throw ValidationError("reading standard input needs --type raw with --rate, --encoding, --bits and --channels")
         }

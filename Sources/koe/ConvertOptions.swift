@@ -1,57 +1,52 @@
 import ArgumentParser
 import Foundation
 import Koe
-import KoeStages
-import KoeWorld
 import KoeIO
 
-// Numeric options here and in the other commands are parsed unconditionally: a negative value is taken as the
-// value (`--semitones -4`, or `--pitch -1`, which the range check then names) instead of as a flag.
+// The settings' options take their help and their range from the settings table (`Setting`). Numeric options
+// are parsed unconditionally: a negative value is taken as the value (`--semitones -4`, or `--pitch -1`, which the
+// range check then names) instead of as a flag.
 
 /// The voice options a live changer takes too: pitch, formants, F0 median and range, a preset.
 struct VoiceOptions: ParsableArguments {
-    @Option(parsing: .unconditional, help: ArgumentHelp("F0 ratio (1/16 to 16): 2 is an octave up.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: .setting("pitch"))
     var pitch: Double?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones (instead of --pitch).", valueName: "n"))
+    @Option(parsing: .unconditional, help: .setting("semitones"))
     var semitones: Double?
 
-    @Option(name: .customLong("pitch-median"), parsing: .unconditional, help: ArgumentHelp(
-        "Move the median F0 of voiced frames to this (Hz), as Praat's \"new pitch median\".", valueName: "hz"))
+    @Option(name: .customLong("pitch-median"), parsing: .unconditional, help: .setting("pitch_median"))
     var pitchMedian: Double?
 
-    @Option(name: .customLong("pitch-range"), parsing: .unconditional, help: ArgumentHelp(
-        "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged, at most 10. A file's median comes from a first pass over it; a stream uses the running median.",
-        valueName: "ratio"))
+    @Option(name: .customLong("pitch-range"), parsing: .unconditional, help: .setting("pitch_range"))
     var pitchRange: Double?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Scale the spectral envelope's frequency axis: > 1 moves formants up.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: .setting("formant"))
     var formant: Double?
 
-    @Option(help: ArgumentHelp("A named voice (see `koe presets`); explicit options override it.", valueName: "name"))
+    @Option(help: .setting("preset"))
     var preset: Preset?
+
+    @Flag(help: .setting("whisper"))
+    var whisper = false
 
     func validate() throws {
         if pitch != nil && semitones != nil {
             throw ValidationError("give --pitch or --semitones, not both")
         }
-        try requireWithin(pitch, VoiceSettings.ratioRange, "--pitch")
-        if let formant, !(formant.isFinite && formant > 0) {
-            throw ValidationError("--formant must be a positive number (got \(formant.asWritten))")
-        }
-        try requireWithin(pitchMedian, VoiceSettings.medianRange, "--pitch-median", unit: " Hz")
-        try requireWithin(semitones, -48...48, "--semitones")
-        try requireWithin(pitchRange, VoiceSettings.pitchRangeLimits, "--pitch-range")
+        try requireWithin(
+            [("pitch", pitch), ("semitones", semitones), ("pitch_median", pitchMedian), ("pitch_range", pitchRange), ("formant", formant)])
     }
 
     /// `base` (the preset's voice, when there is one) with every explicit option applied on top.
     func settings(over base: VoiceSettings) -> VoiceSettings {
         var voice = base
         if let pitch { voice.pitch = pitch }
-        if let semitones { voice.pitch = exp2(semitones / 12) }
+        if let semitones { voice.semitones = semitones }
         if let pitchMedian { voice.pitchMedian = pitchMedian }
         if let pitchRange { voice.pitchRange = pitchRange }
         if let formant { voice.formant = formant }
+        if whisper { voice.whisper = true }
         return voice
     }
 }
@@ -60,59 +55,93 @@ struct VoiceOptions: ParsableArguments {
 struct ConversionVoiceOptions: ParsableArguments {
     @OptionGroup var voice: VoiceOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Speed (1/16 to 16; 2 = twice as fast) with pitch and formants kept.", valueName: "ratio"))
+    @Option(parsing: .unconditional, help: .setting("tempo"))
     var tempo: Double?
 
-    @Flag(name: .customLong("vocoder"), help: "Run the vocoder even when the voice is unchanged (analysis and resynthesis).")
+    @Flag(name: .customLong("vocoder"), help: .setting("vocoder"))
     var forceVocoder = false
 
     func validate() throws {
-        try requireWithin(tempo, VoiceSettings.ratioRange, "--tempo")
+        try requireWithin([("tempo", tempo)])
     }
 }
 
-/// Refuses a flag's value outside `range`, naming the flag and the range as a person writes them.
-func requireWithin(_ value: Double?, _ range: ClosedRange<Double>, _ flag: String, unit: String = "") throws {
-    guard let value, !range.contains(value) else { return }
-    throw ValidationError(
-        "\(flag) must be between \(range.lowerBound.asWritten)\(unit) and \(range.upperBound.asWritten)\(unit) (got \(value.asWritten))")
+/// Refuses the first value outside its setting's range (`Setting.validate`), naming the flag and the range.
+func requireWithin(_ values: [(setting: String, value: Double?)]) throws {
+    for case let (name, value?) in values {
+        let setting = Setting.named(name)!
+        do {
+            try setting.validate(value, as: setting.flag)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+}
+
+extension ArgumentHelp {
+    /// The help of the setting `name` from the settings table: its line of help and its range, then `more`.
+    static func setting(_ name: String, _ more: String = "") -> ArgumentHelp {
+        let setting = Setting.named(name)!
+        var text = setting.summary
+        if let range = setting.range {
+            let unit = ["", "ratio", "threads", "frames", "semitones"].contains(setting.unit) ? "" : " " + setting.unit
+            text += " From \(range.lowerBound.formatted) to \(range.upperBound.formatted)\(unit)."
+        }
+        if !more.isEmpty { text += " " + more }
+        switch setting.kind {
+        case .flag: return ArgumentHelp(text)
+        case .text: return ArgumentHelp(text, valueName: setting.unit)
+        case .number, .count:
+            let valueNames = ["ratio": "ratio", "Hz": "hz", "dB": "db", "ms": "ms", "cents": "cents", "frames": "frames"]
+            return ArgumentHelp(text, valueName: valueNames[setting.unit] ?? "n")
+        }
+    }
+}
+
+extension Double {
+    /// As a person writes it: 440, not 440.0; 1/16 as 0.0625.
+    var formatted: String {
+        self == rounded() && abs(self) < 1e15 ? String(Int(self)) : String(self)
+    }
 }
 
 struct EqualizerOptions: ParsableArguments {
-    @Option(name: .customLong("eq"), help: ArgumentHelp(
-        "An EQ band, repeatable; TYPE is peak, lowshelf, highshelf, lowpass or highpass (e.g. peak:1000:6:1.4).",
-        valueName: "type:freq[:gain-db[:q]]"), transform: parsed(EqualizerBand.init(parsing:)))
+    @Option(name: .customLong("eq"), help: .setting("eq"), transform: parsed(EqualizerBand.init(parsing:)))
     var explicitBands: [EqualizerBand] = []
 
     /// Gains and the gain may be negative: taken as values even when they start with a minus sign.
-    @Option(name: .customLong("geq"), parsing: .unconditional, help: ArgumentHelp(
-        "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).", valueName: "g1,...,g10"),
-        transform: parsed(GraphicEqualizer.init(parsing:)))
-    var graphic: GraphicEqualizer?
+    @Option(name: .customLong("geq"), parsing: .unconditional, help: .setting("geq"), transform: parsed(Self.graphicBands))
+    var graphicBands: [EqualizerBand]?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Output gain in dB.", valueName: "db"))
+    @Option(parsing: .unconditional, help: .setting("gain"))
     var gain: Double?
 
     func validate() throws {
-        if let gain, !gain.isFinite { throw ValidationError("--gain must be a number of dB (got \(gain))") }
+        try requireWithin([("gain", gain)])
     }
 
     /// The explicit bands: the `--eq` ones, then the graphic EQ's. They follow the preset's.
     var bands: [EqualizerBand] {
-        explicitBands + (graphic?.bands ?? [])
+        explicitBands + (graphicBands ?? [])
+    }
+
+    /// The graphic EQ's bands, read as a conversion reads its `geq` setting.
+    private static func graphicBands(_ gains: String) throws(KoeError) -> [EqualizerBand] {
+        var settings = ConversionSettings()
+        try settings.set("geq", to: gains)
+        return settings.equalizer
     }
 }
 
 /// The analysis frame grid and F0 range, as `koe convert`, `koe batch` and `koe analyze` take them.
 struct F0RangeOptions: ParsableArguments {
-    @Option(name: .customLong("frame-period"), parsing: .unconditional, help: ArgumentHelp("Milliseconds between analysis frames.", valueName: "ms"))
+    @Option(name: .customLong("frame-period"), parsing: .unconditional, help: .setting("frame_period"))
     var framePeriod = AnalysisOptions().framePeriod
 
-    @Option(name: .customLong("f0-floor"), parsing: .unconditional, help: ArgumentHelp(
-        "Lowest F0 searched, in Hz; also sets CheapTrick's FFT size.", valueName: "hz"))
+    @Option(name: .customLong("f0-floor"), parsing: .unconditional, help: .setting("f0_floor"))
     var f0Floor = AnalysisOptions().f0Floor
 
-    @Option(name: .customLong("f0-ceil"), parsing: .unconditional, help: ArgumentHelp("Highest F0 searched, in Hz.", valueName: "hz"))
+    @Option(name: .customLong("f0-ceil"), parsing: .unconditional, help: .setting("f0_ceil"))
     var f0Ceil = AnalysisOptions().f0Ceil
 
     /// The library's analysis options with these three set.
@@ -126,22 +155,15 @@ struct F0RangeOptions: ParsableArguments {
 }
 
 struct AnalysisFlags: ParsableArguments {
-    @Option(name: .customLong("f0-method"), help: ArgumentHelp("F0 estimator.", valueName: "dio|harvest"))
+    @Option(name: .customLong("f0-method"), help: .setting("f0_method"))
     var f0Method = AnalysisOptions.F0Method.dio
 
     @OptionGroup var range: F0RangeOptions
 
-    @Option(
-        name: .customLong("look-ahead"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "Milliseconds of input the analysis waits for past a frame before settling its F0 (default: DIO 80, Harvest 150, live as little as the windows allow). Longer agrees with whole-file WORLD on more frames and adds as much latency.",
-            valueName: "ms"))
+    @Option(name: .customLong("look-ahead"), parsing: .unconditional, help: .setting("look_ahead"))
     var lookAhead: Double?
 
-    @Flag(
-        name: .customLong("live"), inversion: .prefixedNo,
-        help: ArgumentHelp(
-            "The lowest-latency analysis and synthesis (about 47 ms at the default F0 floor): DIO decides each F0 as soon as its windows' samples have come. Default: off for convert and batch, on for koe live."))
+    @Flag(name: .customLong("live"), inversion: .prefixedNo, help: .setting("live", "Default: off for convert and batch, on for koe live."))
     var live: Bool?
 
     func validate() throws {

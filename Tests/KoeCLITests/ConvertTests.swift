@@ -415,3 +415,28 @@ extension CommandRunner {
             standardError: String(decoding: errorData, as: UTF8.self))
     }
 }
+
+/// The command line's settings are the settings table's: convert's options for them, by name, and nothing else.
+@Suite struct SettingsTableTests {
+    let koe = CommandRunner()
+
+    @Test func convertsOptionsAreTheTablesSettings() throws {
+        let table = try koe.run("settings", "--json")
+        try #require(table.status == 0)
+        let settings = try #require(try JSONSerialization.jsonObject(with: Data(table.standardOutput.utf8)) as? [String: Any])
+        let help = try koe.run("convert", "--help")
+        let flags = Set(help.standardOutput.matches(of: /--([a-z0-9-]+)/).map { String($0.1) })
+        // vibrato_rate and vibrato_depth are --vibrato RATE:DEPTH's two fields.
+        let parts: Set = ["vibrato-rate", "vibrato-depth"]
+        for name in settings.keys.map({ $0.replacingOccurrences(of: "_", with: "-") }) where !parts.contains(name) {
+            #expect(flags.contains(name), "convert has no --\(name)")
+        }
+    }
+
+    @Test func refusesBeyondTheRangeWithTheRange() throws {
+        for (flag, value, range) in [("--pitch", "32", "0.0625 and 16"), ("--formant", "64", "0.0625 and 16"), ("--gain", "200", "-60 and 60 dB")] {
+            let result = try koe.run("convert", "in.wav", "out.wav", flag, value)
+            #expect(result.status == 2 && result.errorLines == ["koe: error: \(flag) must be between \(range) (got \(value))"])
+        }
+    }
+}

@@ -22,7 +22,7 @@ import Testing
         #expect(listed.status == 0, "stderr: \(listed.standardError)")
         let badVibrato = try koe.run("live", "--vibrato", "50:40", "--list-devices")
         #expect(badVibrato.status == 2, "exit status \(badVibrato.status)")
-        #expect(badVibrato.standardError.contains("--vibrato's rate"), "stderr: \(badVibrato.standardError)")
+        #expect(badVibrato.standardError.contains("--vibrato 50:40: vibrato's rate must be between 0 and 20 Hz"), "stderr: \(badVibrato.standardError)")
         let f0File = try koe.run("live", "--f0-file", "f0.npy", "--list-devices")
         #expect(f0File.status == 2, "exit status \(f0File.status)")
         #expect(f0File.errorLines.count == 1, "stderr: \(f0File.standardError)")
@@ -41,11 +41,11 @@ import Testing
             #expect(refused.status == 2, "\(arguments): exit status \(refused.status)")
             #expect(refused.errorLines.count == 1, "\(arguments): stderr: \(refused.standardError)")
         }
-        for (arguments, words) in [(["live", "--set", "koe cli test", "pitch=99"], "pitch must be a ratio"),
+        for (arguments, words) in [(["live", "--set", "koe cli test", "pitch=99"], "pitch must be between 0.0625 and 16 (got 99)"),
                                    (["live", "--set", "koe cli test", "tempo=1.2"], "'tempo=1.2'"),
-                                   (["live", "--set", "koe cli test", "gain=99"], "gain must be from -60.0 to 60.0 dB"),
+                                   (["live", "--set", "koe cli test", "gain=99"], "gain must be between -60 and 60 dB (got 99)"),
                                    (["live", "--set", "koe cli test", "gain=loud"], "gain must be a number"),
-                                   (["live", "--set", "koe cli test", "semitones=60"], "semitones must be from -48.0 to 48.0"),
+                                   (["live", "--set", "koe cli test", "semitones=60"], "semitones must be between -48 and 48 semitones (got 60)"),
                                    (["live", "--virtual-mic", "!!"], "a letter or a digit"),
                                    (["live", "pitch=1.2"], "unexpected argument 'pitch=1.2': settings such as pitch=1.2 go with --set NAME"),
                                    (["live", "--device", "system"], "unexpected argument 'system'"),

@@ -89,9 +89,9 @@ import TestSupport
         (["--snap", "C:majestic"], "unknown scale 'majestic'"),
         (["--snap-strength", "0.5"], "--snap-strength tunes --snap"),
         (["--snap", "chromatic", "--snap-strength", "1.5"], "--snap-strength must be between 0 and 1 (got 1.5)"),
-        (["--snap", "chromatic", "--a4", "4400"], "--a4 must be between 400 Hz and 480 Hz (got 4400)"),
+        (["--snap", "chromatic", "--a4", "4400"], "--a4 must be between 400 and 480 Hz (got 4400)"),
         (["--vibrato", "5.5"], "expected RATE_HZ:DEPTH_CENTS"),
-        (["--vibrato", "50:20"], "--vibrato's rate must be between 0.1 Hz and 20 Hz (got 50)"),
+        (["--vibrato", "50:20"], "--vibrato 50:20: vibrato's rate must be between 0 and 20 Hz (got 50)"),
     ]
 
     @Test(arguments: badArguments)

@@ -13,7 +13,9 @@ import Testing
 
     @Test func optionsOutOfRangeAreNamed() {
         #expect(Vibrato.Options().problem == nil)
-        #expect(Vibrato.Options(rate: 0).problem?.contains("rate") == true)
+        #expect(Vibrato.Options(rate: -1).problem?.contains("rate") == true)
+        #expect(Vibrato.Options(rate: 0).problem == nil, "rate 0 is no vibrato, as the plugins' port has it")
+        #expect(Vibrato.Options(rate: 0).factor(atOutputTime: 0.123) == 1)
         #expect(Vibrato.Options(rate: .infinity).problem?.contains("rate") == true)
         #expect(Vibrato.Options(depth: -3).problem?.contains("depth") == true)
     }

@@ -69,16 +69,26 @@ import TestSupport
         #expect(abs(1200 * log2(median / 200)) < 1, "the median is kept to a cent: \(median) Hz")
     }
 
-    @Test func snapAndVibratoOutOfRangeAreRefused() throws {
+    @Test func settingsOutOfRangeAreRefused() throws {
         let vowel = try writeAudio(Signals.vowel(f0: 150, sampleRate: 16000, duration: 0.5), to: "vowel.wav")
         var settings = ConversionSettings()
+        settings.gainDB = 200
+        #expect(throws: KoeError.invalidArgument("gain must be between -60 and 60 dB (got 200)")) {
+            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        }
+        settings.gainDB = 0
+        settings.voice.formant = 64
+        #expect(throws: KoeError.invalidArgument("formant must be between 0.0625 and 16 (got 64)")) {
+            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        }
+        settings.voice.formant = 1
         settings.voice.snap = PitchSnap.Options(strength: 2)
-        #expect(throws: KoeError.invalidArgument("snap strength must be between 0 and 1 (got 2.0)")) {
+        #expect(throws: KoeError.invalidArgument("snap strength must be between 0 and 1 (got 2)")) {
             try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
         }
         settings.voice.snap = nil
         settings.voice.vibrato = Vibrato.Options(rate: 50)
-        #expect(throws: KoeError.invalidArgument("vibrato rate must be between 0.1 and 20 Hz (got 50.0)")) {
+        #expect(throws: KoeError.invalidArgument("vibrato rate must be between 0 and 20 Hz (got 50)")) {
             try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
         }
     }

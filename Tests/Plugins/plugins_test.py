@@ -59,6 +59,7 @@ when a check fails.
 
 import argparse
 import ctypes
+import json
 import os
 import re
 import shutil
@@ -161,6 +162,10 @@ class Contender:
 
 
 # koe's input control ports in port order, with their defaults: sox takes values in this order.
+# The ports that carry a setting of the settings table, by port symbol.
+SETTING_PORTS = {"pitch": "pitch", "formant": "formant", "gain_db": "gain", "pitch_range": "pitch_range",
+                 "snap_strength": "snap_strength", "snap_speed": "snap_speed", "vibrato_rate": "vibrato_rate",
+                 "vibrato_depth": "vibrato_depth"}
 KOE_PORTS = [("pitch", 1), ("formant", 1), ("gain_db", 0), ("pitch_range", 1), ("whisper", 0), ("snap", 0),
              ("snap_key", 0), ("snap_strength", 1), ("snap_speed", 0), ("vibrato_rate", 0), ("vibrato_depth", 50)]
 # What the `voice` check sets, and the flags that say the same to `koe convert --live`.
@@ -665,12 +670,18 @@ def contract_lv2(hosts, koe):
     symbols = ["in", "out", "pitch", "formant", "gain_db", "latency", "pitch_range", "whisper", "snap", "snap_key",
                "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth"]
     check([symbol for symbol, *_ in ports] == symbols, f"ports {[symbol for symbol, *_ in ports]}")
-    expected = {"pitch": (1.0, 0.25, 4.0), "formant": (1.0, 0.25, 4.0), "gain_db": (0.0, -24.0, 24.0),
-                "pitch_range": (1.0, 0.0, 4.0), "whisper": (0.0, 0.0, 1.0), "snap": (0.0, 0.0, 14.0),
-                "snap_key": (0.0, 0.0, 11.0), "snap_strength": (1.0, 0.0, 1.0), "snap_speed": (0.0, 0.0, 1000.0),
-                "vibrato_rate": (0.0, 0.0, 20.0), "vibrato_depth": (50.0, 0.0, 200.0)}
+    # The ports that are settings span the settings table's ranges, with its defaults, logarithmic where it is;
+    # the others (whisper, snap, snap_key) are the plugins' own encodings of a flag and a text.
+    table = settings_table(koe)
+    expected = {"whisper": (0.0, 0.0, 1.0), "snap": (0.0, 0.0, 14.0), "snap_key": (0.0, 0.0, 11.0)}
+    for symbol, name in SETTING_PORTS.items():
+        setting = table[name]
+        expected[symbol] = (setting["default"], setting["minimum"], setting["maximum"])
+        check(("logarithmic" in by_symbol[symbol][0]) == setting["logarithmic"],
+              f"{symbol}: logarithmic {'logarithmic' in by_symbol[symbol][0]}, the setting {name}'s {setting['logarithmic']}")
     for symbol, values in expected.items():
-        check(by_symbol[symbol][1:] == values, f"{symbol}: default, minimum, maximum {by_symbol[symbol][1:]}")
+        check(by_symbol[symbol][1:] == values,
+              f"{symbol}: default, minimum, maximum {by_symbol[symbol][1:]}, the settings table's {values}")
     check(dict(KOE_PORTS) == {symbol: values[0] for symbol, values in expected.items()}, "KOE_PORTS is not the ports' defaults")
     check({"integer", "enumeration"} <= by_symbol["snap"][0] and {"integer", "enumeration"} <= by_symbol["snap_key"][0],
           "snap and snap_key are not integer enumerations")
@@ -690,7 +701,8 @@ def contract_lv2(hosts, koe):
     for name, pitch, formant in presets:
         check(f"--pitch {pitch} --formant {formant}" in listed.get(name, ""),
               f"preset {name} ({pitch}, {formant}) is not koe's: {listed.get(name)}")
-    return (f"ports {', '.join(symbols)} (latency reportsLatency; snap and snap_key enumerations); hardRTCapable; "
+    return (f"ports {', '.join(symbols)} (latency reportsLatency; snap and snap_key enumerations; ranges and defaults "
+            f"the settings table's); hardRTCapable; "
             f"presets {', '.join(p[0] for p in presets)} agree")
 
 
@@ -701,17 +713,32 @@ def plugin_size(path):
     return f"{summary}, at most {MAX_PLUGIN_MB} MB"
 
 
-def contract_ladspa(plugins):
+def contract_ladspa(plugins, koe):
     text = run(["analyseplugin", plugins.resolve() / "koe-ladspa.so"])
     check('Plugin Label: "koe_voice"' in text, "no label koe_voice")
     ports = re.findall(r'"([^"]+)" (input|output), (control|audio)', text)
     names = ["pitch", "formant", "gain_db", "latency", "Input", "Output"] + [symbol for symbol, _ in KOE_PORTS[3:]]
     check([name for name, *_ in ports] == names, f"ports {ports}")
     defaults = {name: float(value) for name, value in re.findall(r'"(\w+)" input, control, [^\n]*default ([-\d.]+)', text)}
-    check(defaults == {name: float(value) for name, value in KOE_PORTS}, f"defaults {defaults}")
+    # LADSPA's default hints cannot say vibrato_depth's 50 within 0 to 1200 (koe_ladspa.c): they say 100.
+    check(defaults == {name: float(value) for name, value in KOE_PORTS} | {"vibrato_depth": 100.0}, f"defaults {defaults}")
+    table = settings_table(koe)
+    for symbol, name in SETTING_PORTS.items():
+        found = re.search(rf'"{symbol}" input, control, ([-\d.e]+) to ([-\d.e]+)(, [^\n]*)?', text)
+        check(found, f"{symbol}: analyseplugin shows no range")
+        setting = table[name]
+        check((float(found.group(1)), float(found.group(2))) == (setting["minimum"], setting["maximum"]),
+              f"{symbol}: range {found.group(1)} to {found.group(2)}, the settings table's {setting['minimum']} to {setting['maximum']}")
+        check(("logarithmic" in (found.group(3) or "")) == setting["logarithmic"], f"{symbol}: logarithmic is not the table's")
     check(ports[3][1:] == ("output", "control"), "latency is not a control output")
     check("Environment: Normal or Hard Real-Time" in text, "not declared hard real-time capable")
-    return f"label koe_voice; ports {', '.join(names)} (latency a control output), defaults as koe.lv2's; hard real-time"
+    return (f"label koe_voice; ports {', '.join(names)} (latency a control output), ranges the settings table's, "
+            f"defaults as koe.lv2's; hard real-time")
+
+
+def settings_table(koe):
+    """`koe settings --json`: the settings table every front end and the plugins' ports follow."""
+    return json.loads(run([koe, "settings", "--json"]))
 
 
 def main():
@@ -743,7 +770,7 @@ def main():
     hosts = Hosts(root, arguments.plugins)
     session = Session(root, hosts, arguments.koe)
     session.attempt("contract lv2", lambda: contract_lv2(hosts, arguments.koe))
-    session.attempt("contract ladspa", lambda: contract_ladspa(arguments.plugins))
+    session.attempt("contract ladspa", lambda: contract_ladspa(arguments.plugins, arguments.koe))
     for plugin in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so"):
         session.attempt(f"size {plugin.name}", lambda: plugin_size(plugin))
     cases = make_inputs(root)

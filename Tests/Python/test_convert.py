@@ -1,6 +1,7 @@
 """koe.convert writes the file `koe convert` writes, byte for byte, for several option sets; errors raise
 ValueError, OSError or TypeError with the CLI's message."""
 
+import json
 import subprocess
 
 import pytest
@@ -30,6 +31,25 @@ def test_equals_the_cli_byte_for_byte(koe_binary, scratch, options, flags):
     koe.convert(source, mine, **options)
     subprocess.run([koe_binary, "convert", str(source), str(theirs), *flags], check=True)
     assert mine.read_bytes() == theirs.read_bytes()
+
+
+def test_options_are_the_settings_table(koe_binary):
+    table = json.loads(subprocess.run([koe_binary, "settings", "--json"], capture_output=True, text=True, check=True).stdout)
+    assert koe.CONVERT_OPTIONS == set(table)
+
+
+@pytest.mark.parametrize("name, flag", [("pitch", "--pitch"), ("formant", "--formant"), ("gain", "--gain"),
+                                        ("tempo", "--tempo"), ("pitch_range", "--pitch-range")])
+def test_refuses_beyond_the_table_as_the_cli_does(koe_binary, scratch, name, flag):
+    table = json.loads(subprocess.run([koe_binary, "settings", "--json"], capture_output=True, text=True, check=True).stdout)
+    beyond = table[name]["maximum"] * 2 + 1
+    with pytest.raises(ValueError) as raised:
+        koe.convert(SOURCE, scratch / "out.wav", **{name: beyond})
+    message = cli_error(koe_binary, SOURCE, scratch / "out.wav", flag, beyond)
+    bounds = f"between {table[name]['minimum']:g} and {table[name]['maximum']:g}"
+    assert bounds in str(raised.value) and bounds in message
+    assert str(raised.value).removeprefix(name) == message.removeprefix(flag)
+    assert not (scratch / "out.wav").exists()
 
 
 def cli_error(koe_binary, *arguments):

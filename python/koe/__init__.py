@@ -18,11 +18,13 @@ from ._native import extension as _koe
 
 __all__ = ["VoiceChanger", "convert", "world", "CONVERT_OPTIONS"]
 
-#: The options ``convert`` takes: ``koe convert``'s long options in snake_case.
+#: The options ``convert`` takes: the settings table's names (``koe settings``), ``koe convert``'s long options in
+#: snake_case, and ``vibrato``'s two fields on their own.
 CONVERT_OPTIONS = frozenset({
-    "pitch", "semitones", "pitch_median", "pitch_range", "formant", "preset", "tempo", "vocoder", "eq", "gain",
-    "f0_method", "frame_period", "f0_floor", "f0_ceil", "look_ahead", "live", "threads", "chunk_size",
-    "pitch_curve", "f0_file", "snap", "snap_strength", "snap_speed", "a4", "vibrato", "no_limit",
+    "preset", "pitch", "semitones", "pitch_median", "pitch_range", "formant", "tempo", "whisper", "vocoder",
+    "pitch_curve", "f0_file", "snap", "snap_strength", "snap_speed", "a4", "vibrato", "vibrato_rate", "vibrato_depth",
+    "eq", "geq", "gain", "no_limit", "f0_method", "frame_period", "f0_floor", "f0_ceil", "look_ahead", "live",
+    "threads", "chunk_size",
 })
 
 

@@ -107,8 +107,9 @@ static const LADSPA_PortRangeHint port_hints[PORT_COUNT] = {
     { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_0, 0, KOE_SNAP_SPEED_MAX },
     /* 0 turns the vibrato off. */
     { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_0, 0, KOE_VIBRATO_RATE_MAX },
-    /* LOW, a quarter of the way up: KOE_VIBRATO_DEPTH_DEFAULT. */
-    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_LOW, 0, KOE_VIBRATO_DEPTH_MAX },
+    /* LADSPA's default hints cannot say KOE_VIBRATO_DEPTH_DEFAULT (50) within 0 to 1200: 100 is the nearest they
+     * can. The vibrato is off until the rate moves, and an unconnected port still gets 50 (voice.c). */
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_100, 0, KOE_VIBRATO_DEPTH_MAX },
 };
 
 static const LADSPA_Descriptor descriptor = {

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Koe
+
+struct Settings: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the settings: each one's name, range, default and help, as every front end takes it.",
+        discussion: """
+            One table for the command line (--pitch-median), koe live --set, Python's koe.convert and C's \
+            koe_convert (pitch_median), and the plugins' ports. A value outside its range is refused with the \
+            range in the message; a live control clamps to it.
+            """)
+
+    @Flag(help: "Print one JSON object keyed by setting name instead.")
+    var json = false
+
+    func run() {
+        if json {
+            print(Self.json)
+            return
+        }
+        let width = Setting.all.map(\.name.count).max() ?? 0
+        for setting in Setting.all {
+            let name = setting.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            print("\(name)  \(Self.values(of: setting))  \(setting.summary)")
+        }
+    }
+
+    /// What a setting takes, in a few words: `1/16 to 16 ratio (1)`, `flag`, `text: key:scale`.
+    private static func values(of setting: Setting) -> String {
+        switch setting.kind {
+        case .flag: return "flag"
+        case .text: return "text: " + setting.unit
+        case .number, .count:
+            var words = setting.range.map { "\($0.lowerBound.formatted) to \($0.upperBound.formatted)" } ?? "number"
+            if !setting.unit.isEmpty { words += " " + setting.unit }
+            if let value = setting.defaultValue { words += " (\(value.formatted))" }
+            return words
+        }
+    }
+
+    /// The table as one JSON object, keys sorted: `{"pitch": {"type": "number", "unit": "ratio", "minimum":
+    /// 0.0625, "maximum": 16, "default": 1, "logarithmic": true, "flag": "--pitch", "help": "..."}, ...}`.
+    static var json: String {
+        var table: [String: Any] = [:]
+        for setting in Setting.all {
+            let type: String
+            switch setting.kind {
+            case .number: type = "number"
+            case .count: type = "integer"
+            case .flag: type = "flag"
+            case .text: type = "text"
+            }
+            table[setting.name] = [
+                "type": type, "unit": setting.unit, "minimum": setting.range?.lowerBound ?? NSNull(),
+                "maximum": setting.range?.upperBound ?? NSNull(), "default": setting.defaultValue ?? NSNull(),
+                "logarithmic": setting.isLogarithmic, "flag": setting.flag, "help": setting.summary,
+            ] as [String: Any]
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: table, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
