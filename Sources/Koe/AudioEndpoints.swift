@@ -2,22 +2,72 @@ import Glibc
 import KoeIO
 import KoeWorld
 
-/// Where the samples of a conversion come from: an audio file, or raw PCM on standard input.
+/// Where a conversion reads (`convert(_:to:settings:progress:)`).
+public enum ConversionInput {
+    /// An audio file in any format libsndfile reads.
+    case file(String)
+    /// Interleaved samples at `sampleRate`, `channels` a frame, that `read` gives piece by piece: at most
+    /// `maxFrames` frames a call, nil at the end. `mayWait` says whether the next `read` may block (a pipe with
+    /// nothing in it yet): the conversion then first hands out what it has. `name` names the stream in messages.
+    case stream(
+        name: String, sampleRate: Int, channels: Int, read: (_ maxFrames: Int) throws -> [Double]?, mayWait: () -> Bool = { true })
+}
+
+/// Where a conversion writes (`convert(_:to:settings:progress:)`).
+public enum ConversionOutput {
+    /// An audio file in the format its extension names, written whole or not at all.
+    case file(String)
+    /// Interleaved samples handed to `write` as they are made; `write` returns how many it had to clip.
+    /// `fullScale` is the largest sample it stores without clipping (1 for floats, 32767/32768 for 16-bit PCM),
+    /// which the output limiter keeps to.
+    case stream(fullScale: Double, write: (_ interleaved: [Double]) throws -> Int)
+}
+
+/// A stream's reader and the question whether it may wait, as `ConversionInput.stream` gives them.
+package struct InputStream {
+    let name: String
+    let sampleRate: Int
+    let channels: Int
+    let read: (Int) throws -> [Double]?
+    let mayWait: () -> Bool
+}
+
+/// A stream's writer, and the samples it has clipped so far.
+package final class OutputStream {
+    let fullScale: Double
+    let write: ([Double]) throws -> Int
+    var clippedSamples = 0
+
+    init(fullScale: Double, write: @escaping ([Double]) throws -> Int) {
+        self.fullScale = fullScale
+        self.write = write
+    }
+}
+
+/// Where the samples of a conversion come from: an audio file, or a stream.
 package enum AudioSource {
     case file(AudioFile)
-    case standardInput(RawPCMReader)
+    case stream(InputStream)
+
+    init(_ input: ConversionInput) throws(KoeError) {
+        switch input {
+        case .file(let path): self = .file(try KoeError.wrapping { try AudioFile(reading: path) })
+        case .stream(let name, let sampleRate, let channels, let read, let mayWait):
+            self = .stream(InputStream(name: name, sampleRate: sampleRate, channels: channels, read: read, mayWait: mayWait))
+        }
+    }
 
     package var sampleRate: Int {
         switch self {
         case .file(let file): return file.sampleRate
-        case .standardInput(let reader): return reader.format.sampleRate
+        case .stream(let stream): return stream.sampleRate
         }
     }
 
     package var channels: Int {
         switch self {
         case .file(let file): return file.channels
-        case .standardInput(let reader): return reader.format.channels
+        case .stream(let stream): return stream.channels
         }
     }
 
@@ -33,8 +83,8 @@ package enum AudioSource {
         case .file(let file):
             let samples = try file.readInterleaved(maxFrames: maxFrames)
             return samples.isEmpty ? nil : samples
-        case .standardInput(let reader):
-            return try reader.read(maxFrames: maxFrames)
+        case .stream(let stream):
+            return try stream.read(maxFrames)
         }
     }
 
@@ -56,7 +106,7 @@ package enum AudioSource {
     package var name: String {
         switch self {
         case .file(let file): return file.path
-        case .standardInput(let reader): return reader.name
+        case .stream(let stream): return stream.name
         }
     }
 
@@ -66,10 +116,18 @@ package enum AudioSource {
     }
 }
 
-/// Where converted samples go: an audio file written atomically, or raw PCM on standard output.
+/// Where converted samples go: an audio file written atomically, or a stream.
 package enum AudioSink {
     case file(FileSink)
-    case standardOutput(RawPCMWriter)
+    case stream(OutputStream)
+
+    /// `output` opened for `source`'s samples.
+    init(_ output: ConversionOutput, like source: AudioSource) throws(KoeError) {
+        switch output {
+        case .file(let path): self = try KoeError.wrapping { try .file(path, like: source) }
+        case .stream(let fullScale, let write): self = .stream(OutputStream(fullScale: fullScale, write: write))
+        }
+    }
 
     /// An audio file in the format `path`'s extension names, with the source's rate, channels and (where the
     /// format holds it) sample encoding.
@@ -81,7 +139,7 @@ package enum AudioSink {
         guard !interleaved.isEmpty else { return }
         switch self {
         case .file(let sink): try sink.write(interleaved)
-        case .standardOutput(let writer): try writer.write(interleaved: interleaved)
+        case .stream(let stream): stream.clippedSamples += try stream.write(interleaved)
         }
     }
 
@@ -93,7 +151,7 @@ package enum AudioSink {
     package var clippedSamples: Int {
         switch self {
         case .file(let sink): return sink.clippedSamples
-        case .standardOutput(let writer): return writer.clippedSamples
+        case .stream(let stream): return stream.clippedSamples
         }
     }
 
@@ -101,7 +159,7 @@ package enum AudioSink {
     package var fullScale: Double {
         switch self {
         case .file(let sink): return sink.fullScale
-        case .standardOutput(let writer): return writer.format.fullScale
+        case .stream(let stream): return stream.fullScale
         }
     }
 }

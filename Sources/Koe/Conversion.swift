@@ -3,19 +3,21 @@ import KoeIO
 import KoeStages
 import KoeWorld
 
-/// Converts the audio file `input` into `output`, whose format follows its extension (wav, flac, ogg, aiff, …),
-/// with the input's sample rate, channels and, where the format holds it, sample encoding.
+/// Converts `input` into `output`: an audio file into another, or a stream of samples (raw PCM through a pipe,
+/// say) into either. A file output's format follows its extension (wav, flac, ogg, aiff, …), with the input's
+/// sample rate, channels and, where the format holds it, sample encoding. Each chunk converted is written at once,
+/// so a stream's output flows while its input still arrives; the samples are the same whatever the endpoints.
 ///
-/// The output appears only complete: it is written to a temporary file beside `output` and renamed at the end,
-/// so a refused or failed conversion leaves nothing behind. `progress` is called on the caller's thread after
-/// each chunk. Throws `KoeError` for settings or input it cannot convert.
-public func convertFile(
-    _ input: String, to output: String, settings: ConversionSettings = ConversionSettings(),
+/// A file output appears only complete: it is written to a temporary file beside it and renamed at the end, so a
+/// refused or failed conversion leaves nothing behind. `progress` is called on the caller's thread after each
+/// chunk. Throws `KoeError` for settings or input it cannot convert, and what a stream's closures throw.
+public func convert(
+    _ input: ConversionInput, to output: ConversionOutput, settings: ConversionSettings = ConversionSettings(),
     progress: ((ConversionProgress) -> Void)? = nil
 ) throws(KoeError) -> ConversionStatistics {
-    let source = AudioSource.file(try KoeError.wrapping { try AudioFile(reading: input) })
+    let source = try AudioSource(input)
     return try Conversion.run(source, settings: settings, progress: progress) { source throws(KoeError) in
-        try KoeError.wrapping { try AudioSink.file(output, like: source) }
+        try AudioSink(output, like: source)
     }
 }
 
@@ -187,10 +189,10 @@ package struct Conversion {
 }
 
 extension AudioSource {
-    /// True when the next read may have to wait: standard input with nothing in it yet. A file never keeps its
-    /// reader waiting.
+    /// True when the next read may have to wait: a stream with nothing in it yet. A file never keeps its reader
+    /// waiting.
     fileprivate var mayWaitForInput: Bool {
-        guard case .standardInput(let reader) = self else { return false }
-        return !reader.hasInputWaiting
+        guard case .stream(let stream) = self else { return false }
+        return stream.mayWait()
     }
 }

@@ -2,7 +2,7 @@ import KoeDSP
 import KoeStages
 import KoeWorld
 
-/// The one engine every front end drives: `convertFile`, `koe convert` and `koe batch` through `Conversion`;
+/// The one engine every front end drives: `convert`, `koe convert` and `koe batch` through `Conversion`;
 /// `VoiceChanger`, and through it `koe live`, the C ABI and the plugins. It plans each channel's stages from the
 /// settings (`Lane.init`, the one place they are planned), runs the channels, side by side on threads when it
 /// has them, and keeps each channel's output until the caller takes it.

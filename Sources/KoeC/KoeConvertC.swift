@@ -1,5 +1,5 @@
 // `koe convert` for C callers (koe_convert in include/koe.h): the settings table's names with text values,
-// turned into `ConversionSettings` by `ConversionSettings.set`, then `convertFile`, the conversion the CLI runs.
+// turned into `ConversionSettings` by `ConversionSettings.set`, then `convert`, the conversion the CLI runs.
 import Koe
 
 /// `count` C strings from `pointer`, refusing NULL ones; `name` says which in the error.
@@ -43,7 +43,7 @@ public func koe_convert(
         let settings = try conversionSettings(
             names: strings(names, count, "option names"), values: strings(values, count, "option values"))
         do {
-            _ = try convertFile(String(cString: input), to: String(cString: output), settings: settings)
+            _ = try convert(.file(String(cString: input)), to: .file(String(cString: output)), settings: settings)
         } catch KoeError.io(let reason) {
             throw CallError(reason, status: statusIO)
         }

@@ -110,10 +110,10 @@ package final class LiveControl {
                 throw KoeError.invalidArgument("\(parts[0]) must be a number: '\(parts[1])'")
             }
             try setting.validate(value)
-            switch setting {
-            case .gain: request.gainDB = value
-            case .semitones: request.pitch = exp2(value / 12)
-            case .formant: request.formant = value
+            switch setting.name {
+            case "gain": request.gainDB = value
+            case "semitones": request.pitch = exp2(value / 12)
+            case "formant": request.formant = value
             default: request.pitch = value
             }
         }

@@ -1,6 +1,6 @@
 /// A named voice: vocoder settings and equalizer bands that go with them.
 /// Explicit options given alongside a preset override its values.
-public struct Preset: Sendable, Equatable {
+public struct Preset: Sendable {
     public let name: String
     public let summary: String
     public let voice: VoiceSettings

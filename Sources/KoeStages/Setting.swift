@@ -5,7 +5,7 @@ import KoeWorld
 /// `koe.convert` and the plugins' ports are made from it or tested against it. One rule, one place: a front end
 /// that takes a value from a person refuses one outside `range` with `validate`, whose message gives the range;
 /// a live control (a changer's property, a plugin port, an arrow key) clamps to the same range.
-public struct Setting: Sendable, Equatable {
+public struct Setting: Sendable {
     /// What a setting's value is.
     public enum Kind: Sendable {
         /// A real number within `range` (where it has one).
@@ -158,6 +158,11 @@ public struct Setting: Sendable, Equatable {
     package static let chunkSize = Setting(
         "chunk_size", .count, "frames", range: 1...Double(1 << 20), default: 4096,
         "Frames read and processed at a time; the output is the same for any size.")
+
+    /// Matches a setting in a `switch` by name (`case .pitch:`).
+    package static func ~= (pattern: Setting, value: Setting) -> Bool {
+        pattern.name == value.name
+    }
 
     /// Every setting, in the order a conversion applies them: a preset first, explicit settings over it.
     public static let all: [Setting] = [

@@ -4,9 +4,9 @@ import KoeDSP
 /// holds back for its frames. The defaults are WORLD's (DIO, 5 ms, 71 to 800 Hz); every duration is in
 /// milliseconds. `validate(sampleRate:)` is the one check of these settings: a value out of its range is refused,
 /// never clamped, and every caller (a changer, a conversion, the command line) runs it.
-public struct AnalysisOptions: Sendable, Equatable, Codable {
+public struct AnalysisOptions: Sendable, Equatable {
     /// The F0 estimators.
-    public enum F0Method: String, Sendable, CaseIterable, Codable {
+    public enum F0Method: String, Sendable, CaseIterable {
         case dio, harvest
     }
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Koe
-import KoeWorld
+import KoeBatch
 import KoeIO
 
 struct Analyze: ParsableCommand {

@@ -75,7 +75,7 @@ struct Batch: ParsableCommand {
                     if batch.analyze {
                         return BatchWorker.Outcome(audioSeconds: try analysis.write(order.input, to: order.output))
                     }
-                    let statistics = try convertFile(order.input, to: order.output, settings: settings.get())
+                    let statistics = try convert(.file(order.input), to: .file(order.output), settings: settings.get())
                     return BatchWorker.Outcome(audioSeconds: statistics.inputSeconds, clippedSamples: statistics.clippedSamples)
                 }, describe: { Report.oneLine(Self.message(for: $0)) })
             } catch KoeError.misuse {

@@ -62,17 +62,8 @@ struct Convert: ParsableCommand {
         settings.chunkFrames = chunkSize
         try curves.apply(to: &settings)
         let progress = reporting.progressBar()
-        let stats: ConversionStatistics
-        if input == "-" || output == "-" {
-            // Raw PCM on a pipe is the command line's own kind of input and output, not a Swift caller's, who
-            // streams through VoiceChanger: it is read and written here and driven as a file conversion is.
-            let source = try raw.source(input)
-            stats = try Conversion.run(source, settings: settings, progress: progress?.update) { source throws(KoeError) in
-                try KoeError.wrapping { try raw.sink(output, like: source) }
-            }
-        } else {
-            stats = try convertFile(input, to: output, settings: settings, progress: progress?.update)
-        }
+        let source = try raw.input(input)
+        let stats = try convert(source, to: try raw.output(output, for: source), settings: settings, progress: progress?.update)
         progress?.finish()
 
         if stats.clippedSamples > 0 {

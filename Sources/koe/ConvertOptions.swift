@@ -307,14 +307,32 @@ struct RawOptions: ParsableArguments {
     }
 
     /// The input named on the command line: raw PCM on standard input for `-`, else an audio file.
-    func source(_ path: String) throws -> AudioSource {
-        path == "-" ? .standardInput(RawPCMReader(format: try inputFormat())) : .file(try AudioFile(reading: path))
+    func input(_ path: String) throws -> ConversionInput {
+        guard path == "-" else { return .file(path) }
+        let reader = RawPCMReader(format: try inputFormat())
+        return .stream(
+            name: reader.name, sampleRate: reader.format.sampleRate, channels: reader.format.channels,
+            read: reader.read(maxFrames:), mayWait: { !reader.hasInputWaiting })
     }
 
-    /// The output named on the command line: raw PCM on standard output for `-`, else an audio file like `source`.
-    func sink(_ path: String, like source: AudioSource) throws -> AudioSink {
-        guard path == "-" else { return try .file(path, like: source) }
-        return .standardOutput(RawPCMWriter(format: try outputFormat(sampleRate: source.sampleRate, channels: source.channels)))
+    /// The output named on the command line: raw PCM on standard output for `-`, with `input`'s rate and channels;
+    /// else an audio file.
+    func output(_ path: String, for input: ConversionInput) throws -> ConversionOutput {
+        guard path == "-" else { return .file(path) }
+        let sampleRate: Int, channels: Int
+        switch input {
+        case .file(let path):
+            let file = try AudioFile(reading: path)
+            (sampleRate, channels) = (file.sampleRate, file.channels)
+        case .stream(_, let rate, let count, _, _):
+            (sampleRate, channels) = (rate, count)
+        }
+        let writer = RawPCMWriter(format: try outputFormat(sampleRate: sampleRate, channels: channels))
+        return .stream(fullScale: writer.format.fullScale) { interleaved in
+            let clipped = writer.clippedSamples
+            try writer.write(interleaved: interleaved)
+            return writer.clippedSamples - clipped
+        }
     }
 
     func inputFormat() throws -> RawPCMFormat {

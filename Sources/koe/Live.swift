@@ -1,7 +1,6 @@
 import ArgumentParser
 import Glibc
 import Koe
-import KoeWorld
 import KoeLive
 import Synchronization
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Koe
-import KoeWorld
 import KoePlot
 
 struct Plot: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Koe
+import KoeBatch
 import KoeIO
 
 extension SampleEncoding: ExpressibleByArgument {}

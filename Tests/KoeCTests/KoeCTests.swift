@@ -156,7 +156,7 @@ import TestSupport
         #expect(first == second)
     }
 
-    /// The C ABI drives the one engine: 480-frame blocks read `latency` frames late are `convertFile`'s live
+    /// The C ABI drives the one engine: 480-frame blocks read `latency` frames late are `convert`'s live
     /// conversion of the same audio, sample for sample (pitch 1.2, formant 1.1). A host has no end of stream, so
     /// the audio ends in silence, as a plugin test's input does, and the frames the C caller has are compared.
     @Test func equalsALiveConversionOfAFile() throws {
@@ -170,7 +170,7 @@ import TestSupport
         settings.voice.pitch = 1.2
         settings.voice.formant = 1.1
         settings.analysis.live = true
-        _ = try convertFile(folder.file("in.wav"), to: folder.file("out.wav"), settings: settings)
+        _ = try convert(.file(folder.file("in.wav")), to: .file(folder.file("out.wav")), settings: settings)
         let converted = try AudioFile(reading: folder.file("out.wav")).readChannel(0)
 
         let changer = try makeChanger()

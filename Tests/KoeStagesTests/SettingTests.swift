@@ -6,7 +6,7 @@ import Testing
     @Test func namesAreUniqueAndFoundWithUnderscoresOrDashes() {
         let names = Setting.all.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(Setting.named("pitch-median") == Setting.pitchMedian)
+        #expect(Setting.named("pitch-median")?.name == Setting.pitchMedian.name)
         #expect(Setting.named("pitch_median")?.flag == "--pitch-median")
         #expect(Setting.named("pich") == nil)
     }

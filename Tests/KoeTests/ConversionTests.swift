@@ -4,7 +4,7 @@ import KoeIO
 import Testing
 import TestSupport
 
-/// `convertFile` with the limiter and the F0 edits that need the whole file: what reaches the output file.
+/// `convert` with the limiter and the F0 edits that need the whole file: what reaches the output file.
 @Suite struct ConversionTests {
     let folder = TemporaryFolder()
 
@@ -21,13 +21,55 @@ import TestSupport
         return settings
     }
 
+    /// A stream converts as a file does: read in pieces of any size, it gives the file's bytes, and written piece
+    /// by piece at a 16-bit file's full scale, the samples that file holds.
+    @Test func aStreamConvertsAsAFileDoes() throws {
+        let samples = Signals.vowel(f0: 140, sampleRate: 16000, duration: 0.6)
+        let input = try writeAudio(samples, to: "vowel.wav")
+        let reference = try convert(.file(input), to: .file(folder.file("file.wav")), settings: pitched(1.3))
+        let fileSamples = try AudioFile(reading: input).readInterleaved(maxFrames: samples.count)
+        var position = 0
+        let streamed = ConversionInput.stream(name: "test stream", sampleRate: 16000, channels: 1, read: { maxFrames in
+            guard position < fileSamples.count else { return nil }
+            let piece = Array(fileSamples[position..<min(position + min(maxFrames, 777), fileSamples.count)])
+            position += piece.count
+            return piece
+        })
+        var settings = pitched(1.3)
+        settings.chunkFrames = 1000
+        let statistics = try convert(streamed, to: .file(folder.file("stream.wav")), settings: settings)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("stream.wav"))) == Data(contentsOf: URL(fileURLWithPath: folder.file("file.wav"))))
+        #expect(statistics.outputSeconds == reference.outputSeconds)
+
+        var written: [Double] = []
+        _ = try convert(.file(input), to: .stream(fullScale: 32767.0 / 32768) { piece in
+            written += piece
+            return 0
+        }, settings: pitched(1.3))
+        _ = try writeAudio(written, to: "written.wav")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.file("written.wav"))) == Data(contentsOf: URL(fileURLWithPath: folder.file("file.wav"))))
+    }
+
+    @Test func aStreamsErrorsNameIt() throws {
+        let empty = ConversionInput.stream(name: "test stream", sampleRate: 16000, channels: 1, read: { _ in nil })
+        #expect(throws: KoeError.self) { try convert(empty, to: .file(folder.file("out.wav"))) }
+        #expect(!FileManager.default.fileExists(atPath: folder.file("out.wav")), "a refused stream leaves no file")
+        let failing = ConversionInput.stream(name: "test stream", sampleRate: 16000, channels: 1, read: { _ in [.nan] })
+        do {
+            _ = try convert(failing, to: .file(folder.file("out.wav")), settings: pitched(1.2))
+            Issue.record("a NaN sample converted")
+        } catch {
+            #expect(error.description.contains("test stream"), "\(error)")
+        }
+    }
+
     /// The issue's example: a -0.5 dBFS 150 Hz tone through pitch 1.2 clips half its samples unlimited.
     @Test func theLimiterLeavesNothingToClip() throws {
         let tone = try writeAudio(Signals.sine(frequency: 150, sampleRate: 16000, duration: 1, amplitude: pow(10, -0.5 / 20)), to: "tone.wav")
         var unlimited = pitched(1.2)
         unlimited.limitsOutput = false
-        let clipped = try convertFile(tone, to: folder.file("clipped.wav"), settings: unlimited)
-        let limited = try convertFile(tone, to: folder.file("limited.wav"), settings: pitched(1.2))
+        let clipped = try convert(.file(tone), to: .file(folder.file("clipped.wav")), settings: unlimited)
+        let limited = try convert(.file(tone), to: .file(folder.file("limited.wav")), settings: pitched(1.2))
         #expect(clipped.clippedSamples > 1000)
         #expect(limited.clippedSamples == 0)
         #expect(limited.latencyBoundMilliseconds - clipped.latencyBoundMilliseconds == 5)
@@ -40,15 +82,15 @@ import TestSupport
         let vowel = try writeAudio(Signals.vowel(f0: 140, sampleRate: 16000, duration: 0.6), to: "vowel.wav")
         var unlimited = pitched(1.3)
         unlimited.limitsOutput = false
-        _ = try convertFile(vowel, to: folder.file("a.wav"), settings: pitched(1.3))
-        _ = try convertFile(vowel, to: folder.file("b.wav"), settings: unlimited)
+        _ = try convert(.file(vowel), to: .file(folder.file("a.wav")), settings: pitched(1.3))
+        _ = try convert(.file(vowel), to: .file(folder.file("b.wav")), settings: unlimited)
         let same = try AudioFile(reading: folder.file("a.wav")).readChannel(0) == AudioFile(reading: folder.file("b.wav")).readChannel(0)
         #expect(same)
     }
 
     @Test func aCopyHasNoLimiter() throws {
         let loud = try writeAudio(Signals.whiteNoise(count: 4000, amplitude: 1, seed: 4), to: "loud.wav")
-        let statistics = try convertFile(loud, to: folder.file("copy.wav"))
+        let statistics = try convert(.file(loud), to: .file(folder.file("copy.wav")))
         #expect(statistics.latencyBoundMilliseconds == 0)
         let same = try AudioFile(reading: loud).readChannel(0) == AudioFile(reading: folder.file("copy.wav")).readChannel(0)
         #expect(same)
@@ -60,11 +102,11 @@ import TestSupport
         settings.voice.f0Track = try F0Track(values: [Double](repeating: 200, count: 100), name: "f0.npy")
         #expect(throws: KoeError.badInput(source: "f0.npy", reason:
             "has 100 F0 values but \(vowel) has 101 analysis frames (8000 samples at 16000 Hz, one frame every 5.0 ms from 0)")) {
-            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+            try convert(.file(vowel), to: .file(folder.file("out.wav")), settings: settings)
         }
         #expect(!FileManager.default.fileExists(atPath: folder.file("out.wav")))
         settings.voice.f0Track = try F0Track(values: [Double](repeating: 200, count: 101))
-        let statistics = try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+        let statistics = try convert(.file(vowel), to: .file(folder.file("out.wav")), settings: settings)
         let median = try #require(statistics.medianF0Out)
         #expect(abs(1200 * log2(median / 200)) < 1, "the median is kept to a cent: \(median) Hz")
     }
@@ -74,22 +116,22 @@ import TestSupport
         var settings = ConversionSettings()
         settings.gainDB = 200
         #expect(throws: KoeError.invalidArgument("gain must be between -60 and 60 dB (got 200)")) {
-            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+            try convert(.file(vowel), to: .file(folder.file("out.wav")), settings: settings)
         }
         settings.gainDB = 0
         settings.voice.formant = 64
         #expect(throws: KoeError.invalidArgument("formant must be between 0.0625 and 16 (got 64)")) {
-            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+            try convert(.file(vowel), to: .file(folder.file("out.wav")), settings: settings)
         }
         settings.voice.formant = 1
         settings.voice.snap = PitchSnap.Options(strength: 2)
         #expect(throws: KoeError.invalidArgument("snap strength must be between 0 and 1 (got 2)")) {
-            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+            try convert(.file(vowel), to: .file(folder.file("out.wav")), settings: settings)
         }
         settings.voice.snap = nil
         settings.voice.vibrato = Vibrato.Options(rate: 50)
         #expect(throws: KoeError.invalidArgument("vibrato rate must be between 0 and 20 Hz (got 50)")) {
-            try convertFile(vowel, to: folder.file("out.wav"), settings: settings)
+            try convert(.file(vowel), to: .file(folder.file("out.wav")), settings: settings)
         }
     }
 
@@ -106,7 +148,7 @@ import TestSupport
         var settings = pitched(1.2)
         settings.voice.formant = 1.1
         settings.analysis.live = live
-        _ = try convertFile(input, to: folder.file("converted.wav"), settings: settings)
+        _ = try convert(.file(input), to: .file(folder.file("converted.wav")), settings: settings)
         let converted = try AudioFile(reading: folder.file("converted.wav")).readChannel(0)
 
         var options = VoiceChanger.Options()

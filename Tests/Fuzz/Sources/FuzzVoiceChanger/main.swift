@@ -207,9 +207,13 @@ private func makeChanger(_ bytes: inout Bytes) -> VoiceChanger? {
 
 // MARK: Settings
 
+/// Scales of every kind of mode and key spelling; each parses (the unit tests read every mode's name).
+private let scales = ["chromatic", "C:major", "A:minor", "F#:dorian", "Bb:phrygian", "E:lydian", "G:mixolydian", "B:locrian",
+                      "D:harmonic-minor", "Eb:melodic-minor", "Ab:major-pentatonic", "C#:minor-pentatonic", "F:blues", "Db:whole-tone"]
+
 private func snapOptions(_ bytes: inout Bytes) -> PitchSnap.Options? {
     bytes.byte() % 3 == 0 ? nil : PitchSnap.Options(
-        scale: MusicalScale(key: Int(Int8(bitPattern: bytes.byte())), mode: bytes.pick(MusicalScale.Mode.allCases)),
+        scale: try! MusicalScale(parsing: bytes.pick(scales)),
         strength: bytes.setting(around: [1, 0.5, 0, 1.5]), speed: bytes.setting(around: [0, 50, 10_000, 20_000]),
         a4: bytes.setting(around: [440, 400, 480, 300]))
 }

@@ -6,31 +6,32 @@ import KoeWorld
 extension WorldParameters {
     /// Reads and cross-checks a folder written by `koe analyze` (or laid out the same way by other tools): f0.npy,
     /// sp.npy, ap.npy, meta.json, and time.npy when present.
-    init(folder: String) throws(KoeError) {
+    package init(folder: String) throws(KoeError) {
         self = try KoeError.wrapping { try AnalysisFolder.read(folder) }
     }
 }
 
-/// The files of an analysis folder. Here rather than in the library: meta.json goes through Foundation's JSON, and
-/// the library links no Foundation, so that the plugins built on it stay small.
-enum AnalysisFolder {
-    static let f0Name = "f0.npy"
-    static let timeName = "time.npy"
-    static let spectrogramName = "sp.npy"
-    static let aperiodicityName = "ap.npy"
-    static let metaName = "meta.json"
-    static let names = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
+/// The files of an analysis folder, which `koe analyze` and `koe batch --analyze` write and `koe synth` reads.
+/// Here rather than in Koe: meta.json goes through Foundation's JSON, and Koe links no Foundation, so that the
+/// plugins built on it stay small.
+package enum AnalysisFolder {
+    package static let f0Name = "f0.npy"
+    package static let timeName = "time.npy"
+    package static let spectrogramName = "sp.npy"
+    package static let aperiodicityName = "ap.npy"
+    package static let metaName = "meta.json"
+    package static let names = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
 
     /// Temporary files for the folder's, which `write` fills and moves into place: taken before a long analysis,
     /// so a folder that cannot be written fails first.
-    static func outputs(in folder: String) throws -> AtomicOutputSet {
+    package static func outputs(in folder: String) throws -> AtomicOutputSet {
         try AtomicOutputSet(folder: folder, names: names)
     }
 
     // MARK: Writing
 
     /// Writes every file through `outputs` (from `outputs(in:)`), then moves them all into place.
-    static func write(_ parameters: WorldParameters, to outputs: AtomicOutputSet) throws {
+    package static func write(_ parameters: WorldParameters, to outputs: AtomicOutputSet) throws {
         let arrays = [
             f0Name: Npy(vector: parameters.contour.f0),
             timeName: Npy(vector: parameters.contour.time),
@@ -66,7 +67,7 @@ enum AnalysisFolder {
     // MARK: Reading
 
     /// Reads and cross-checks a folder written by `koe analyze` (or laid out the same way by other tools).
-    static func read(_ folder: String) throws -> WorldParameters {
+    package static func read(_ folder: String) throws -> WorldParameters {
         try requireFolder(folder)
         let path = { (name: String) in folder.hasSuffix("/") ? folder + name : folder + "/" + name }
         let meta = try readMeta(path(metaName))
