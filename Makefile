@@ -515,7 +515,7 @@ test-install: install-test-deps release
 install-test-deps:
 	@$(call apt_install,$(INSTALL_TEST_DEPS))
 
-# The README's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
+# docs/batch.md's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
 # on localhost (munged, slurmctld, slurmd as its own processes; Tests/Cluster/slurm.conf.in), with a cancelled
 # task and a killed shard resumed; under a minute on 2 cores, Slurm's installation included. Part of `make test`.
 test-cluster: deps test-deps cluster-deps release
