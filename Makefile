@@ -361,16 +361,19 @@ wheel-deps:
 
 # The wheel in a fresh venv with pytest, numpy, pyworld and soundfile: imported with no toolchain and no
 # LD_LIBRARY_PATH (`env -i PATH=/usr/bin:/bin`), its extension's libraries resolved outside the toolchain, then
-# Tests/Python against pyworld on ../shared/corpus, samples/ and codec2's 8 kHz speech, and against the release koe;
-# then the same wheel with numpy 1.x (the extension uses the buffer protocol, not numpy's C API): the changer,
-# convert, the codecs and bad input. About 5 minutes on 2 cores. Part of `make test`.
+# Tests/Python against pyworld on ../shared/corpus, samples/ and codec2's 8 kHz speech, and against the release koe
+# (test_readme.py: every code block of README.md run as a reader runs it, or marked with the suite that runs it, and
+# the links of README.md, ARCHITECTURE.md and docs/ checked); then the same wheel with numpy 1.x (the extension uses
+# the buffer protocol, not numpy's C API): the changer, convert, the codecs, the README's Python blocks and bad input. About 5 minutes on 2 cores. Part of `make test`.
 test-python: python-venv release python-test-deps
 	KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) OPENBLAS_NUM_THREADS=1 $(PYTHON_VENV)/bin/python -m pytest -q -p no:cacheprovider Tests/Python
 	rm -rf $(PYTHON_VENV)-numpy1
 	$(PYTHON) -m venv $(PYTHON_VENV)-numpy1
 	$(PYTHON_VENV)-numpy1/bin/python -m pip install --quiet dist/koe-*.whl "numpy<2" $(filter-out numpy,$(PY_WHEEL_TEST_DEPS))
 	KOE_BINARY=$(CURDIR)/$(RELEASE_KOE) $(PYTHON_VENV)-numpy1/bin/python -m pytest -q -p no:cacheprovider \
-		Tests/Python/test_changer.py Tests/Python/test_convert.py Tests/Python/test_readme.py Tests/Python/test_codecs.py \
+		Tests/Python/test_changer.py Tests/Python/test_convert.py Tests/Python/test_codecs.py \
+		"Tests/Python/test_readme.py::test_the_readme_python_blocks_run" \
+		"Tests/Python/test_readme.py::test_the_python_blocks_of_docs_python_run" \
 		"Tests/Python/test_world.py::TestBadInput" "Tests/Python/test_world.py::test_float32_gives_the_float64_result" \
 		"Tests/Python/test_world.py::test_wav2world"
 
@@ -515,7 +518,7 @@ test-install: install-test-deps release
 install-test-deps:
 	@$(call apt_install,$(INSTALL_TEST_DEPS))
 
-# The README's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
+# docs/batch.md's Slurm job array and GNU parallel line, run for real on a single-node Slurm that the test starts
 # on localhost (munged, slurmctld, slurmd as its own processes; Tests/Cluster/slurm.conf.in), with a cancelled
 # task and a killed shard resumed; under a minute on 2 cores, Slurm's installation included. Part of `make test`.
 test-cluster: deps test-deps cluster-deps release

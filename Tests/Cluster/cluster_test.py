@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's cluster recipes, run for real: a Slurm job array and GNU parallel on this machine.
+"""The cluster recipes of docs/batch.md, run for real: a Slurm job array and GNU parallel on this machine.
 
 Usage: python3 Tests/Cluster/cluster_test.py --koe .build/release/koe [--keep]
 (`make test-cluster` installs slurm-wlm, munge and parallel from Debian and runs it.)
@@ -9,9 +9,9 @@ processes with their key, socket, configuration (Tests/Cluster/slurm.conf.in), s
 temporary folder, and stopped by PID when the test ends, however it ends. The corpus is 20 short
 speech files made with espeak-ng and sox (WAV and FLAC, 16 and 22.05 kHz, in two folders).
 
-The scripts are the README's own: the `#SBATCH --array` block and the `parallel -S ...` line are read
-from README.md, and only the paths, the array size (16 -> 4) and the machines (`-S :`, this one) are
-changed; a README that no longer has them fails the test. The `koe` on their PATH is --koe.
+The scripts are the documentation's own: the `#SBATCH --array` block and the `parallel -S ...` line are
+read from docs/batch.md, and only the paths, the array size (16 -> 4) and the machines (`-S :`, this one) are
+changed; a page that no longer has them fails the test. The `koe` on their PATH is --koe.
 
   slurm           the array converts the corpus; every task completes with exit code 0.
   slurm-cancel    the array again into a new folder; one task is cancelled (scancel) once it has
@@ -49,8 +49,8 @@ import soundfile
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONFIG_TEMPLATE = Path(__file__).resolve().parent / "slurm.conf.in"
-ARRAY_SIZE = 4           # the README's 16, cut to the size of this corpus
-PARALLEL_SHARDS = 3      # as the README's line has it
+ARRAY_SIZE = 4           # the page's 16, cut to the size of this corpus
+PARALLEL_SHARDS = 3      # as the page's line has it
 WAIT_SECONDS = 300       # for any one array or parallel run; a run past this is a hang
 POLL_SECONDS = 0.02
 
@@ -188,7 +188,7 @@ class Daemons:
         self.processes = []
 
 
-# --- the corpus and the README's recipes --------------------------------------------------------------
+# --- the corpus and docs/batch.md's recipes ----------------------------------------------------------
 
 def make_corpus(folder):
     """20 inputs; returns their paths relative to `folder`, sorted as koe sorts them."""
@@ -211,23 +211,23 @@ def make_corpus(folder):
 
 
 def readme_block(pattern):
-    """The fenced code block of README.md that contains `pattern`."""
-    readme = (REPOSITORY / "README.md").read_text()
+    """The fenced code block of docs/batch.md that contains `pattern`."""
+    readme = (REPOSITORY / "docs/batch.md").read_text()
     for block in re.findall(r"```[a-z]*\n(.*?)```", readme, flags=re.S):
         if pattern in block:
             return block
-    raise Failure(f"README.md has no code block with {pattern!r}")
+    raise Failure(f"docs/batch.md has no code block with {pattern!r}")
 
 
 def replace_once(text, old, new, what):
-    check(text.count(old) == 1, f"README's {what} no longer has {old!r} exactly once; update the test with it")
+    check(text.count(old) == 1, f"docs/batch.md's {what} no longer has {old!r} exactly once; update the test with it")
     return text.replace(old, new)
 
 
 def slurm_script(corpus, output):
     script = readme_block("#SBATCH --array")
     script = re.sub(r"#SBATCH --array=1-\d+", f"#SBATCH --array=1-{ARRAY_SIZE}", script)
-    check(f"--array=1-{ARRAY_SIZE}" in script, "README's Slurm script has no `#SBATCH --array=1-N` line")
+    check(f"--array=1-{ARRAY_SIZE}" in script, "docs/batch.md's Slurm script has no `#SBATCH --array=1-N` line")
     script = replace_once(script, "/shared/augmented", str(output), "Slurm script")
     return replace_once(script, "/shared/corpus", str(corpus), "Slurm script")
 
@@ -235,10 +235,10 @@ def slurm_script(corpus, output):
 def parallel_line():
     block = readme_block("parallel -S")
     lines = [line for line in block.splitlines() if line.startswith("parallel ")]
-    check(len(lines) == 1, "README's GNU parallel block should hold one `parallel` line")
+    check(len(lines) == 1, "docs/batch.md's GNU parallel block should hold one `parallel` line")
     line = re.sub(r"-S \S+", "-S :", lines[0])
     check(f"::: {' '.join(str(i) for i in range(1, PARALLEL_SHARDS + 1))}" in line,
-          f"README's parallel line no longer splits in {PARALLEL_SHARDS}")
+          f"docs/batch.md's parallel line no longer splits in {PARALLEL_SHARDS}")
     return line
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """koe as a Swift library, from outside: a package that depends on koe by path and imports only `Koe`.
 
-Builds, in one scratch package, the README's "Use koe from Swift" snippets (so they cannot rot), soak.swift
-(run by bench/soak.py) and client.swift, which streams speech through a VoiceChanger in 480-frame blocks with pitch 1.2 / formant 1.1 and
+Builds, in one scratch package, the Swift blocks of README.md and of docs/swift.md (so they cannot rot; each file's
+blocks as one program), soak.swift (run by bench/soak.py) and client.swift, which streams speech through a VoiceChanger in 480-frame blocks with pitch 1.2 / formant 1.1 and
 switches to pitch 0.8 halfway, once as it is made by default and once live (`VoiceChanger.Options.live`). Then
 checks, for each:
 - block in = block out (the client checks each block) and out ++ finish() = input + latency, the first
@@ -40,21 +40,18 @@ let package = Package(
     targets: [
         .executableTarget(name: "koe-library-client", dependencies: [.product(name: "Koe", package: "{identity}")]),
         .executableTarget(name: "readme-example", dependencies: [.product(name: "Koe", package: "{identity}")]),
+        .executableTarget(name: "docs-swift-example", dependencies: [.product(name: "Koe", package: "{identity}")]),
         .executableTarget(name: "koe-soak", dependencies: [.product(name: "Koe", package: "{identity}")]),
     ]
 )
 """
 
 
-def readme_snippets():
-    """The swift blocks of the README's "Use koe from Swift" section."""
-    text = open(os.path.join(ROOT, "README.md")).read()
-    section = re.search(r"^### Use koe from Swift\n(.*?)(?=^##)", text, re.S | re.M)
-    if not section:
-        sys.exit("library_test: README.md has no '### Use koe from Swift' section")
-    blocks = re.findall(r"```swift\n(.*?)```", section.group(1), re.S)
+def swift_blocks(page):
+    """The swift blocks of a Markdown page of the repository, in order."""
+    blocks = re.findall(r"^```swift\n(.*?)^```", open(os.path.join(ROOT, page)).read(), re.S | re.M)
     if not blocks:
-        sys.exit("library_test: the README's Swift section has no swift code block")
+        sys.exit(f"library_test: {page} has no swift code block")
     return blocks
 
 
@@ -67,7 +64,8 @@ def build(folder, scratch):
     here = os.path.join(ROOT, "Tests/Library")
     sources = {"koe-library-client": open(os.path.join(here, "client.swift")).read(),
                "koe-soak": open(os.path.join(here, "soak.swift")).read(),
-               "readme-example": "\n".join(readme_snippets())}
+               "readme-example": "\n".join(swift_blocks("README.md")),
+               "docs-swift-example": "\n".join(swift_blocks("docs/swift.md"))}
     for target, source in sources.items():
         os.makedirs(os.path.join(folder, "Sources", target))
         with open(os.path.join(folder, "Sources", target, "main.swift"), "w") as f:
@@ -141,7 +139,7 @@ def main():
 
     with tempfile.TemporaryDirectory() as folder:
         products = build(os.path.join(folder, "package"), os.path.join(ROOT, ".build/library-client"))
-        check("README snippets compile", True, "readme-example built")
+        check("README and docs/swift.md blocks compile", True, "readme-example and docs-swift-example built")
         soundfile.write(os.path.join(folder, "float.wav"), signal, RATE, subtype="FLOAT")
         for live in (False, True):
             run = subprocess.run(

@@ -124,7 +124,7 @@ int koe_finish(koe_changer *changer, float *const *output);
 
 /* Converts the audio file `input` into `output` as `koe convert input output OPTIONS` does: options are the
  * CLI's long options by name without dashes and in snake_case, each with its value as text ("pitch" "1.2",
- * "eq" "peak:1000:6" (repeatable), "live" "1"; see the README's Python section for the list). The output
+ * "eq" "peak:1000:6" (repeatable), "live" "1"; see docs/python.md for the list). The output
  * appears only complete. KOE_ERROR_ARGUMENT for bad options or input, KOE_ERROR_IO for a file that cannot be
  * read or written, with the reason in message. Runs on the calling thread unless "threads" asks for more. */
 int koe_convert(const char *input, const char *output, const char *const *names, const char *const *values,
