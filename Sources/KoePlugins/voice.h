@@ -33,8 +33,20 @@ typedef enum {
     KOE_NOT_A_CONTROL = -1
 } koe_control;
 
-/* A wrapper's port table (`koe_control port_controls[PORT_COUNT]`) for its control ports, which its port enum names
- * PORT_ and the control's name; the other ports it sets to KOE_NOT_A_CONTROL itself. */
+/* The ports both plugins have after their first six (the audio ports, pitch, formant, gain and latency, in an order
+ * each wrapper's port enum gives): the end of that enum. */
+#define KOE_LATER_PORTS                                                                                             \
+    PORT_PITCH_RANGE, PORT_WHISPER, PORT_SNAP, PORT_SNAP_KEY, PORT_SNAP_STRENGTH, PORT_SNAP_SPEED, PORT_VIBRATO_RATE, \
+    PORT_VIBRATO_DEPTH, PORT_COUNT
+
+/* A wrapper's table of the voice control each port carries, for the ports its enum names PORT_ and the control's
+ * name (the audio and latency ports carry none). */
+#define KOE_PORT_CONTROL_TABLE                                                                                      \
+    static const koe_control port_controls[PORT_COUNT] = {                                                          \
+        [PORT_INPUT] = KOE_NOT_A_CONTROL, [PORT_OUTPUT] = KOE_NOT_A_CONTROL, [PORT_LATENCY] = KOE_NOT_A_CONTROL,    \
+        KOE_PORT_CONTROLS,                                                                                          \
+    }
+
 #define KOE_PORT_CONTROLS                                                                                           \
     [PORT_PITCH] = KOE_CONTROL_PITCH, [PORT_FORMANT] = KOE_CONTROL_FORMANT,                                         \
     [PORT_GAIN_DB] = KOE_CONTROL_GAIN_DB, [PORT_PITCH_RANGE] = KOE_CONTROL_PITCH_RANGE,                             \
