@@ -7,11 +7,11 @@ import KoeWorld
 /// a live control (a changer's property, a plugin port, an arrow key) clamps to the same range.
 public struct Setting: Sendable {
     /// What a setting's value is.
-    public enum Kind: Sendable {
+    package enum Kind: String, Sendable {
         /// A real number within `range` (where it has one).
         case number
         /// A whole number within `range`.
-        case count
+        case count = "integer"
         /// On or off; present or absent on a command line.
         case flag
         /// Words: a name, a file, a band's description, …; `unit` says which.
@@ -21,7 +21,10 @@ public struct Setting: Sendable {
     /// The name as `--set`, Python, C and the plugins' ports spell it (`pitch_median`); the command line writes
     /// it with dashes (`--pitch-median`).
     public let name: String
-    public let kind: Kind
+    package let kind: Kind
+    /// What the value is: `number`, `integer` (both within `range` where there is one), `flag` (on or off) or
+    /// `text` (a name, a file, a band's description, …: `unit` says which), as `koe settings --json` says it.
+    public var type: String { kind.rawValue }
     /// A number's unit (`ratio`, `Hz`, `dB`, `ms`, `cents`, `semitones`, `frames`, `threads`; empty for a plain
     /// number or a flag), or what a text holds (`name`, `file`, `key:scale`, …).
     public let unit: String

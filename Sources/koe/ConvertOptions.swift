@@ -88,10 +88,10 @@ extension ArgumentHelp {
             text += " From \(range.lowerBound.formatted) to \(range.upperBound.formatted)\(unit)."
         }
         if !more.isEmpty { text += " " + more }
-        switch setting.kind {
-        case .flag: return ArgumentHelp(text)
-        case .text: return ArgumentHelp(text, valueName: setting.unit)
-        case .number, .count:
+        switch setting.type {
+        case "flag": return ArgumentHelp(text)
+        case "text": return ArgumentHelp(text, valueName: setting.unit)
+        default:
             let valueNames = ["ratio": "ratio", "Hz": "hz", "dB": "db", "ms": "ms", "cents": "cents", "frames": "frames"]
             return ArgumentHelp(text, valueName: valueNames[setting.unit] ?? "n")
         }

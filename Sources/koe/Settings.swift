@@ -20,18 +20,20 @@ struct Settings: ParsableCommand {
             return
         }
         let width = Setting.all.map(\.name.count).max() ?? 0
+        let valuesWidth = Setting.all.map { Self.values(of: $0).count }.max() ?? 0
         for setting in Setting.all {
             let name = setting.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            print("\(name)  \(Self.values(of: setting))  \(setting.summary)")
+            let values = Self.values(of: setting).padding(toLength: valuesWidth, withPad: " ", startingAt: 0)
+            print("\(name)  \(values)  \(setting.summary)")
         }
     }
 
     /// What a setting takes, in a few words: `1/16 to 16 ratio (1)`, `flag`, `text: key:scale`.
     private static func values(of setting: Setting) -> String {
-        switch setting.kind {
-        case .flag: return "flag"
-        case .text: return "text: " + setting.unit
-        case .number, .count:
+        switch setting.type {
+        case "flag": return "flag"
+        case "text": return "text: " + setting.unit
+        default:
             var words = setting.range.map { "\($0.lowerBound.formatted) to \($0.upperBound.formatted)" } ?? "number"
             if !setting.unit.isEmpty { words += " " + setting.unit }
             if let value = setting.defaultValue { words += " (\(value.formatted))" }
@@ -44,15 +46,8 @@ struct Settings: ParsableCommand {
     static var json: String {
         var table: [String: Any] = [:]
         for setting in Setting.all {
-            let type: String
-            switch setting.kind {
-            case .number: type = "number"
-            case .count: type = "integer"
-            case .flag: type = "flag"
-            case .text: type = "text"
-            }
             table[setting.name] = [
-                "type": type, "unit": setting.unit, "minimum": setting.range?.lowerBound ?? NSNull(),
+                "type": setting.type, "unit": setting.unit, "minimum": setting.range?.lowerBound ?? NSNull(),
                 "maximum": setting.range?.upperBound ?? NSNull(), "default": setting.defaultValue ?? NSNull(),
                 "logarithmic": setting.isLogarithmic, "flag": setting.flag, "help": setting.summary,
             ] as [String: Any]

@@ -12,6 +12,7 @@ import Testing
     }
 
     @Test func numbersHaveTheirDefaultWithinTheirRange() {
+        #expect(Set(Setting.all.map(\.type)) == ["number", "integer", "flag", "text"])
         for setting in Setting.all where setting.kind == .number || setting.kind == .count {
             if let range = setting.range, let value = setting.defaultValue {
                 #expect(range.contains(value), "\(setting.name): default \(value) outside \(range)")
