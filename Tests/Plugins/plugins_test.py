@@ -90,8 +90,8 @@ LEVEL_TOLERANCE = 1.5          # dB, unity
 MIN_CORRELATION = 0.99         # latency: the reference and the output are the same signal
 LATENCY_TOLERANCE = 1          # frames: one lv2apply block (sox's are 32768; the same signal lines up to the frame)
 MIN_ENGINE_SNR = 150           # dB: koe's plugins and `koe convert --live` run one engine, so the same samples
-RATIO_RANGE = (0.25, 4.0)      # koe's pitch and formant ports
-GAIN_RANGE = (-24.0, 24.0)     # koe's gain_db port
+RATIO_RANGE = (0.0625, 16.0)   # koe's pitch and formant ports: the settings table's (contract lv2 checks)
+GAIN_RANGE = (-60.0, 60.0)     # koe's gain_db port: the settings table's gain
 SNAP_RANGE = (0, 14)           # koe's snap port: 0 off, then 1 + the scale's index in SCALES
 VIBRATO_RATE_RANGE = (0.0, 20.0)
 BAD_VALUES = ("0", "-1", "nan", "1e9")
@@ -256,7 +256,7 @@ def lv2_ports(uri, env):
         def number(name):
             found = re.search(rf"{name}:\s+(\S+)", block)
             return float(found.group(1)) if found else None
-        ports.append((re.search(r"Symbol:\s+(\S+)", block).group(1), set(re.findall(r"lv2core#(\w+)", block)),
+        ports.append((re.search(r"Symbol:\s+(\S+)", block).group(1), set(re.findall(r"(?:lv2core|port-props)#(\w+)", block)),
                       number("Default"), number("Minimum"), number("Maximum")))
     return binary, bundle, ports, info
 
