@@ -76,42 +76,13 @@ struct Convert: ParsableCommand {
 extension ConversionStatistics {
     /// One line of JSON with sorted keys, as `--json` prints it.
     var json: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(StatisticsJSON(self)) else { return "{}" }
+        let object: [String: Any] = [
+            "input_seconds": inputSeconds, "output_seconds": outputSeconds, "sample_rate": sampleRate,
+            "channels": channels, "processing_seconds": processingSeconds, "real_time_factor": realTimeFactor,
+            "latency_ms": latencyMilliseconds, "latency_bound_ms": latencyBoundMilliseconds, "live": live,
+            "clipped_samples": clippedSamples, "median_f0_in": medianF0In ?? NSNull(), "median_f0_out": medianF0Out ?? NSNull(),
+        ]
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// The statistics under the names `--json` gives them.
-private struct StatisticsJSON: Encodable {
-    let statistics: ConversionStatistics
-
-    init(_ statistics: ConversionStatistics) {
-        self.statistics = statistics
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case inputSeconds = "input_seconds", outputSeconds = "output_seconds", sampleRate = "sample_rate"
-        case channels, processingSeconds = "processing_seconds", realTimeFactor = "real_time_factor"
-        case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms", live
-        case clippedSamples = "clipped_samples"
-        case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
-    }
-
-    func encode(to encoder: Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(statistics.inputSeconds, forKey: .inputSeconds)
-        try container.encode(statistics.outputSeconds, forKey: .outputSeconds)
-        try container.encode(statistics.sampleRate, forKey: .sampleRate)
-        try container.encode(statistics.channels, forKey: .channels)
-        try container.encode(statistics.processingSeconds, forKey: .processingSeconds)
-        try container.encode(statistics.realTimeFactor, forKey: .realTimeFactor)
-        try container.encode(statistics.latencyMilliseconds, forKey: .latencyMilliseconds)
-        try container.encode(statistics.latencyBoundMilliseconds, forKey: .latencyBoundMilliseconds)
-        try container.encode(statistics.live, forKey: .live)
-        try container.encode(statistics.clippedSamples, forKey: .clippedSamples)
-        try container.encode(statistics.medianF0In, forKey: .medianF0In)
-        try container.encode(statistics.medianF0Out, forKey: .medianF0Out)
     }
 }

@@ -117,13 +117,7 @@ struct Live: ParsableCommand {
         var quit = false
         while !quit && LiveSignals.received == 0 && stream.isActive {
             usleep(50_000)
-            while let key = keys.next() {
-                switch key {
-                case .quit: quit = true
-                case .pitch(let steps): engine.nudge(pitch: steps)
-                case .formant(let steps): engine.nudge(formant: steps)
-                }
-            }
+            quit = keys.steer(engine)
             status.show()
         }
         stream.stop()
@@ -165,13 +159,7 @@ struct Live: ParsableCommand {
         var failure: String?
         while !quit && LiveSignals.received == 0 {
             usleep(50_000)
-            while let key = keys.next() {
-                switch key {
-                case .quit: quit = true
-                case .pitch(let steps): engine.nudge(pitch: steps)
-                case .formant(let steps): engine.nudge(formant: steps)
-                }
-            }
+            quit = keys.steer(engine)
             control?.serve(engine)
             failure = microphone.failure
             if failure != nil { break }
@@ -247,6 +235,20 @@ final class LiveKeys {
 
     func restore() {
         if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+    }
+
+    /// Applies the keys pressed since the last call to `engine`'s voice (the arrows nudge the pitch and formants);
+    /// true once q was pressed.
+    func steer(_ engine: LiveEngine) -> Bool {
+        var quit = false
+        while let key = next() {
+            switch key {
+            case .quit: quit = true
+            case .pitch(let steps): engine.nudge(pitch: steps)
+            case .formant(let steps): engine.nudge(formant: steps)
+            }
+        }
+        return quit
     }
 
     /// The next key pressed, if any: q, or an arrow (ESC [ A/B/C/D); other keys are skipped. Bytes are kept

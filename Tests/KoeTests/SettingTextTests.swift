@@ -4,18 +4,12 @@ import Testing
 @Suite struct SettingTextTests {
     @Test func setsEachKindFromText() throws {
         var settings = ConversionSettings()
-        try settings.set("preset", to: "kawaii")
-        try settings.set("pitch-median", to: "210")
-        try settings.set("formant", to: "1.1")
-        try settings.set("whisper", to: "true")
-        try settings.set("no_limit", to: "1")
-        try settings.set("snap", to: "A:minor")
-        try settings.set("snap_strength", to: "0.5")
-        try settings.set("vibrato", to: "5.5:40")
-        try settings.set("eq", to: "peak:1000:6")
-        try settings.set("geq", to: "1,1,1,1,1,1,1,1,1,1")
-        try settings.set("f0_method", to: "harvest")
-        try settings.set("threads", to: "2")
+        let given = [
+            ("preset", "kawaii"), ("pitch-median", "210"), ("formant", "1.1"), ("whisper", "true"), ("no_limit", "1"),
+            ("snap", "A:minor"), ("snap_strength", "0.5"), ("vibrato", "5.5:40"), ("eq", "peak:1000:6"),
+            ("geq", "1,1,1,1,1,1,1,1,1,1"), ("f0_method", "harvest"), ("threads", "2"),
+        ]
+        for (name, text) in given { try settings.set(name, to: text) }
         #expect(settings.voice.pitch == Preset.named("kawaii")?.voice.pitch)
         #expect(settings.voice.pitchMedian == 210 && settings.voice.formant == 1.1 && settings.voice.whisper)
         #expect(!settings.limitsOutput)
