@@ -80,6 +80,7 @@ class Children:
         return (self.folder / f"{name}.log").read_text(errors="replace")
 
     def wait_for(self, condition, what, seconds=30):
+        """Returns once `condition()` holds; fails naming `what` when it has not after `seconds`."""
         deadline = time.monotonic() + seconds
         while not condition():
             check(time.monotonic() < deadline, f"no {what} after {seconds} s")
@@ -130,7 +131,6 @@ class Suite:
         except (subprocess.SubprocessError, OSError, ValueError, StopIteration, RuntimeError) as error:
             summary, passed = f"{type(error).__name__}: {error}", False
         self.report(name, passed, summary, time.monotonic() - started)
-        return passed
 
     @contextlib.contextmanager
     def running(self, stop=lambda: None):
