@@ -404,59 +404,52 @@ def evaluate_bars(results):
     def bar(description, figure, needed, passed):
         bars.append({"bar": description, "figure": figure, "needed": needed, "passed": bool(passed)})
 
+    def at_least(description, ratio, least):
+        bar(description, times(ratio), f">= {least:g}x", ratio >= least)
+
+    def real_time(description, part, least):
+        value = results[part]["real_time_factor"]
+        bar(description, f"{value:.1f}x real time", f">= {least:g}x", value >= least)
+
     at = str(BAR_RATE)
+    khz = BAR_RATE // 1000
+    rows = results["conversion"][at]["rows"] if at in results["conversion"] else None
     # The whole conversion part ran (not --only anchor).
-    full_conversion = at in results["conversion"] and "pyworld_over_koe" in results["conversion"][at]["rows"]["dio"]
+    full_conversion = rows is not None and "pyworld_over_koe" in rows["dio"]
     if full_conversion:
-        rows = results["conversion"][at]["rows"]
-        khz = BAR_RATE // 1000
         for method, least in (("dio", 4.0), ("harvest", 3.0)):
-            value = rows[method]["pyworld_over_koe"]
-            bar(f"whole conversion, {method} path, {khz} kHz, 1 thread: pyworld / koe", times(value),
-                f">= {least:g}x", value >= least)
+            at_least(f"whole conversion, {method} path, {khz} kHz, 1 thread: pyworld / koe",
+                     rows[method]["pyworld_over_koe"], least)
         for method in METHODS:
             value = rows[method]["rubberband_over_koe"]
             bar(f"whole conversion, {method} path, {khz} kHz, 1 thread: rubberband -3 -F / koe", times(value),
                 "> 1x", value > 1.0)
         for method in METHODS:
-            value = rows[method]["koe_1t_over_2t"]
-            bar(f"whole conversion, {method} path, {khz} kHz: koe 1 thread / 2 threads", times(value),
-                ">= 1.7x", value >= 1.7)
+            at_least(f"whole conversion, {method} path, {khz} kHz: koe 1 thread / 2 threads",
+                     rows[method]["koe_1t_over_2t"], 1.7)
     for rate, table in results["stages"].items():
         for stage in STAGES:
-            value = table[stage]["ratio"]
-            bar(f"stage {stage}, {int(rate) // 1000} kHz, 1 thread: pyworld / koe", times(value), ">= 2x",
-                value >= 2.0)
+            at_least(f"stage {stage}, {int(rate) // 1000} kHz, 1 thread: pyworld / koe", table[stage]["ratio"], 2.0)
     if results.get("pipe"):
-        value = results["pipe"]["real_time_factor"]
-        bar(f"pipe mode, raw PCM {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 25x",
-            value >= 25.0)
+        real_time(f"pipe mode, raw PCM {PIPE_RATE // 1000} kHz, 1 thread", "pipe", 25.0)
     # Issue 24: one core at 6-7x WORLD C++, and live mode at 35x real time on one thread.
     if full_conversion:
-        rows = results["conversion"][at]["rows"]
-        khz = BAR_RATE // 1000
         for method, least in (("dio", 6.0), ("harvest", 7.3)):
-            value = rows[method]["pyworld_over_koe"]
-            bar(f"issue 24: whole conversion, {method} path, {khz} kHz, 1 thread: pyworld / koe", times(value),
-                f">= {least:g}x", value >= least)
+            at_least(f"issue 24: whole conversion, {method} path, {khz} kHz, 1 thread: pyworld / koe",
+                     rows[method]["pyworld_over_koe"], least)
+        runs = results["conversion"][at]["runs"]
         for method, least in (("dio", 10.0), ("harvest", 12.0)):
             # The default, all cores, is the 2-thread run on a 2-core machine.
-            value = paired_ratio(results["conversion"][at]["runs"][f"pyworld {method}"]["wall_runs"],
-                                 results["conversion"][at]["runs"][f"koe {method} 2t"]["wall_runs"])
-            bar(f"issue 24: whole conversion, {method} path, {khz} kHz, 2 threads: pyworld / koe", times(value),
-                f">= {least:g}x", value >= least)
+            at_least(f"issue 24: whole conversion, {method} path, {khz} kHz, 2 threads: pyworld / koe",
+                     paired_ratio(runs[f"pyworld {method}"]["wall_runs"], runs[f"koe {method} 2t"]["wall_runs"]), least)
     if results.get("live"):
-        value = results["live"]["real_time_factor"]
-        bar(f"issue 24: --live, {PIPE_RATE // 1000} kHz, 1 thread", f"{value:.1f}x real time", ">= 35x",
-            value >= 35.0)
+        real_time(f"issue 24: --live, {PIPE_RATE // 1000} kHz, 1 thread", "live", 35.0)
     # Issue 38: one thread against WORLD's own C++ built for the same CPU, whole processes file to file.
-    if at in results["conversion"]:
-        rows = results["conversion"][at]["rows"]
+    if rows is not None:
         march = results["settings"]["world_march"]
         for method, least in (("dio", 4.0), ("harvest", 5.5)):
-            value = rows[method]["world_cpp_over_koe"]
-            bar(f"issue 38: whole conversion, {method} path, {BAR_RATE // 1000} kHz, 1 thread: WORLD C++ "
-                f"(-march={march}) / koe", times(value), f">= {least:g}x", value >= least)
+            at_least(f"issue 38: whole conversion, {method} path, {khz} kHz, 1 thread: WORLD C++ "
+                     f"(-march={march}) / koe", rows[method]["world_cpp_over_koe"], least)
     return bars
 
 

@@ -70,10 +70,9 @@ private func fftwPointer(_ buffer: UnsafeMutableBufferPointer<Complex>) -> Unsaf
     UnsafeMutableRawPointer(buffer.baseAddress!).assumingMemoryBound(to: fftw_complex.self)
 }
 
-/// Real-to-complex transform of `size` samples into `size / 2 + 1` bins, unnormalised (FFTW's convention).
-/// Owns its plan and buffers: fill `waveform`, call `execute()`, read `spectrum`. `execute()` leaves
-/// `waveform` as it was, so samples that stay zero from frame to frame need writing only once.
-package final class ForwardRealFFT {
+/// A real transform between `size` samples (`waveform`) and `size / 2 + 1` bins (`spectrum`), unnormalised (FFTW's
+/// convention): its plan and both buffers, freed together. `ForwardRealFFT` and `InverseRealFFT` say which way.
+package class RealFFT {
     package let size: Int
     package let waveform: UnsafeMutableBufferPointer<Double>
     package let spectrum: UnsafeMutableBufferPointer<Complex>
@@ -81,17 +80,22 @@ package final class ForwardRealFFT {
     /// Whether the plan came from `fftwWisdom` (see `makePlan`).
     package let isFromWisdom: Bool
 
-    package init(size: Int) {
+    /// `planning` makes FFTW's plan of the transform from the two buffers and the planner's flags.
+    fileprivate init(
+        size: Int,
+        planning: (_ waveform: UnsafeMutablePointer<Double>, _ spectrum: UnsafeMutablePointer<fftw_complex>,
+                   _ flags: UInt32) -> fftw_plan?
+    ) {
         assert(size > 0, "FFT size must be positive")
         self.size = size
         waveform = allocateReal(size)
         spectrum = allocateComplex(size / 2 + 1)
-        let input = waveform.baseAddress!
-        let output = fftwPointer(spectrum)
-        (plan, isFromWisdom) = makePlan { fftw_plan_dft_r2c_1d(Int32(size), input, output, $0) }
+        let samples = waveform.baseAddress!
+        let bins = fftwPointer(spectrum)
+        (plan, isFromWisdom) = makePlan { planning(samples, bins, $0) }
     }
 
-    package func execute() {
+    package final func execute() {
         fftw_execute(plan)
     }
 
@@ -102,34 +106,18 @@ package final class ForwardRealFFT {
     }
 }
 
-/// Complex-to-real transform of `size / 2 + 1` bins into `size` samples, unnormalised (FFTW's convention).
-/// FFTW overwrites `spectrum` while it runs.
-package final class InverseRealFFT {
-    package let size: Int
-    package let spectrum: UnsafeMutableBufferPointer<Complex>
-    package let waveform: UnsafeMutableBufferPointer<Double>
-    private let plan: fftw_plan
-    /// Whether the plan came from `fftwWisdom` (see `makePlan`).
-    package let isFromWisdom: Bool
-
+/// Real-to-complex: fill `waveform`, call `execute()`, read `spectrum`. `execute()` leaves `waveform` as it was, so
+/// samples that stay zero from frame to frame need writing only once.
+package final class ForwardRealFFT: RealFFT {
     package init(size: Int) {
-        assert(size > 0, "FFT size must be positive")
-        self.size = size
-        spectrum = allocateComplex(size / 2 + 1)
-        waveform = allocateReal(size)
-        let input = fftwPointer(spectrum)
-        let output = waveform.baseAddress!
-        (plan, isFromWisdom) = makePlan { fftw_plan_dft_c2r_1d(Int32(size), input, output, $0) }
+        super.init(size: size) { fftw_plan_dft_r2c_1d(Int32(size), $0, $1, $2) }
     }
+}
 
-    package func execute() {
-        fftw_execute(plan)
-    }
-
-    deinit {
-        destroyPlan(plan)
-        fftw_free(waveform.baseAddress)
-        fftw_free(spectrum.baseAddress)
+/// Complex-to-real: fill `spectrum`, call `execute()`, read `waveform`. FFTW overwrites `spectrum` while it runs.
+package final class InverseRealFFT: RealFFT {
+    package init(size: Int) {
+        super.init(size: size) { fftw_plan_dft_c2r_1d(Int32(size), $1, $0, $2) }
     }
 }
 

@@ -213,23 +213,23 @@ private struct LaneGroup {
         #endif
     }
 
+    #if arch(x86_64)
     @inline(__always)
     private static func shiftLeft(_ value: SIMD4<UInt32>, _ count: Int32) -> SIMD4<UInt32> {
-        #if arch(x86_64)
         unsafeBitCast(_mm_slli_epi32(unsafeBitCast(value, to: __m128i.self), count), to: SIMD4<UInt32>.self)
-        #else
-        value &<< UInt32(count)
-        #endif
     }
 
     @inline(__always)
     private static func shiftRight(_ value: SIMD4<UInt32>, _ count: Int32) -> SIMD4<UInt32> {
-        #if arch(x86_64)
         unsafeBitCast(_mm_srli_epi32(unsafeBitCast(value, to: __m128i.self), count), to: SIMD4<UInt32>.self)
-        #else
-        value &>> UInt32(count)
-        #endif
     }
+    #else
+    @inline(__always)
+    private static func shiftLeft(_ value: SIMD4<UInt32>, _ count: Int32) -> SIMD4<UInt32> { value &<< UInt32(count) }
+
+    @inline(__always)
+    private static func shiftRight(_ value: SIMD4<UInt32>, _ count: Int32) -> SIMD4<UInt32> { value &>> UInt32(count) }
+    #endif
 }
 
 #if canImport(CAVX512)

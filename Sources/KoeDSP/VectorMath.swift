@@ -215,10 +215,10 @@ package enum VectorMath {
     }
 
     #if canImport(CAVX512)
-    /// `logKernel` below in AVX-512 intrinsics: the same operations in the same order, so the same values, in
-    /// half the time (the optimiser splits the generic form's vectors across registers of three widths; it
-    /// does not with the exponential and sine kernels, whose intrinsic forms measured slower). Compiled only
-    /// for a CPU with AVX-512 (`CAVX512`).
+    /// `logKernel(vector:)` below in AVX-512 intrinsics: the same operations in the same order, so the same
+    /// values, in half the time (the optimiser splits the generic form's vectors across registers of three widths;
+    /// it does not with the exponential and sine kernels, whose intrinsic forms measured slower). Compiled only for
+    /// a CPU with AVX-512 (`CAVX512`).
     @inline(__always)
     private static func logKernel(_ lanes: Lanes) -> Lanes {
         func integers(_ value: Int64) -> __m512i { _mm512_set1_epi64(value) }
@@ -262,71 +262,36 @@ package enum VectorMath {
         return _mm512_castsi512_pd(result)
     }
     #elseif canImport(CAVX2)
-    /// `logKernel` below in AVX2 intrinsics, on each half of the lanes: the same operations in the same order,
-    /// so the same values. The optimiser splits the generic form's eight lanes into four, two, one and one, and
-    /// spills; AVX2 lacks the 64-bit arithmetic shift that makes the mask, a comparison with zero does it.
+    /// `logKernel(vector:)` below on each half of the lanes, one AVX register each: on all eight at once the
+    /// optimiser splits the vectors four, two, one and one, and spills. (AVX2 lacks the 64-bit arithmetic shift
+    /// that makes the mask; the optimiser compares with zero instead.)
     @inline(__always)
     private static func logKernel(_ lanes: Lanes) -> Lanes {
-        Lanes(lowHalf: logKernel(half: lanes.lowHalf), highHalf: logKernel(half: lanes.highHalf))
-    }
-
-    @inline(__always)
-    private static func logKernel(half lanes: SIMD4<Double>) -> SIMD4<Double> {
-        func integers(_ value: Int64) -> __m256i { _mm256_set1_epi64x(value) }
-        func doubles(_ value: Double) -> __m256d { _mm256_set1_pd(value) }
-        // `__m256d` is `SIMD4<Double>` in Swift; `__m256i` is a vector of four `Int64`s.
-        let bits = _mm256_castpd_si256(lanes)
-        let high = _mm256_srli_epi64(bits, 32)
-        let mantissaHigh = _mm256_and_si256(high, integers(0x000F_FFFF))
-        let carry = _mm256_and_si256(_mm256_add_epi64(mantissaHigh, integers(0x95F64)), integers(0x10_0000))
-        let k = _mm256_add_epi64(
-            _mm256_sub_epi64(_mm256_srli_epi64(high, 20), integers(1023)), _mm256_srli_epi64(carry, 20))
-        let reducedHigh = _mm256_or_si256(mantissaHigh, _mm256_xor_si256(carry, integers(0x3FF0_0000)))
-        let reduced = _mm256_castsi256_pd(
-            _mm256_or_si256(_mm256_slli_epi64(reducedHigh, 32), _mm256_and_si256(bits, integers(0xFFFF_FFFF))))
-        let f = _mm256_sub_pd(reduced, doubles(1.0))
-        let shifter = doubles(roundingShifter)
-        let dk = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(k, _mm256_castpd_si256(shifter))), shifter)
-
-        let s = _mm256_div_pd(f, _mm256_add_pd(doubles(2.0), f))
-        let z = _mm256_mul_pd(s, s)
-        let w = _mm256_mul_pd(z, z)
-        var even = _mm256_add_pd(_mm256_mul_pd(w, doubles(1.531383769920937332e-01)), doubles(2.222219843214978396e-01))
-        even = _mm256_add_pd(_mm256_mul_pd(even, w), doubles(3.999999999940941908e-01))
-        var odd = _mm256_add_pd(_mm256_mul_pd(w, doubles(1.479819860511658591e-01)), doubles(1.818357216161805012e-01))
-        odd = _mm256_add_pd(_mm256_mul_pd(odd, w), doubles(2.857142874366239149e-01))
-        odd = _mm256_add_pd(_mm256_mul_pd(odd, w), doubles(6.666666666666735130e-01))
-        let r = _mm256_add_pd(_mm256_mul_pd(z, odd), _mm256_mul_pd(w, even))
-        let halfSquare = _mm256_mul_pd(_mm256_mul_pd(doubles(0.5), f), f)
-        let kHigh = _mm256_mul_pd(dk, doubles(ln2High))
-        let kLow = _mm256_mul_pd(dk, doubles(ln2Low))
-        let withSquare = _mm256_sub_pd(kHigh, _mm256_sub_pd(
-            _mm256_sub_pd(halfSquare, _mm256_add_pd(_mm256_mul_pd(s, _mm256_add_pd(halfSquare, r)), kLow)), f))
-        let withoutSquare = _mm256_sub_pd(kHigh, _mm256_sub_pd(
-            _mm256_sub_pd(_mm256_mul_pd(s, _mm256_sub_pd(f, r)), kLow), f))
-        let test = _mm256_or_si256(
-            _mm256_sub_epi64(mantissaHigh, integers(0x6147A)), _mm256_sub_epi64(integers(0x6B851), mantissaHigh))
-        let outside = _mm256_cmpgt_epi64(_mm256_setzero_si256(), _mm256_sub_epi64(test, integers(1)))
-        let result = _mm256_or_si256(
-            _mm256_and_si256(_mm256_castpd_si256(withoutSquare), outside),
-            _mm256_andnot_si256(outside, _mm256_castpd_si256(withSquare)))
-        return _mm256_castsi256_pd(result)
+        Lanes(lowHalf: logKernel(vector: lanes.lowHalf), highHalf: logKernel(vector: lanes.highHalf))
     }
     #else
-    /// log(x) for positive normal finite x: x = 2ᵏ (1 + f) with 1 + f in [√2/2, √2), log(1 + f) from
-    /// s = f / (2 + f) and fdlibm's polynomial in s², k ln 2 added in two parts.
     @inline(__always)
-    private static func logKernel(_ x: Lanes) -> Lanes {
-        let bits = unsafeBitCast(x, to: LaneBits.self)
+    private static func logKernel(_ lanes: Lanes) -> Lanes {
+        logKernel(vector: lanes)
+    }
+    #endif
+
+    /// log(x) for positive normal finite x: x = 2ᵏ (1 + f) with 1 + f in [√2/2, √2), log(1 + f) from
+    /// s = f / (2 + f) and fdlibm's polynomial in s², k ln 2 added in two parts. On eight lanes, or four.
+    @inline(__always)
+    private static func logKernel<Vector: SIMD>(vector x: Vector) -> Vector
+    where Vector.Scalar == Double, Vector.MaskStorage.Scalar == Int64 {
+        typealias Bits = Vector.MaskStorage
+        let bits = unsafeBitCast(x, to: Bits.self)
         let high = bits &>> 32
         let mantissaHigh = high & 0x000F_FFFF
         // 0x95F64 carries into bit 20 exactly when the mantissa is at least √2: then halve it, add one to k.
         let carry = (mantissaHigh &+ 0x95F64) & 0x10_0000
         let k = ((high &>> 20) &- 1023) &+ (carry &>> 20)
         let reducedHigh = mantissaHigh | (carry ^ 0x3FF0_0000)
-        let reduced = unsafeBitCast((reducedHigh &<< 32) | (bits & 0xFFFF_FFFF), to: Lanes.self)
+        let reduced = unsafeBitCast((reducedHigh &<< 32) | (bits & 0xFFFF_FFFF), to: Vector.self)
         let f = reduced - 1.0
-        let dk = unsafeBitCast(k &+ unsafeBitCast(Lanes(repeating: roundingShifter), to: LaneBits.self), to: Lanes.self)
+        let dk = unsafeBitCast(k &+ unsafeBitCast(Vector(repeating: roundingShifter), to: Bits.self), to: Vector.self)
             - roundingShifter
 
         let s = f / (2.0 + f)
@@ -346,7 +311,6 @@ package enum VectorMath {
         let outside = (((mantissaHigh &- 0x6147A) | (0x6B851 &- mantissaHigh)) &- 1) &>> 63
         return select(withoutSquare, where: outside, else: withSquare)
     }
-    #endif
 
     /// sin and cos for |x| ≤ 10⁵: x = n π/2 + r with |r| ≤ π/4 (π/2 in three parts, each product exact),
     /// fdlibm's kernel polynomials on r, and the quadrant n mod 4 picking and signing them.
@@ -400,9 +364,12 @@ extension VectorMath {
     /// Lanes of `value` where `mask` is all ones, of `other` where it is zero: a blend in bit operations, which
     /// the optimiser keeps in vector registers (SIMD's masked `replacing` becomes a loop over lanes).
     @inline(__always)
-    fileprivate static func select(_ value: Lanes, where mask: LaneBits, else other: Lanes) -> Lanes {
-        let bits = (unsafeBitCast(value, to: LaneBits.self) & mask) | (unsafeBitCast(other, to: LaneBits.self) & ~mask)
-        return unsafeBitCast(bits, to: Lanes.self)
+    fileprivate static func select<Vector: SIMD>(
+        _ value: Vector, where mask: Vector.MaskStorage, else other: Vector
+    ) -> Vector where Vector.Scalar == Double, Vector.MaskStorage.Scalar == Int64 {
+        let bits = (unsafeBitCast(value, to: Vector.MaskStorage.self) & mask)
+            | (unsafeBitCast(other, to: Vector.MaskStorage.self) & ~mask)
+        return unsafeBitCast(bits, to: Vector.self)
     }
 }
 

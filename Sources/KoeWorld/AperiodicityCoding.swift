@@ -52,16 +52,9 @@ public struct AperiodicityCoding: Sendable {
     /// `bandCount` dB values for each frame of `aperiodicity` (`fftSize / 2 + 1` bins a frame). Throws if the
     /// aperiodicity has another number of bins or a value that is not positive and finite.
     public func code(_ aperiodicity: Matrix) throws(WorldError) -> Matrix {
+        try SignalRequirements.validateSpectrum(
+            aperiodicity, fftSize: fftSize, name: "the aperiodicity", kind: "an aperiodicity")
         let bins = fftSize / 2 + 1
-        guard aperiodicity.columns == bins else {
-            throw .invalidParameters(
-                "the aperiodicity has \(aperiodicity.columns) bins a frame; FFT size \(fftSize) needs \(bins)")
-        }
-        if let position = aperiodicity.storage.firstIndex(where: { !($0 > 0 && $0.isFinite) }) {
-            throw .invalidParameters(
-                "the aperiodicity's frame \(position / bins), bin \(position % bins) is "
-                    + "\(aperiodicity.storage[position]); an aperiodicity must be positive and finite")
-        }
         var coded = try Matrix(rows: aperiodicity.rows, columns: bandCount)
         guard bandCount > 0 else { return coded }
         var decibels = [Double](repeating: 0, count: bins)

@@ -10,7 +10,7 @@ import KoeDSP
 /// up to rounding.
 ///
 /// `StreamingDio` runs the same bands, events, candidates and contour passes on a signal that arrives in pieces.
-public struct Dio: Sendable {
+public struct Dio: F0Estimator {
     public struct Options: Sendable, Equatable, Codable {
         /// Time between frame centres, in milliseconds (WORLD: 5 ms).
         public var framePeriod = 5.0
@@ -41,11 +41,13 @@ public struct Dio: Sendable {
     /// The most bands per octave accepted; WORLD uses 2.
     public static let mostChannelsInOctave = 100.0
 
+    public var framePeriod: Double { options.framePeriod }
+    public var f0Floor: Double { options.f0Floor }
+
     /// Throws unless `options` suit DIO at `sampleRate`; `speed` needs no check, as any value is clamped.
     static func validate(_ options: Options, sampleRate: Int) throws(WorldError) {
-        try SignalRequirements.validate(sampleRate: sampleRate)
-        try SignalRequirements.validateFramePeriod(options.framePeriod)
-        try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
+        try validate(
+            sampleRate: sampleRate, framePeriod: options.framePeriod, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
         guard options.channelsInOctave > 0, options.channelsInOctave <= mostChannelsInOctave else {
             throw .invalidOption(
                 "DIO's channels in octave must be above 0 and at most \(mostChannelsInOctave) (got \(options.channelsInOctave))")
@@ -55,19 +57,9 @@ public struct Dio: Sendable {
         }
     }
 
-    /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames. Throws if `signal` is shorter than three
-    /// periods of the F0 floor or not finite throughout.
     public func estimate(_ signal: [Double]) throws(WorldError) -> F0Contour {
-        try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: options.f0Floor)
+        try validate(signal)
         return estimate(unchecked: signal)
-    }
-
-    /// WORLD's `GetSamplesForDIO`: the frames of a signal of `samples` samples, one at time 0 and then one every
-    /// `options.framePeriod` ms up to its end, as many as `estimate` gives. Throws unless `samples` is from 0 to
-    /// `SignalRequirements.longestSignal`.
-    public func frameCount(samples: Int) throws(WorldError) -> Int {
-        try SignalRequirements.validate(sampleCount: samples)
-        return F0Contour.frameCount(samples: samples, sampleRate: sampleRate, framePeriod: options.framePeriod)
     }
 
     /// `estimate` of a signal known to meet `SignalRequirements`.

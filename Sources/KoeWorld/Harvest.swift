@@ -8,7 +8,7 @@ import KoeDSP
 /// in each band give raw F0 candidates, which are refined by instantaneous frequency, scored, joined into
 /// voiced sections and smoothed. All of this runs on a 1 ms grid; the requested frame period picks the
 /// nearest 1 ms frame, exactly as WORLD does.
-public struct Harvest: Sendable {
+public struct Harvest: F0Estimator {
     public struct Options: Sendable, Equatable, Codable {
         /// Hop between output frames, in milliseconds. WORLD's default: 5 ms.
         public var framePeriod: Double
@@ -31,28 +31,20 @@ public struct Harvest: Sendable {
 
     /// Throws if the rate is not supported or an option is out of range.
     public init(sampleRate: Int, options: Options = Options()) throws(WorldError) {
-        try SignalRequirements.validate(sampleRate: sampleRate)
-        try SignalRequirements.validateFramePeriod(options.framePeriod)
-        try SignalRequirements.validateF0Range(floor: options.f0Floor, ceil: options.f0Ceil, sampleRate: sampleRate)
+        try Self.validate(
+            sampleRate: sampleRate, framePeriod: options.framePeriod, f0Floor: options.f0Floor, f0Ceil: options.f0Ceil)
         self.sampleRate = sampleRate
         self.options = options
         let rate = DecimatedSignal.rate(from: sampleRate)
         filterBank = HarvestFilterBank(centres: Self.bandCentres(options), sampleRate: rate)
     }
 
-    /// F0 every `options.framePeriod` ms; 0 marks unvoiced frames. Throws if `signal` is shorter than three
-    /// periods of the F0 floor or not finite throughout.
-    public func estimate(_ signal: [Double]) throws(WorldError) -> F0Contour {
-        try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: options.f0Floor)
-        return estimate(unchecked: signal)
-    }
+    public var framePeriod: Double { options.framePeriod }
+    public var f0Floor: Double { options.f0Floor }
 
-    /// WORLD's `GetSamplesForHarvest`: the frames of a signal of `samples` samples, one at time 0 and then one
-    /// every `options.framePeriod` ms up to its end, as many as `estimate` gives. Throws unless `samples` is from 0
-    /// to `SignalRequirements.longestSignal`.
-    public func frameCount(samples: Int) throws(WorldError) -> Int {
-        try SignalRequirements.validate(sampleCount: samples)
-        return F0Contour.frameCount(samples: samples, sampleRate: sampleRate, framePeriod: options.framePeriod)
+    public func estimate(_ signal: [Double]) throws(WorldError) -> F0Contour {
+        try validate(signal)
+        return estimate(unchecked: signal)
     }
 
     /// `estimate` of a signal segment of any length from 1 sample, finite throughout: the streaming analysis

@@ -50,15 +50,8 @@ public struct SpectralEnvelopeCoding: Sendable {
             throw .invalidOption(
                 "WORLD's coder makes at most \(most) dimensions from envelopes of FFT size \(fftSize) (got \(dimensions))")
         }
-        guard spectrogram.columns == fftSize / 2 + 1 else {
-            throw .invalidParameters(
-                "the spectrogram has \(spectrogram.columns) bins a frame; FFT size \(fftSize) needs \(fftSize / 2 + 1)")
-        }
-        if let position = spectrogram.storage.firstIndex(where: { !($0 > 0 && $0.isFinite) }) {
-            throw .invalidParameters(
-                "the spectrogram's frame \(position / spectrogram.columns), bin \(position % spectrogram.columns) "
-                    + "is \(spectrogram.storage[position]); a power spectrum must be positive and finite")
-        }
+        try SignalRequirements.validateSpectrum(
+            spectrogram, fftSize: fftSize, name: "the spectrogram", kind: "a power spectrum")
         var coded = try Matrix(rows: spectrogram.rows, columns: dimensions)
         let columns = dimensions
         coders.withWorkspace { coder in

@@ -162,6 +162,19 @@ package final class StreamingDio {
     /// Frames handed out so far.
     package var finalFrameCount: Int { repair.drainedCount }
 
+    /// Every frame's F0 of `signal` pushed in pieces of `chunk` samples, then finished: the whole output of a fresh
+    /// stream, the same for any chunk.
+    package func f0(streaming signal: [Double], chunk: Int) -> [Double] {
+        var f0: [Double] = []
+        var start = 0
+        while start < signal.count {
+            let end = min(signal.count, start + chunk)
+            f0 += push(Array(signal[start..<end]))
+            start = end
+        }
+        return f0 + finish()
+    }
+
     /// Input samples and band events held for frames still to come.
     var heldState: (samples: Int, intervals: Int) {
         (filters.heldSampleCount, events.reduce(0) { $0 + $1.heldIntervalCount })

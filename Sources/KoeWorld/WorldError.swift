@@ -128,6 +128,22 @@ public enum SignalRequirements {
         try contour.validateTimes()
     }
 
+    /// Throws unless `frames` holds `fftSize / 2 + 1` bins a frame, each positive and finite: a spectrum whose
+    /// logarithm a codec can take. `name` ("the spectrogram") and `kind` ("a power spectrum") word the error.
+    package static func validateSpectrum(
+        _ frames: Matrix, fftSize: Int, name: String, kind: String
+    ) throws(WorldError) {
+        let bins = fftSize / 2 + 1
+        guard frames.columns == bins else {
+            throw .invalidParameters("\(name) has \(frames.columns) bins a frame; FFT size \(fftSize) needs \(bins)")
+        }
+        if let position = frames.storage.firstIndex(where: { !($0 > 0 && $0.isFinite) }) {
+            throw .invalidParameters(
+                "\(name)'s frame \(position / bins), bin \(position % bins) is \(frames.storage[position]); "
+                    + "\(kind) must be positive and finite")
+        }
+    }
+
     package static func validateFramePeriod(_ framePeriod: Double) throws(WorldError) {
         guard framePeriods.contains(framePeriod) else {
             throw .invalidOption(

@@ -32,7 +32,6 @@ Exits non-zero when a check fails, with one line saying why; the last line reads
 `cluster: N passed, M failed`.
 """
 
-import argparse
 import json
 import os
 import re
@@ -41,13 +40,15 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import soundfile
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Harness"))
+from harness import (REPOSITORY, Children, Failure, Suite, cannot_run, check, missing_tools,  # noqa: E402
+                     option_parser, run)
+
 CONFIG_TEMPLATE = Path(__file__).resolve().parent / "slurm.conf.in"
 ARRAY_SIZE = 4           # the page's 16, cut to the size of this corpus
 PARALLEL_SHARDS = 3      # as the page's line has it
@@ -72,24 +73,6 @@ SENTENCES = [
 ]
 
 
-class Failure(Exception):
-    """A check that failed: its message is the one line the test prints."""
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def run(argv, **kwargs):
-    """Runs a command to completion; its output on failure is the reason."""
-    result = subprocess.run(argv, capture_output=True, text=True, **kwargs)
-    if result.returncode != 0:
-        detail = (result.stderr or result.stdout).strip().splitlines()
-        raise Failure(f"{' '.join(map(str, argv))} exited {result.returncode}: {detail[-1] if detail else ''}")
-    return result.stdout
-
-
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -98,21 +81,17 @@ def free_port():
 
 # --- the daemons -----------------------------------------------------------------------------------
 
-class Daemons:
-    """munged, slurmctld and slurmd as child processes, each in the foreground, stopped by PID."""
+class Daemons(Children):
+    """munged, slurmctld and slurmd as child processes, each in the foreground, stopped by PID; what they print
+    goes to log/console, what they log to log."""
 
     def __init__(self, root):
+        super().__init__(root / "log" / "console", dict(os.environ, SLURM_CONF=str(root / "etc/slurm.conf")),
+                         stop_seconds=15)
         self.root = root
-        self.processes = []   # (name, Popen), in start order
-        self.environment = dict(os.environ, SLURM_CONF=str(root / "etc/slurm.conf"))
 
     def start(self, name, argv):
-        log = open(self.root / "log" / f"{name}.out", "w")
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   cwd=self.root, env=self.environment)
-        log.close()
-        self.processes.append((name, process))
-        return process
+        return super().start(name, argv, cwd=self.root)
 
     def check_alive(self):
         for name, process in self.processes:
@@ -121,7 +100,7 @@ class Daemons:
 
     def log_tail(self, name):
         lines = []
-        for path in (self.root / "log" / f"{name}.out", self.root / "log" / f"{name}.log"):
+        for path in (self.folder / f"{name}.log", self.root / "log" / f"{name}.log"):
             if path.exists():
                 lines += [line for line in path.read_text(errors="replace").splitlines() if "error" in line.lower()]
         return lines[-1] if lines else f"(see {self.root}/log)"
@@ -158,14 +137,14 @@ class Daemons:
             state = subprocess.run(["sinfo", "-h", "-n", "koenode", "-o", "%t"], capture_output=True, text=True,
                                    env=self.environment)
             return state.returncode == 0 and state.stdout.strip() == "idle"
-        self.wait_for(node_idle, "node koenode to be idle in sinfo", seconds=60)
+        self.wait_for(node_idle, "node koenode idle in sinfo", seconds=60)
 
     def wait_for(self, ready, what, seconds=30):
-        deadline = time.monotonic() + seconds
-        while not ready():
+        """Children.wait_for, failing at once when a daemon exits meanwhile."""
+        def alive_and_ready():
             self.check_alive()
-            check(time.monotonic() < deadline, f"gave up waiting {seconds} s for {what}")
-            time.sleep(0.1)
+            return ready()
+        super().wait_for(alive_and_ready, what, seconds)
 
     def down(self):
         """Cancels whatever jobs are left, then ends the daemons, newest first: SIGTERM, SIGKILL after 15 s."""
@@ -177,15 +156,7 @@ class Daemons:
                 if queue.returncode != 0 or not queue.stdout.strip():
                     break
                 time.sleep(0.2)
-        for name, process in reversed(self.processes):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-        self.processes = []
+        self.stop_all()
 
 
 # --- the corpus and docs/batch.md's recipes ----------------------------------------------------------
@@ -526,40 +497,27 @@ def scenario_parallel(root, corpus, inputs, koe_bin, kill):
 # --- main --------------------------------------------------------------------------------------------
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--koe", required=True, help="the koe binary the scripts run")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (it is kept on failure)")
-    arguments = parser.parse_args()
-    koe = Path(arguments.koe).resolve()
+    arguments = option_parser(__doc__).parse_args()
+    koe = arguments.koe.resolve()
     os.environ["PATH"] += ":/usr/sbin:/sbin"   # slurmctld, slurmd and munged live there
     if os.geteuid() != 0:
         print("cluster: cannot run: needs root (slurmd starts each job as its user; this config runs all as root)")
         print("cluster: 0 passed, 1 failed")
         return 1
-    missing = [tool for tool in ("munged", "munge", "slurmctld", "slurmd", "sbatch", "parallel", "espeak-ng", "sox")
-               if shutil.which(tool) is None]
-    if missing or not koe.is_file():
-        print(f"cluster: cannot run: missing {', '.join(missing) or koe} (`make test-cluster` installs the tools)")
-        print("cluster: 0 passed, 1 failed")
-        return 1
+    missing = missing_tools(("munged", "munge", "slurmctld", "slurmd", "sbatch", "parallel", "espeak-ng", "sox"))
+    missing += [] if koe.is_file() else [str(koe)]
+    if missing:
+        return cannot_run("cluster", missing, "make test-cluster")
 
     # A short path: munged's socket path must fit in a sockaddr_un.
-    root = Path(tempfile.mkdtemp(prefix="koe-cluster-", dir="/tmp"))
+    suite = Suite("cluster", arguments.keep, 14, dir="/tmp")
+    root = suite.root
     root.chmod(0o755)
-    (root / "log").mkdir()
     koe_bin = root / "bin"
     koe_bin.mkdir()
     (koe_bin / "koe").symlink_to(koe)
     daemons = Daemons(root)
-    outcomes = []
-
-    def stop(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGHUP, stop)
-
-    started = time.monotonic()
-    try:
+    with suite.running(daemons.down):
         corpus = root / "corpus"
         inputs = make_corpus(corpus)
         seconds = sum(soundfile.info(str(corpus / name)).duration for name in inputs)
@@ -567,45 +525,17 @@ def main():
         try:
             daemons.up()
         except Failure as failure:
-            outcomes.append(("slurm-daemons", False, str(failure), 0))
-            print(f"FAIL slurm-daemons: {failure}", flush=True)
+            suite.report("slurm-daemons", False, str(failure))
         else:
-            print(f"cluster: munged, slurmctld, slurmd up (PIDs {', '.join(str(p.pid) for _, p in daemons.processes)}) "
-                  f"in {time.monotonic() - started:.1f} s", flush=True)
+            print(f"cluster: munged, slurmctld, slurmd up (PIDs {daemons.pids}) in "
+                  f"{time.monotonic() - suite.started:.1f} s", flush=True)
             slurm = Slurm(daemons, root, koe_bin)
-            scenarios = [("slurm", lambda: scenario_slurm(slurm, corpus, inputs)),
-                         ("slurm-cancel", lambda: scenario_slurm_cancel(slurm, corpus, inputs))]
-            for name, scenario in scenarios:
-                outcomes.append(attempt(name, scenario))
+            suite.attempt("slurm", lambda: scenario_slurm(slurm, corpus, inputs))
+            suite.attempt("slurm-cancel", lambda: scenario_slurm_cancel(slurm, corpus, inputs))
         for name, kill in (("parallel", False), ("parallel-kill", True)):
-            outcomes.append(attempt(name, lambda: scenario_parallel(root, corpus, inputs, koe_bin, kill)))
-    except KeyboardInterrupt as interruption:
-        outcomes.append(("interrupted", False, str(interruption), 0))
-    finally:
-        daemons.down()
+            suite.attempt(name, lambda: scenario_parallel(root, corpus, inputs, koe_bin, kill))
 
-    failed = [name for name, passed, _, _ in outcomes if not passed]
-    if failed:
-        print(f"cluster: kept {root} (logs in {root}/log)")
-    elif not arguments.keep:
-        shutil.rmtree(root, ignore_errors=True)
-    print(f"cluster: done in {time.monotonic() - started:.1f} s")
-    print(f"cluster: {len(outcomes) - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
-
-
-def attempt(name, scenario):
-    started = time.monotonic()
-    try:
-        summary = scenario()
-        passed = True
-    except Failure as failure:
-        summary, passed = str(failure), False
-    except (subprocess.SubprocessError, OSError, RuntimeError) as error:
-        summary, passed = f"{type(error).__name__}: {error}", False
-    seconds = time.monotonic() - started
-    print(f"{'PASS' if passed else 'FAIL'} {name:14} {seconds:5.1f} s  {summary}", flush=True)
-    return name, passed, summary, seconds
+    return suite.finish(f"logs in {root}/log")
 
 
 if __name__ == "__main__":

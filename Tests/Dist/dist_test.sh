@@ -15,27 +15,13 @@
 # Exits non-zero when a check fails, with one line saying why; the last line reads `dist: N passed, M failed`.
 set -u
 
-repository=$(cd "$(dirname "$0")/../.." && pwd)
-make=${MAKE:-make}
+suite=dist
+source "$(dirname "$0")/../Harness/checks.sh"
 python=${PYTHON:-python3}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-passed=0
-failed=0
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
-finish() {
-    echo "dist: $passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
-
-if ! "$make" -C "$repository" --no-print-directory dist >"$scratch/dist.log" 2>&1; then
-    tail -5 "$scratch/dist.log"
-    fail "make dist failed (last lines above)"
-    finish
-fi
+make_or_finish "$scratch/dist.log" dist
 tarballs=("$repository"/.build/dist/koe-*-linux-x86_64.tar.gz)
 if [ ${#tarballs[@]} -ne 1 ] || [ ! -f "${tarballs[0]}" ]; then
     fail "make dist: .build/dist holds not one koe-*-linux-x86_64.tar.gz but: ${tarballs[*]}"
@@ -129,12 +115,7 @@ else
 fi
 
 # --- wheel
-if ! compgen -G "$repository/dist/koe-*.whl" >/dev/null &&
-        ! "$make" -C "$repository" --no-print-directory wheel >"$scratch/wheel.log" 2>&1; then
-    tail -5 "$scratch/wheel.log"
-    fail "wheel: make wheel failed (last lines above)"
-    finish
-fi
+compgen -G "$repository/dist/koe-*.whl" >/dev/null || make_or_finish "$scratch/wheel.log" wheel
 wheels=("$repository"/dist/*.whl)
 shown=$("$python" -m auditwheel show "${wheels[0]}" 2>&1)
 tag=$(grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64' <<<"$shown" | head -1)

@@ -15,28 +15,14 @@
 # Exits non-zero when a check fails, with one line saying why; the last line reads `install: N passed, M failed`.
 set -u
 
-repository=$(cd "$(dirname "$0")/../.." && pwd)
-make=${MAKE:-make}
+suite=install
+source "$(dirname "$0")/../Harness/checks.sh"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 prefix=/opt/koe-install-test
 root=$stage$prefix
-passed=0
-failed=0
 
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1"; failed=$((failed + 1)); }
-finish() {
-    echo "install: $passed passed, $failed failed"
-    [ "$failed" -eq 0 ]
-    exit
-}
-
-if ! "$make" -C "$repository" --no-print-directory install PREFIX="$prefix" DESTDIR="$stage" >"$stage/install.log" 2>&1; then
-    tail -5 "$stage/install.log"
-    fail "make install PREFIX=$prefix DESTDIR=$stage failed (last lines above)"
-    finish
-fi
+make_or_finish "$stage/install.log" install PREFIX="$prefix" DESTDIR="$stage"
 koe=$root/bin/koe
 
 # --- files

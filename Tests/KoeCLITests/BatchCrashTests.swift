@@ -18,17 +18,9 @@ import Testing
         }
     }
 
-    /// SIGKILL for the batch and its workers at once, as a power cut would have it, with a few files done.
+    /// Killed midway with a few files done: what is there is whole, and a rerun finishes the rest.
     @Test func killedMidwayThenRerun() throws {
-        let batch = try koe.start(command())
-        try waitForRecords(atLeast: 3, while: batch)
-        kill(batch.processIdentifier, SIGSTOP)
-        for worker in childProcesses(of: batch.processIdentifier) { kill(worker, SIGKILL) }
-        kill(batch.processIdentifier, SIGKILL)
-        batch.waitUntilExit()
-
-        let done = try koe.manifest("out/koe-manifest.jsonl")
-        #expect(done.count < inputs.count, "the batch finished before it was killed")
+        let done = try killMidway(command())
         for name in inputs where FileManager.default.fileExists(atPath: koe.path(output(of: name))) {
             try koe.expectComplete(output(of: name), sameLengthAs: name)
         }
@@ -53,14 +45,7 @@ import Testing
     /// The same for `--analyze`: each folder is whole or absent after the kill, and the rerun completes the rest.
     @Test func analysisKilledMidwayThenRerun() throws {
         let command = ["batch", "--analyze", "-o", "out", "-r", "in", "--jobs", "2", "--quiet"]
-        let batch = try koe.start(command)
-        try waitForRecords(atLeast: 3, while: batch)
-        kill(batch.processIdentifier, SIGSTOP)
-        for worker in childProcesses(of: batch.processIdentifier) { kill(worker, SIGKILL) }
-        kill(batch.processIdentifier, SIGKILL)
-        batch.waitUntilExit()
-        let done = try koe.manifest("out/koe-manifest.jsonl")
-        #expect(done.count < inputs.count, "the batch finished before it was killed")
+        let done = try killMidway(command)
 
         let rerun = try koe.run(command)
         #expect(rerun.status == 0, "\(rerun.standardError)")
@@ -114,6 +99,20 @@ import Testing
     /// Files found under `in` with --recursive mirror their path inside it.
     private func output(of input: String) -> String {
         "out/" + input.dropFirst("in/".count)
+    }
+
+    /// Runs a batch and, once it has recorded a few files, SIGKILLs it and its workers at once, as a power cut would:
+    /// the manifest's records then, fewer than the inputs.
+    private func killMidway(_ command: [String]) throws -> [ManifestRecord] {
+        let batch = try koe.start(command)
+        try waitForRecords(atLeast: 3, while: batch)
+        kill(batch.processIdentifier, SIGSTOP)
+        for worker in childProcesses(of: batch.processIdentifier) { kill(worker, SIGKILL) }
+        kill(batch.processIdentifier, SIGKILL)
+        batch.waitUntilExit()
+        let done = try koe.manifest("out/koe-manifest.jsonl")
+        #expect(done.count < inputs.count, "the batch finished before it was killed")
+        return done
     }
 
     /// Waits until the manifest holds `count` lines; fails if the batch ends first or takes too long.

@@ -303,10 +303,7 @@ extension CommandRunner {
 
     /// Runs koe with `input` on its standard input.
     func run(_ arguments: [String], input: Data) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let process = koeProcess(arguments)
         let standardInput = Pipe()
         let standardError = Pipe()
         process.standardInput = standardInput
@@ -322,10 +319,7 @@ extension CommandRunner {
 
     /// Starts koe without waiting for it; its output goes nowhere.
     func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let process = koeProcess(arguments)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

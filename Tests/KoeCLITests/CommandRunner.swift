@@ -31,11 +31,17 @@ final class CommandRunner {
         try run(arguments)
     }
 
-    func run(_ arguments: [String]) throws -> CommandResult {
+    /// koe with `arguments`, to run in the scratch folder: not started, its standard streams not yet set.
+    func koeProcess(_ arguments: [String]) -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        return process
+    }
+
+    func run(_ arguments: [String]) throws -> CommandResult {
+        let process = koeProcess(arguments)
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output

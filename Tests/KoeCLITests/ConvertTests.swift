@@ -388,10 +388,7 @@ extension CommandRunner {
     func run(_ arguments: [String], standardInput: [UInt8]) throws -> BinaryCommandResult {
         // koe may exit before reading everything: the write must then fail with EPIPE, not kill the tests.
         signal(SIGPIPE, SIG_IGN)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let process = koeProcess(arguments)
         let input = Pipe()
         let output = Pipe()
         let error = Pipe()

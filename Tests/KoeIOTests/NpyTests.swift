@@ -79,27 +79,23 @@ import TestSupport
         expectInvalid(bytes, mentioning: reason)
     }
 
-    @Test func wrongContentIsRejectedWithItsReason() {
-        let payload = float64Bytes([1, 2, 3, 4])
-        expectInvalid(npyBytes(header: "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", payload: payload),
-                      mentioning: "'<f4'")
-        expectInvalid(npyBytes(header: "{'descr': '>f8', 'fortran_order': False, 'shape': (4,), }", payload: payload),
-                      mentioning: "float64")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 2), }", payload: payload),
-                      mentioning: "3 dimensions")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", payload: payload),
-                      mentioning: "0 dimensions")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", payload: payload),
-                      mentioning: "Fortran")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }", payload: payload),
-                      mentioning: "truncated")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", payload: payload),
-                      mentioning: "after")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'shape': (4,), }", payload: payload), mentioning: "fortran_order")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (4,)", payload: payload),
-                      mentioning: "dictionary")
-        expectInvalid(npyBytes(header: "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }"),
-                      mentioning: "large")
+    /// Headers of a file whose payload is four float64s: each wrong for it in one way, and what the error names.
+    private static let wrongHeaders: [(header: String, reason: String)] = [
+        ("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }", "'<f4'"),
+        ("{'descr': '>f8', 'fortran_order': False, 'shape': (4,), }", "float64"),
+        ("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2, 2), }", "3 dimensions"),
+        ("{'descr': '<f8', 'fortran_order': False, 'shape': (), }", "0 dimensions"),
+        ("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 2), }", "Fortran"),
+        ("{'descr': '<f8', 'fortran_order': False, 'shape': (5,), }", "truncated"),
+        ("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", "after"),
+        ("{'descr': '<f8', 'shape': (4,), }", "fortran_order"),
+        ("{'descr': '<f8', 'fortran_order': False, 'shape': (4,)", "dictionary"),
+        ("{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", "large"),
+    ]
+
+    @Test(arguments: wrongHeaders)
+    func wrongContentIsRejectedWithItsReason(header: String, reason: String) {
+        expectInvalid(npyBytes(header: header, payload: float64Bytes([1, 2, 3, 4])), mentioning: reason)
     }
 
     @Test func missingFileIsReported() {

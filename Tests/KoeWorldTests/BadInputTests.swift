@@ -150,6 +150,21 @@ import TestSupport
         #expect(performing: { try Matrix(rows: 2, columns: 3, storage: [1, 2, 3]) }, throws: isInvalidParameters)
     }
 
+    /// The codecs take the logarithm of every value they code.
+    @Test(arguments: [0.0, -0.5, .nan, .infinity, -.infinity])
+    func theCodecsRefuseSpectraNotPositiveAndFinite(bad: Double) throws {
+        var spectrum = try Matrix(rows: 3, columns: 513, repeating: 0.5)
+        spectrum[2, 100] = bad
+        #expect(throws: WorldError.invalidParameters(
+            "the aperiodicity's frame 2, bin 100 is \(bad); an aperiodicity must be positive and finite")) {
+            try AperiodicityCoding(sampleRate: 16000, fftSize: 1024).code(spectrum)
+        }
+        #expect(throws: WorldError.invalidParameters(
+            "the spectrogram's frame 2, bin 100 is \(bad); a power spectrum must be positive and finite")) {
+            try SpectralEnvelopeCoding(sampleRate: 16000, fftSize: 1024, dimensions: 40).code(spectrum)
+        }
+    }
+
     /// A contour of a few MB asks CheapTrick and D4C at 192 kHz for 32,769 bins a frame: here four times this
     /// machine's memory, whose allocation trapped.
     @Test func outputsLargerThanMemoryAreRefused() throws {

@@ -4,12 +4,6 @@ import TestSupport
 import Testing
 
 @Suite struct CheapTrickTests {
-    /// A contour holding `f0` at a few frames around the middle of a `duration`-second signal.
-    private func steadyContour(f0: Double, duration: Double, frames: Int = 3) throws -> F0Contour {
-        let times = (0..<frames).map { duration / 2 + Double($0 - frames / 2) * 0.005 }
-        return try F0Contour(time: times, f0: [Double](repeating: f0, count: frames))
-    }
-
     private func decibels(_ power: [Double]) -> [Double] {
         power.map { 10 * log10($0) }
     }

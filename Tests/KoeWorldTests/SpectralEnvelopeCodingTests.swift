@@ -129,14 +129,6 @@ import TestSupport
     @Test func badValuesAreRefused() throws {
         let codec = try SpectralEnvelopeCoding(sampleRate: 16000, fftSize: 1024, dimensions: 40)
         #expect(throws: WorldError.self) { try codec.code(Matrix(rows: 2, columns: 512, repeating: 1)) }
-        for bad in [0.0, -1, .nan, .infinity] {
-            var envelope = try Matrix(rows: 3, columns: 513, repeating: 1)
-            envelope[2, 100] = bad
-            #expect(throws: WorldError.invalidParameters(
-                "the spectrogram's frame 2, bin 100 is \(bad); a power spectrum must be positive and finite")) {
-                try codec.code(envelope)
-            }
-        }
         #expect(throws: WorldError.self) { try codec.decode(Matrix(rows: 2, columns: 41)) }
         for bad in [Double.nan, -.infinity] {
             var coded = try Matrix(rows: 2, columns: 40)

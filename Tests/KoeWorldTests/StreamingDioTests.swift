@@ -19,15 +19,7 @@ import TestSupport
     private func stream(
         _ signal: [Double], chunk: Int, sampleRate: Int = 16000, options: StreamingDio.Options = .init()
     ) -> [Double] {
-        let dio = StreamingDio(sampleRate: sampleRate, options: options)
-        var f0: [Double] = []
-        var start = 0
-        while start < signal.count {
-            let end = min(signal.count, start + chunk)
-            f0 += dio.push(Array(signal[start..<end]))
-            start = end
-        }
-        return f0 + dio.finish()
+        StreamingDio(sampleRate: sampleRate, options: options).f0(streaming: signal, chunk: chunk)
     }
 
     @Test(arguments: [1, 17, 4096])

@@ -40,36 +40,29 @@ takes koe's output, so what it plays and what it records are counted in the same
 One PASS or FAIL line per check; the last line reads `live: N passed, M failed`; exits 1 when a check fails.
 """
 
-import argparse
 import collections
-import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
-import soundfile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Harness"))
 import measures  # noqa: E402
 import terminal  # noqa: E402
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-CORPUS = REPOSITORY.parent / "shared" / "corpus"
+from harness import (Children, Failure, Suite, cannot_run, changer_bound, check, missing_tools,  # noqa: E402
+                     option_parser, run, speech)
 
 RATE = 48000
 PERIOD = 512
 PITCH = 1.2
 F0_TOLERANCE = 0.03        # relative
 SESSION_SECONDS = 10.0     # at least this much speech played
-GAP_SECONDS = 0.5          # silence before and between the clips
 TAIL_SECONDS = 1.0         # recorded after the speech ends, to hear it out of koe's latency
 ISSUE_DELAY_BAR = 0.150    # s
 ANCHOR_SECONDS = 4.0       # of the speech played through the copy program
@@ -78,62 +71,6 @@ COPY_SOURCE = Path(__file__).resolve().parent / "portaudio_copy.c"
 WAIT_SECONDS = 20
 STARTS = 20                # koe live started this many times in a row ...
 START_SECONDS = 5.0        # ... each watched for xruns this long
-
-
-class Failure(Exception):
-    """A check that failed: its message is the one line the test prints."""
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def speech(root):
-    """The clips at 48 kHz, with gaps, repeated to at least SESSION_SECONDS."""
-    sources = sorted((REPOSITORY / "samples").glob("*.wav"))
-    if CORPUS.is_dir():
-        sources += sorted(CORPUS.glob("*.wav"))
-    gap = np.zeros(int(GAP_SECONDS * RATE), dtype=np.float32)
-    clips = []
-    for source in sources:
-        converted = root / f"{source.stem}-48k.wav"
-        subprocess.run(["sox", str(source), "-r", str(RATE), "-e", "floating-point", "-b", "32", str(converted)],
-                       check=True, capture_output=True)
-        clips.append(soundfile.read(str(converted), dtype="float32")[0])
-    parts = [gap]
-    while sum(len(part) for part in parts) < SESSION_SECONDS * RATE:
-        parts += [clips[(len(parts) // 2) % len(clips)], gap]
-    return np.concatenate(parts)
-
-
-class Processes:
-    """jackd and koe as children, stopped by PID."""
-
-    def __init__(self, root):
-        self.root = root
-        self.children = []
-
-    def start(self, name, argv, env):
-        log = open(self.root / f"{name}.log", "w")
-        process = subprocess.Popen([str(part) for part in argv], stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, env=env)
-        log.close()
-        self.children.append(process)
-        return process
-
-    def log(self, name):
-        return (self.root / f"{name}.log").read_text(errors="replace")
-
-    def stop_all(self):
-        for process in reversed(self.children):
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    process.wait(5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
 
 
 def connect_client(server):
@@ -210,7 +147,7 @@ def play_and_record(client, stimulus, their_input, their_output):
 Start = collections.namedtuple("Start", "number server summary late")
 
 
-def clean_starts(server, koe, processes, environment):
+def clean_starts(server, koe, children):
     """Starts koe live STARTS times, each for START_SECONDS from its launch; returns a Start for each.
     The xruns are counted by a client of their own that processes nothing: a Python process callback waits for
     the interpreter's lock, which the test's own work (starting koe) holds, and makes xruns of its own."""
@@ -226,20 +163,19 @@ def clean_starts(server, koe, processes, environment):
     starts = []
     try:
         for start in range(STARTS):
-            server_log = len(processes.log("jackd"))
+            server_log = len(children.log("jackd"))
             xruns[0] = 0
             launched = time.monotonic()
             name = f"koe-start-{start}"
-            process = processes.start(name, [koe, "live", "--input", "system", "--output", "system",
-                                             "--pitch", PITCH], environment)
+            process = children.start(name, [koe, "live", "--input", "system", "--output", "system", "--pitch", PITCH])
             client_ports(watcher)
             time.sleep(max(0.0, START_SECONDS - (time.monotonic() - launched)))
             server_xruns = xruns[0]
             process.send_signal(signal.SIGINT)
             process.wait(WAIT_SECONDS)
-            summary = measures.live_summary(processes.log(name))
-            check(summary is not None, f"start {start}: no summary line in: {processes.log(name).strip()[-200:]!r}")
-            late = sorted(set(re.findall(r"client = (\S+) was not finished", processes.log("jackd")[server_log:])))
+            summary = measures.live_summary(children.log(name))
+            check(summary is not None, f"start {start}: no summary line in: {children.log(name).strip()[-200:]!r}")
+            late = sorted(set(re.findall(r"client = (\S+) was not finished", children.log("jackd")[server_log:])))
             starts.append(Start(start, server_xruns, summary, late))
     finally:
         watcher.deactivate()
@@ -247,77 +183,40 @@ def clean_starts(server, koe, processes, environment):
     return starts
 
 
-def changer_bound(koe, root):
-    """The live VoiceChanger's fixed delay in seconds, whatever its voice: `koe convert --live --json` reports it
-    (on stderr, stdout being for audio) for a voice that runs the vocoder."""
-    tone = root / "bound-tone.wav"
-    soundfile.write(str(tone), 0.1 * np.sin(2 * np.pi * 200 * np.arange(RATE) / RATE), RATE)
-    result = subprocess.run([str(koe), "convert", str(tone), str(root / "bound-out.wav"), "--live", "--json",
-                             "--pitch", str(PITCH)], capture_output=True, text=True, timeout=WAIT_SECONDS)
-    check(result.returncode == 0, f"koe convert --live --json failed: {result.stderr.strip()}")
-    return json.loads(result.stderr)["latency_bound_ms"] / 1000
-
-
-def terminal_session(koe, environment):
-    """koe live on a pseudo-terminal: the status line, an arrow key, then q."""
-    return terminal.terminal_session(
-        [str(koe), "live", "--input", "system", "--output", "system", "--pitch", str(PITCH)], environment, check,
-        WAIT_SECONDS)
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--koe", type=Path, default=REPOSITORY / ".build/release/koe")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
-    arguments = parser.parse_args()
-    missing = [tool for tool in ("jackd", "sox") if shutil.which(tool) is None]
-    missing += [] if arguments.koe.is_file() else [str(arguments.koe)]
+    arguments = option_parser(__doc__).parse_args()
+    missing = missing_tools(("jackd", "sox")) + ([] if arguments.koe.is_file() else [str(arguments.koe)])
     try:
         import jack  # noqa: F401
     except (ImportError, OSError):
         missing.append("the JACK-Client Python package")
     if missing:
-        print(f"live: cannot run: missing {', '.join(missing)} (`make test-plugins` installs them)")
-        print("live: 0 passed, 1 failed")
-        return 1
+        return cannot_run("live", missing, "make test-plugins")
 
-    root = Path(tempfile.mkdtemp(prefix="koe-live-"))
+    suite = Suite("live", arguments.keep, 8)
+    root = suite.root
     server = f"koe-live-test-{os.getpid()}"
-    environment = dict(os.environ, JACK_DEFAULT_SERVER=server)
-    processes = Processes(root)
-    outcomes = []
-    started = time.monotonic()
-
-    def report(name, passed, summary):
-        print(f"{'PASS' if passed else 'FAIL'} {name:8} {summary}", flush=True)
-        outcomes.append(passed)
-
-    def stop(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGHUP, stop)
-
-    try:
-        stimulus = speech(root)
-        processes.start("jackd", ["jackd", "--name", server, "--realtime", "-d", "dummy", "--rate", RATE,
-                                  "--period", PERIOD, "--wait", 10667, "--capture", 1, "--playback", 1], environment)
+    children = Children(root, dict(os.environ, JACK_DEFAULT_SERVER=server))
+    with suite.running(children.stop_all):
+        stimulus = speech(root, SESSION_SECONDS, RATE)
+        children.start("jackd", ["jackd", "--name", server, "--realtime", "-d", "dummy", "--rate", RATE,
+                                 "--period", PERIOD, "--wait", 10667, "--capture", 1, "--playback", 1])
         client = connect_client(server)
-        print(f"live: jackd {server} up (PID {processes.children[0].pid}), {len(stimulus) / RATE:.1f} s of speech, "
-              f"in {root}", flush=True)
+        print(f"live: jackd {server} up (PID {children.pids}), {len(stimulus) / RATE:.1f} s of speech, in {root}",
+              flush=True)
 
         listing = subprocess.run([str(arguments.koe), "live", "--list-devices"], capture_output=True, text=True,
-                                 env=environment, timeout=WAIT_SECONDS)
+                                 env=children.environment, timeout=WAIT_SECONDS)
         names = [line.split("\t")[1] for line in listing.stdout.splitlines() if "\t" in line]
-        report("devices", listing.returncode == 0 and "system" in names,
-               f"exit {listing.returncode}, devices {names}")
+        suite.report("devices", listing.returncode == 0 and "system" in names,
+                     f"exit {listing.returncode}, devices {names}")
 
-        try:
-            report("terminal", True, terminal_session(arguments.koe, environment))
-        except Failure as failure:
-            report("terminal", False, str(failure))
+        suite.attempt("terminal", lambda: terminal.terminal_session(
+            [str(arguments.koe), "live", "--input", "system", "--output", "system", "--pitch", str(PITCH)],
+            children.environment, WAIT_SECONDS))
 
-        koe = processes.start("koe", [arguments.koe, "live", "--input", "system", "--output", "system",
-                                      "--pitch", PITCH], environment)
+        koe = children.start("koe", [arguments.koe, "live", "--input", "system", "--output", "system",
+                                     "--pitch", PITCH])
         koe_input, koe_output = client_ports(client)
         recording, server_xruns = play_and_record(client, stimulus, koe_input, koe_output)
         koe.send_signal(signal.SIGINT)
@@ -325,47 +224,47 @@ def main():
             status = koe.wait(WAIT_SECONDS)
         except subprocess.TimeoutExpired:
             status = None
-        log = processes.log("koe")
+        log = children.log("koe")
         line = measures.SUMMARY.search(log)
-        report("session", status == 130 and line is not None,
-               f"{len(stimulus) / RATE:.1f} s played; SIGINT: exit {status}; "
-               + (f"summary: {line.group(0)}" if line else f"no summary line in: {log.strip()[-200:]!r}"))
+        suite.report("session", status == 130 and line is not None,
+                     f"{len(stimulus) / RATE:.1f} s played; SIGINT: exit {status}; "
+                     + (f"summary: {line.group(0)}" if line else f"no summary line in: {log.strip()[-200:]!r}"))
         if line is None:
             raise Failure("no summary line from koe live")
         summary = measures.live_summary(log)
         reported = summary.latency
-        report("xruns", not measures.koe_late(summary),
-               f"server {server_xruns}, koe {summary.xruns}, "
-               f"{measures.lateness(summary, server_xruns or summary.xruns)}, over {len(recording) / RATE:.1f} s")
+        suite.report("xruns", not measures.koe_late(summary),
+                     f"server {server_xruns}, koe {summary.xruns}, "
+                     f"{measures.lateness(summary, server_xruns or summary.xruns)}, over {len(recording) / RATE:.1f} s")
 
         delay = measures.envelope_delay(stimulus, recording, RATE, RATE)
         ratio, frames = measures.f0_ratio(stimulus, recording, RATE, delay)
-        report("pitch", frames >= measures.MIN_VOICED_FRAMES and abs(ratio / PITCH - 1) <= F0_TOLERANCE,
-               f"F0 ratio {ratio:.4f} over {frames} frames (bar: within 3 % of {PITCH})")
-        report("delay", abs(delay / RATE - reported) <= PERIOD / RATE and delay / RATE <= ISSUE_DELAY_BAR,
-               f"measured {1000 * delay / RATE:.1f} ms end to end, koe reports {1000 * reported:.1f} ms, its "
-               f"VoiceChanger's live bound and the devices' latency (bar: within one period, "
-               f"{1000 * PERIOD / RATE:.1f} ms, and at most {1000 * ISSUE_DELAY_BAR:.0f} ms)")
+        suite.report("pitch", frames >= measures.MIN_VOICED_FRAMES and abs(ratio / PITCH - 1) <= F0_TOLERANCE,
+                     f"F0 ratio {ratio:.4f} over {frames} frames (bar: within 3 % of {PITCH})")
+        suite.report("delay", abs(delay / RATE - reported) <= PERIOD / RATE and delay / RATE <= ISSUE_DELAY_BAR,
+                     f"measured {1000 * delay / RATE:.1f} ms end to end, koe reports {1000 * reported:.1f} ms, its "
+                     f"VoiceChanger's live bound and the devices' latency (bar: within one period, "
+                     f"{1000 * PERIOD / RATE:.1f} ms, and at most {1000 * ISSUE_DELAY_BAR:.0f} ms)")
 
-        starts = clean_starts(server, arguments.koe, processes, environment)
+        starts = clean_starts(server, arguments.koe, children)
         koes = [start for start in starts if measures.koe_late(start.summary)]
         listed = [start for start in starts if start.server or start.summary.xruns or start in koes]
         busiest = max(starts, key=lambda start: start.summary.busiest).summary
         most = max(starts, key=lambda start: start.summary.work).summary
-        report("starts", not koes,
-               f"{STARTS - len(koes)} of {STARTS} starts within the bar (none refused or waited, work at most "
-               f"{100 * measures.WORK_SHARE:.0f} %; the busiest block {100 * busiest.busiest:.1f} % of its time, "
-               f"{busiest.at:.2f} s in; the most work {100 * most.work:.1f} %), "
-               f"{sum(1 for start in starts if not start.server and not start.summary.xruns)} without an xrun in "
-               f"their first {START_SECONDS:.0f} s"
-               + "".join(f"; start {start.number}: server {start.server}, koe {start.summary.xruns}, late: "
-                         f"{', '.join(start.late) or '-'}, {measures.lateness(start.summary, True)}"
-                         for start in listed))
+        suite.report("starts", not koes,
+                     f"{STARTS - len(koes)} of {STARTS} starts within the bar (none refused or waited, work at most "
+                     f"{100 * measures.WORK_SHARE:.0f} %; the busiest block {100 * busiest.busiest:.1f} % of its time, "
+                     f"{busiest.at:.2f} s in; the most work {100 * most.work:.1f} %), "
+                     f"{sum(1 for start in starts if not start.server and not start.summary.xruns)} without an xrun in "
+                     f"their first {START_SECONDS:.0f} s"
+                     + "".join(f"; start {start.number}: server {start.server}, koe {start.summary.xruns}, late: "
+                               f"{', '.join(start.late) or '-'}, {measures.lateness(start.summary, True)}"
+                               for start in listed))
 
         excerpt = stimulus[:int(ANCHOR_SECONDS * RATE)]
 
         def round_trip(name, argv):
-            process = processes.start(name, argv, environment)
+            process = children.start(name, argv)
             their_input, their_output = client_ports(client)
             recorded, _ = play_and_record(client, excerpt, their_input, their_output)
             process.send_signal(signal.SIGINT)
@@ -373,32 +272,19 @@ def main():
             return measures.envelope_delay(excerpt, recorded, RATE, RATE) / RATE
 
         copy_program = root / "portaudio_copy"
-        subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(copy_program), str(COPY_SOURCE),
-                        "-lportaudio"], check=True, capture_output=True)
+        run(["cc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", copy_program, COPY_SOURCE, "-lportaudio"])
         devices = round_trip("copy", [copy_program, "system"])
         unshifted = round_trip("koe-unshifted", [arguments.koe, "live", "--input", "system", "--output", "system"])
         client.close()
-        bound = changer_bound(arguments.koe, root)
+        bound = changer_bound(arguments.koe, root, PITCH, RATE)
         beyond = unshifted - bound
-        report("anchor", beyond <= min(devices, PERIOD / RATE) + DELAY_RESOLUTION,
-               f"koe live at pitch 1: {1000 * unshifted:.1f} ms = its VoiceChanger's bound {1000 * bound:.1f} ms + "
-               f"{1000 * beyond:.1f} ms; the copy program's round trip {1000 * devices:.1f} ms, one period "
-               f"{1000 * PERIOD / RATE:.1f} ms (bar: the bound + at most both, +-{1000 * DELAY_RESOLUTION:.0f} ms)")
-    except Failure as failure:
-        report("setup", False, str(failure))
-    except KeyboardInterrupt as interruption:
-        report("setup", False, f"interrupted: {interruption}")
-    finally:
-        processes.stop_all()
+        suite.report("anchor", beyond <= min(devices, PERIOD / RATE) + DELAY_RESOLUTION,
+                     f"koe live at pitch 1: {1000 * unshifted:.1f} ms = its VoiceChanger's bound "
+                     f"{1000 * bound:.1f} ms + {1000 * beyond:.1f} ms; the copy program's round trip "
+                     f"{1000 * devices:.1f} ms, one period {1000 * PERIOD / RATE:.1f} ms (bar: the bound + at most "
+                     f"both, +-{1000 * DELAY_RESOLUTION:.0f} ms)")
 
-    failed = outcomes.count(False)
-    if failed or arguments.keep:
-        print(f"live: kept {root} (jackd.log, koe.log)")
-    else:
-        shutil.rmtree(root, ignore_errors=True)
-    print(f"live: done in {time.monotonic() - started:.0f} s")
-    print(f"live: {len(outcomes) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return suite.finish("jackd.log, koe.log")
 
 
 if __name__ == "__main__":

@@ -57,16 +57,12 @@ One PASS or FAIL line per check with its figures; the last line reads `plugins: 
 when a check fails.
 """
 
-import argparse
 import ctypes
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,11 +70,11 @@ import numpy as np
 import pyworld
 import soundfile
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Harness"))
 import measures  # noqa: E402
+from harness import (CORPUS, REPOSITORY, Suite, cannot_run, check, missing_tools, option_parser,  # noqa: E402
+                     run)
 
-REPOSITORY = Path(__file__).resolve().parents[2]
-CORPUS = REPOSITORY.parent / "shared" / "corpus"
 COUNTER_SOURCE = Path(__file__).resolve().parent / "call_counter.c"
 
 SOX_BUFFER = 32768
@@ -102,23 +98,6 @@ RUBBERBAND_LV2 = "http://breakfastquay.com/rdf/lv2-rubberband#mono"
 RUBBERBAND_LADSPA = ("ladspa-rubberband.so", "rubberband-pitchshifter-mono")
 # 3 semitones and 16 cents: 2^(3.16/12) = 1.2001; Rubber Band's LV2 cents port takes integers.
 RUBBERBAND_SHIFT = {"cents": 16, "semitones": 3}
-
-
-class Failure(Exception):
-    """A check that failed: its message is the one line the test prints."""
-
-
-def check(condition, message):
-    if not condition:
-        raise Failure(message)
-
-
-def run(argv, env=None):
-    result = subprocess.run([str(part) for part in argv], capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        detail = (result.stderr or result.stdout).strip().splitlines()
-        raise Failure(f"{' '.join(map(str, argv[:3]))} ... exited {result.returncode}: {detail[-1] if detail else ''}")
-    return result.stdout
 
 
 # --- hosts and contenders ------------------------------------------------------------------------------
@@ -374,24 +353,11 @@ class Session:
         self.root = root
         self.hosts = hosts
         self.koe = koe
-        self.outcomes = []
         self.ports = {}
         self.renders = {}
         self.world_figures = {}
         self.figures = []
         self.counted = {}
-
-    def attempt(self, name, body):
-        """Runs one check and prints PASS or FAIL with its figures."""
-        started = time.monotonic()
-        try:
-            summary, passed = body(), True
-        except Failure as failure:
-            summary, passed = str(failure), False
-        except (subprocess.SubprocessError, OSError, ValueError, StopIteration) as error:
-            summary, passed = f"{type(error).__name__}: {error}", False
-        print(f"{'PASS' if passed else 'FAIL'} {name:42} {time.monotonic() - started:5.1f} s  {summary}", flush=True)
-        self.outcomes.append(passed)
 
     def output(self, *parts):
         return self.root / "outputs" / ("-".join(str(part) for part in parts) + ".wav")
@@ -742,10 +708,8 @@ def settings_table(koe):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = option_parser(__doc__)
     parser.add_argument("--plugins", type=Path, default=REPOSITORY / ".build/plugins")
-    parser.add_argument("--koe", type=Path, default=REPOSITORY / ".build/release/koe")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     parser.add_argument("--play-moving-controls", type=Path, metavar="WAV",
                         help="only host koe.lv2 on WAV, moving its controls (the moving-controls check runs this)")
     arguments = parser.parse_args()
@@ -753,55 +717,48 @@ def main():
         play_moving_controls(arguments.plugins, arguments.play_moving_controls)
         return 0
 
-    missing = [tool for tool in ("lv2apply", "lv2info", "sox", "analyseplugin", "cc") if shutil.which(tool) is None]
+    missing = missing_tools(("lv2apply", "lv2info", "sox", "analyseplugin", "cc"))
     missing += [str(path) for path in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so",
                                        arguments.koe, Path("/usr/lib/lv2/rubberband.lv2"),
                                        Path("/usr/lib/ladspa/ladspa-rubberband.so")) if not path.exists()]
     if missing:
-        print(f"plugins: cannot run: missing {', '.join(missing)} (`make test-plugins` builds and installs them)")
-        print("plugins: 0 passed, 1 failed")
-        return 1
+        return cannot_run("plugins", missing, "make test-plugins")
 
-    root = Path(tempfile.mkdtemp(prefix="koe-plugins-"))
+    suite = Suite("plugins", arguments.keep, 42)
+    root = suite.root
     (root / "outputs").mkdir()
-    started = time.monotonic()
-    counter = root / "call_counter.so"
-    run(["cc", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o", counter, COUNTER_SOURCE, "-ldl"])
-    hosts = Hosts(root, arguments.plugins)
-    session = Session(root, hosts, arguments.koe)
-    session.attempt("contract lv2", lambda: contract_lv2(hosts, arguments.koe))
-    session.attempt("contract ladspa", lambda: contract_ladspa(arguments.plugins, arguments.koe))
-    for plugin in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so"):
-        session.attempt(f"size {plugin.name}", lambda: plugin_size(plugin))
-    cases = make_inputs(root)
-    print(f"plugins: {len(cases)} inputs, {sum(soundfile.info(str(c.path)).duration for c in cases):.0f} s of speech, in {root}")
-    for case in cases:
-        source, _ = soundfile.read(str(case.path), dtype="float32")
+    with suite.running():
+        counter = root / "call_counter.so"
+        run(["cc", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", "-o", counter, COUNTER_SOURCE, "-ldl"])
+        hosts = Hosts(root, arguments.plugins)
+        session = Session(root, hosts, arguments.koe)
+        suite.attempt("contract lv2", lambda: contract_lv2(hosts, arguments.koe))
+        suite.attempt("contract ladspa", lambda: contract_ladspa(arguments.plugins, arguments.koe))
+        for plugin in (arguments.plugins / "koe.lv2/koe.so", arguments.plugins / "koe-ladspa.so"):
+            suite.attempt(f"size {plugin.name}", lambda: plugin_size(plugin))
+        cases = make_inputs(root)
+        print(f"plugins: {len(cases)} inputs, {sum(soundfile.info(str(c.path)).duration for c in cases):.0f} s of "
+              f"speech, in {root}")
+        for case in cases:
+            source, _ = soundfile.read(str(case.path), dtype="float32")
+            for contender in CONTENDERS:
+                suite.attempt(f"{contender.name} {case.label} shift", lambda: session.shift(contender, case, source))
+                suite.attempt(f"{contender.name} {case.label} latency",
+                              lambda: session.exact_latency(contender, case, source))
+                suite.attempt(f"{contender.name} {case.label} unity", lambda: session.unity(contender, case, source))
+        short_case = next(case for case in cases if case.rate == 16000)
         for contender in CONTENDERS:
-            session.attempt(f"{contender.name} {case.label} shift", lambda: session.shift(contender, case, source))
-            session.attempt(f"{contender.name} {case.label} latency",
-                            lambda: session.exact_latency(contender, case, source))
-            session.attempt(f"{contender.name} {case.label} unity", lambda: session.unity(contender, case, source))
-    short_case = next(case for case in cases if case.rate == 16000)
-    for contender in CONTENDERS:
-        if contender.is_koe:
-            session.attempt(f"{contender.name} controls", lambda: session.controls(contender, short_case))
-            session.attempt(f"{contender.name} voice", lambda: session.voice(contender, short_case))
-        session.attempt(f"{contender.name} realtime", lambda: session.warm_realtime(contender, short_case, counter))
-        if contender.is_koe:
-            session.attempt(f"{contender.name} realtime from the start",
-                            lambda: session.cold_realtime(contender, short_case, counter))
-    session.attempt("koe-lv2 realtime, controls moving",
-                    lambda: session.moving_realtime(short_case, counter, arguments.plugins))
+            if contender.is_koe:
+                suite.attempt(f"{contender.name} controls", lambda: session.controls(contender, short_case))
+                suite.attempt(f"{contender.name} voice", lambda: session.voice(contender, short_case))
+            suite.attempt(f"{contender.name} realtime", lambda: session.warm_realtime(contender, short_case, counter))
+            if contender.is_koe:
+                suite.attempt(f"{contender.name} realtime from the start",
+                              lambda: session.cold_realtime(contender, short_case, counter))
+        suite.attempt("koe-lv2 realtime, controls moving",
+                      lambda: session.moving_realtime(short_case, counter, arguments.plugins))
 
-    failed = session.outcomes.count(False)
-    if failed or arguments.keep:
-        print(f"plugins: kept {root}")
-    else:
-        shutil.rmtree(root, ignore_errors=True)
-    print(f"plugins: done in {time.monotonic() - started:.0f} s")
-    print(f"plugins: {len(session.outcomes) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return suite.finish("the inputs, the hosts' outputs, the call counts")
 
 
 if __name__ == "__main__":

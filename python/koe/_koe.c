@@ -93,14 +93,16 @@ static PyObject *size_with(PyObject *args, sizing_helper helper) {
 
 static PyObject *frame_count(PyObject *self, PyObject *args) { return size_with(args, koe_world_frame_count); }
 
-/* dio(x, fs, f0_floor, f0_ceil, channels_in_octave, frame_period, speed, allowed_range, f0_out, time_out) */
-static PyObject *dio(PyObject *self, PyObject *args) {
-    PyObject *x_object, *f0_object, *time_object;
-    int fs, speed;
-    double f0_floor, f0_ceil, channels_in_octave, frame_period, allowed_range;
-    if (!PyArg_ParseTuple(args, "OiddddidOO", &x_object, &fs, &f0_floor, &f0_ceil, &channels_in_octave,
-                          &frame_period, &speed, &allowed_range, &f0_object, &time_object))
-        return NULL;
+/* dio(x, fs, f0_floor, f0_ceil, channels_in_octave, frame_period, speed, allowed_range, f0_out, time_out) and
+ * harvest(x, fs, f0_floor, f0_ceil, frame_period, f0_out, time_out): one shape, the F0 and the time axis of a signal;
+ * DIO's own options, or NULL for Harvest. */
+typedef struct {
+    double channels_in_octave, allowed_range;
+    int speed;
+} DioOptions;
+
+static PyObject *estimate_f0(PyObject *x_object, int fs, double f0_floor, double f0_ceil, double frame_period,
+                             const DioOptions *dio, PyObject *f0_object, PyObject *time_object) {
     Values x, f0, time;
     if (get_values(x_object, &x, 'd', 0, "x") != 0) return NULL;
     if (get_values(f0_object, &f0, 'd', 1, "f0") != 0) { release(&x); return NULL; }
@@ -110,36 +112,36 @@ static PyObject *dio(PyObject *self, PyObject *args) {
     char message[MESSAGE_SIZE] = "";
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = koe_world_dio(doubles(&x), count(&x), fs, f0_floor, f0_ceil, channels_in_octave, frame_period, speed,
-                           allowed_range, doubles(&f0), doubles(&time), count(&f0), message, sizeof message);
+    if (dio)
+        status = koe_world_dio(doubles(&x), count(&x), fs, f0_floor, f0_ceil, dio->channels_in_octave, frame_period,
+                               dio->speed, dio->allowed_range, doubles(&f0), doubles(&time), count(&f0), message,
+                               sizeof message);
+    else
+        status = koe_world_harvest(doubles(&x), count(&x), fs, f0_floor, f0_ceil, frame_period, doubles(&f0),
+                                   doubles(&time), count(&f0), message, sizeof message);
     Py_END_ALLOW_THREADS
     release(&x); release(&f0); release(&time);
     if (status != KOE_OK) return raise_status(status, message);
     Py_RETURN_NONE;
 }
 
-/* harvest(x, fs, f0_floor, f0_ceil, frame_period, f0_out, time_out) */
-static PyObject *harvest(PyObject *self, PyObject *args) {
-    PyObject *x_object, *f0_object, *time_object;
+static PyObject *dio(PyObject *self, PyObject *args) {
+    PyObject *x, *f0, *time;
     int fs;
     double f0_floor, f0_ceil, frame_period;
-    if (!PyArg_ParseTuple(args, "OidddOO", &x_object, &fs, &f0_floor, &f0_ceil, &frame_period, &f0_object, &time_object))
+    DioOptions options;
+    if (!PyArg_ParseTuple(args, "OiddddidOO", &x, &fs, &f0_floor, &f0_ceil, &options.channels_in_octave,
+                          &frame_period, &options.speed, &options.allowed_range, &f0, &time))
         return NULL;
-    Values x, f0, time;
-    if (get_values(x_object, &x, 'd', 0, "x") != 0) return NULL;
-    if (get_values(f0_object, &f0, 'd', 1, "f0") != 0) { release(&x); return NULL; }
-    if (get_values(time_object, &time, 'd', 1, "time") != 0 || require_count(&time, count(&f0), "time") != 0) {
-        release(&x); release(&f0); release(&time); return NULL;
-    }
-    char message[MESSAGE_SIZE] = "";
-    int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = koe_world_harvest(doubles(&x), count(&x), fs, f0_floor, f0_ceil, frame_period, doubles(&f0),
-                               doubles(&time), count(&f0), message, sizeof message);
-    Py_END_ALLOW_THREADS
-    release(&x); release(&f0); release(&time);
-    if (status != KOE_OK) return raise_status(status, message);
-    Py_RETURN_NONE;
+    return estimate_f0(x, fs, f0_floor, f0_ceil, frame_period, &options, f0, time);
+}
+
+static PyObject *harvest(PyObject *self, PyObject *args) {
+    PyObject *x, *f0, *time;
+    int fs;
+    double f0_floor, f0_ceil, frame_period;
+    if (!PyArg_ParseTuple(args, "OidddOO", &x, &fs, &f0_floor, &f0_ceil, &frame_period, &f0, &time)) return NULL;
+    return estimate_f0(x, fs, f0_floor, f0_ceil, frame_period, NULL, f0, time);
 }
 
 /* The signal, the F0 and the time axis every per-frame estimator reads, and its output buffer. */

@@ -14,18 +14,6 @@ import Foundation
 import KoeWorld
 import SpeechFiles
 
-func stream(_ signal: [Double], rate: Int, options: StreamingDio.Options, chunk: Int) -> [Double] {
-    let dio = StreamingDio(sampleRate: rate, options: options)
-    var f0: [Double] = []
-    var start = 0
-    while start < signal.count {
-        let end = min(signal.count, start + chunk)
-        f0 += dio.push(Array(signal[start..<end]))
-        start = end
-    }
-    return f0 + dio.finish()
-}
-
 /// Each frame's F0 from whole-signal DIO on the signal up to the end of the live block that settles the frame
 /// at `lookAhead`: the most the signal so far can tell WORLD itself.
 func soFar(_ signal: [Double], rate: Int, lookAhead: Double, frames: Int) -> [Double] {
@@ -154,7 +142,7 @@ for rate in rates {
         let clock = ContinuousClock()
         let start = clock.now
         for (signal, reference) in zip(signals, whole) {
-            let live = stream(signal, rate: rate, options: options, chunk: chunk)
+            let live = StreamingDio(sampleRate: rate, options: options).f0(streaming: signal, chunk: chunk)
             tally.add(live: live, whole: reference)
             if detail { tally.locate(live: live, whole: reference) }
             if dump {

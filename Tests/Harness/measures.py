@@ -1,5 +1,5 @@
 """What the plugin and live tests measure on audio: F0 ratio (Praat, through parselmouth), delay (cross-correlation)
-and level; and the bar on koe live's own work. Shared by plugins_test.py, live_test.py and virtual_mic_test.py."""
+and level; and the bar on koe live's own work. Shared by Tests/Plugins and Tests/VirtualMic."""
 
 import collections
 import re

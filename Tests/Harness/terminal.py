@@ -1,5 +1,5 @@
 """koe live on a pseudo-terminal, as a person at a shell runs it: the status line, an arrow key, then q. Shared by
-live_test.py (a sound card on JACK) and Tests/VirtualMic/virtual_mic_test.py."""
+Tests/Plugins/live_test.py (a sound card on JACK) and Tests/VirtualMic/virtual_mic_test.py."""
 
 import os
 import pty
@@ -8,13 +8,15 @@ import select
 import subprocess
 import time
 
+from harness import check
+
 STATUS_LINE = (r"in \[[#-]{12}\] +-?\d+ dB out \[[#-]{12}\] +-?\d+ dB  pitch 1\.2  formant 1\.0  latency \d+ ms"
                r"  xruns \d+")
 
 
-def terminal_session(argv, environment, check, seconds):
-    """Runs `argv` (a koe live at --pitch 1.2) with a pseudo-terminal as stdin, stdout and stderr; `check(condition,
-    message)` fails the test. Returns the summary line."""
+def terminal_session(argv, environment, seconds):
+    """Runs `argv` (a koe live at --pitch 1.2) with a pseudo-terminal as stdin, stdout and stderr, each wait at most
+    `seconds`. Returns the summary line."""
     controller, terminal = pty.openpty()
     process = subprocess.Popen(argv, stdin=terminal, stdout=terminal, stderr=terminal, env=environment, close_fds=True)
     os.close(terminal)
