@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "Koe", dependencies: ["KoeDSP", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe", "KoeWorld"], exclude: ["include"]),
-        .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO"]),
+        .target(name: "KoeBatch", dependencies: ["Koe", "KoeDSP", "KoeIO"]),
         .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio", "CKoePipeWire"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
         .executableTarget(

@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 import KoeStages
 import KoeWorld
 import Testing
@@ -143,6 +144,44 @@ import TestSupport
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitch = 1.2 }, threads: threads)
             #expect(try stage.process([], isFinal: true).isEmpty)
         }
+    }
+
+    /// As a batch run in one process would: more streams than cores at once, each on a thread of the worker pool
+    /// and each with vocoder threads of the same pool, every stream waiting for its own workers (and first for the
+    /// other streams, so that all of them hold their threads at once). On a pool with as many threads as cores the
+    /// streams' workers would wait in its queue behind the streams waiting for them; here every stream finishes,
+    /// with the output one thread gives.
+    @Test func moreStreamsOnThreadsThanCoresAllFinish() throws {
+        let input = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: 0.3)
+        let voice = settings { $0.pitch = 1.2 }
+        let expected = try run(input, voice: voice, chunk: 1000)
+        let streams = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+        final class Results: @unchecked Sendable {
+            let lock = Lock()
+            var started = 0
+            var outputs: [[Double]] = []
+        }
+        let results = Results()
+        for _ in 0..<streams {
+            WorkerPool.shared.run { [self] in
+                results.lock.withLock { results.started += 1 }
+                results.lock.broadcast()
+                results.lock.withLock {
+                    let deadline = monotonicSeconds() + 60
+                    while results.started < streams, results.lock.wait(until: deadline) {}
+                }
+                let output = (try? run(input, voice: voice, chunk: 1000, threads: 2)) ?? []
+                results.lock.withLock { results.outputs.append(output) }
+                results.lock.broadcast()
+            }
+        }
+        let finished = results.lock.withLock {
+            let deadline = monotonicSeconds() + 120
+            while results.outputs.count < streams, results.lock.wait(until: deadline) {}
+            return results.outputs
+        }
+        #expect(finished.count == streams, "\(finished.count) of \(streams) streams finished within two minutes")
+        #expect(finished.allSatisfy { $0 == expected })
     }
 
     @Test func aStageLeftMidStreamStopsItsThreads() throws {
