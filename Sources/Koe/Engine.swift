@@ -76,7 +76,7 @@ final class Engine {
     /// throws when the stages fell behind that (a changer's latency bound).
     func run(readying frames: Int) throws {
         try eachLane { lane in
-            try lane.chain.process(lane.input, isFinal: false, into: &lane.ready)
+            try lane.chain.process(lane.input, into: &lane.ready)
             if lane.ready.count < frames { try lane.chain.drain(into: &lane.ready) }
         }
         if let short = lanes.first(where: { $0.ready.count < frames }) {
@@ -108,7 +108,8 @@ final class Engine {
         let channels = channels
         try eachLane { lane in
             lane.deinterleave(input, channels: channels)
-            try lane.chain.process(lane.input, isFinal: isFinal, into: &lane.ready)
+            try lane.chain.process(lane.input, into: &lane.ready)
+            if isFinal { try lane.chain.finish(into: &lane.ready) }
         }
         return drainWholeFrames()
     }
@@ -289,7 +290,7 @@ private final class Lane {
 
     /// Drains the chain into `ready`.
     func finish() throws {
-        try chain.process([], isFinal: true, into: &ready)
+        try chain.finish(into: &ready)
     }
 
     /// Runs `body` unless an earlier run failed, keeping its failure for the engine to throw.

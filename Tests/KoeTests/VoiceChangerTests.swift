@@ -35,7 +35,8 @@ import TestSupport
         var voice = VoiceSettings()
         voice.pitch = 1.3
         voice.formant = 1.1
-        let conversion = try VoiceShift(sampleRate: sampleRate, voice: voice).process(input, isFinal: true)
+        let vocoder = try VoiceShift(sampleRate: sampleRate, voice: voice)
+        let conversion = try vocoder.process(input) + vocoder.finish()
         let whole = out[0] + tail[0]
         #expect(whole.count == input.count + changer.latency)
         #expect(whole.prefix(changer.latency).allSatisfy { $0 == 0 })
