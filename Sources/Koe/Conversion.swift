@@ -150,7 +150,7 @@ package struct Conversion {
         while let chunk = try source.read(maxFrames: chunkFrames) {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
-            try write(try engine.process(interleaved: chunk, isFinal: false))
+            try write(try engine.process(interleaved: chunk))
             if source.mayWaitForInput {
                 try write(try engine.drain())
             }
@@ -158,7 +158,7 @@ package struct Conversion {
             progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))
         }
         try source.requireAudio(framesRead: framesIn)
-        try write(try engine.process(interleaved: [], isFinal: true))
+        try write(try engine.finishInterleaved())
         try checkLength(framesIn)
         try sink.finish()
         seconds = monotonicSeconds() - start
