@@ -48,7 +48,7 @@ let package = Package(
         .systemLibrary(name: "CAVX2"),
         .target(name: "KoeDSP", dependencies: ["CFFTW", "CAVX512", "CAVX2"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
-        .target(name: "KoeIO", dependencies: ["CSndFile"]),
+        .target(name: "KoeIO", dependencies: ["CSndFile", "KoeDSP"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "Koe", dependencies: ["KoeDSP", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe", "KoeWorld"], exclude: ["include"]),
