@@ -174,8 +174,7 @@ fuzz: deps release
 
 # The whole test suite under AddressSanitizer, then ThreadSanitizer, each in a build folder of its own.
 # The CLI tests run the koe binary built the same way. Swift's backtracer is off: it trips ASan's shadow memory.
-# What is suppressed, and why, is in Tests/Sanitizers: leaks of Foundation, XCTest and the argument parser, and
-# the accesses under Synchronization.Mutex, which ThreadSanitizer cannot see taken.
+# What is suppressed, and why, is in Tests/Sanitizers: leaks of Foundation, XCTest and the argument parser.
 sanitize: deps test-deps
 	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Sanitizers/lsan-suppressions.txt:print_suppressions=0 \
 		$(SWIFT) test --sanitize=address --scratch-path .build-asan

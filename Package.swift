@@ -48,11 +48,11 @@ let package = Package(
         .systemLibrary(name: "CAVX2"),
         .target(name: "KoeDSP", dependencies: ["CFFTW", "CAVX512", "CAVX2"]),
         .target(name: "KoeWorld", dependencies: ["KoeDSP"]),
-        .target(name: "KoeIO", dependencies: ["CSndFile"]),
+        .target(name: "KoeIO", dependencies: ["CSndFile", "KoeDSP"]),
         .target(name: "KoeStages", dependencies: ["KoeWorld", "KoeDSP"]),
         .target(name: "Koe", dependencies: ["KoeDSP", "KoeStages", "KoeWorld", "KoeIO"]),
         .target(name: "KoeC", dependencies: ["Koe", "KoeWorld"], exclude: ["include"]),
-        .target(name: "KoeBatch", dependencies: ["Koe", "KoeIO", "KoeWorld"]),
+        .target(name: "KoeBatch", dependencies: ["Koe", "KoeDSP", "KoeIO", "KoeWorld"]),
         .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio", "CKoePipeWire"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
         .executableTarget(

@@ -25,8 +25,24 @@ final class Chain {
     }
 
     /// Runs the next chunk through every stage and appends the output that is ready to `output`.
-    func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws {
-        try pass(input, from: 0, isFinal: isFinal, into: &output)
+    func process(_ input: [Double], into output: inout [Double]) throws {
+        try pass(input, from: 0, into: &output)
+    }
+
+    /// Ends the stream: each stage in turn finishes, its tail passed on through the stages after it, which then
+    /// finish too.
+    func finish(into output: inout [Double]) throws {
+        var tail: [Double] = []
+        for (index, stage) in stages.enumerated() {
+            tail.removeAll(keepingCapacity: true)
+            try stage.finish(into: &tail)
+            try pass(tail, from: index + 1, into: &output)
+        }
+    }
+
+    /// Forgets the stream in every stage.
+    func reset() {
+        for stage in stages { stage.reset() }
     }
 
     /// Collects what the background stages finished, each stage's output passed on through the stages after it.
@@ -36,12 +52,12 @@ final class Chain {
             guard let background = stage as? any BackgroundStage else { continue }
             drained.removeAll(keepingCapacity: true)
             try background.drain(into: &drained)
-            try pass(drained, from: index + 1, isFinal: false, into: &output)
+            try pass(drained, from: index + 1, into: &output)
         }
     }
 
     /// `input` through the stages from `first` on.
-    private func pass(_ input: [Double], from first: Int, isFinal: Bool, into output: inout [Double]) throws {
+    private func pass(_ input: [Double], from first: Int, into output: inout [Double]) throws {
         guard first < stages.count else {
             output.append(contentsOf: input)
             return
@@ -57,15 +73,15 @@ final class Chain {
         }
         let last = stages.count - 1
         if first == last {
-            return try stages[first].process(input, isFinal: isFinal, into: &output)
+            return try stages[first].process(input, into: &output)
         }
         ping.removeAll(keepingCapacity: true)
-        try stages[first].process(input, isFinal: isFinal, into: &ping)
+        try stages[first].process(input, into: &ping)
         for index in (first + 1)..<last {
             pong.removeAll(keepingCapacity: true)
-            try stages[index].process(ping, isFinal: isFinal, into: &pong)
+            try stages[index].process(ping, into: &pong)
             swap(&ping, &pong)
         }
-        try stages[last].process(ping, isFinal: isFinal, into: &output)
+        try stages[last].process(ping, into: &output)
     }
 }

@@ -1,4 +1,4 @@
-import Dispatch
+import KoeDSP
 import KoeIO
 import KoeStages
 import KoeWorld
@@ -148,11 +148,11 @@ package struct Conversion {
 
     /// `checkLength` is given the input's length once it has ended, before the output is completed.
     private mutating func run(progress: ((ConversionProgress) -> Void)?, checkLength: (Int) throws -> Void) throws {
-        let start = DispatchTime.now()
+        let start = monotonicSeconds()
         while let chunk = try source.read(maxFrames: chunkFrames) {
             try source.requireFinite(chunk, firstFrame: framesIn)
             framesIn += chunk.count / source.channels
-            try write(try engine.process(interleaved: chunk, isFinal: false))
+            try write(try engine.process(interleaved: chunk))
             if source.mayWaitForInput {
                 try write(try engine.drain())
             }
@@ -160,10 +160,10 @@ package struct Conversion {
             progress?(ConversionProgress(framesDone: framesIn, totalFrames: source.totalFrames, sampleRate: source.sampleRate))
         }
         try source.requireAudio(framesRead: framesIn)
-        try write(try engine.process(interleaved: [], isFinal: true))
+        try write(try engine.finishInterleaved())
         try checkLength(framesIn)
         try sink.finish()
-        seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
+        seconds = monotonicSeconds() - start
     }
 
     private mutating func write(_ interleaved: [Double]) throws {

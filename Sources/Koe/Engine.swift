@@ -5,10 +5,16 @@ import KoeWorld
 /// The one engine every front end drives: `convert`, `koe convert` and `koe batch` through `Conversion`;
 /// `VoiceChanger`, and through it `koe live`, the C ABI and the plugins. It plans each channel's stages from the
 /// settings (`Lane.init`, the one place they are planned), runs the channels, side by side on threads when it
-/// has them, and keeps each channel's output until the caller takes it.
+/// has them, and keeps each channel's output until the caller takes it. Like its stages it speaks `process`,
+/// `finish` and `reset`.
+///
+/// A **changeable** engine (a `VoiceChanger`'s) also holds the stream's settings and how a change reaches the
+/// output while it plays: the glides, and the crossfade between the vocoder and the input itself while the voice
+/// changes nothing (`change(voice:)`). The first one made in a process for a sample rate and analysis warms up
+/// (`warmUp`, in WarmUp.swift), so that its blocks find the runtime ready.
 ///
 /// **Threads** are one budget: the channels run side by side first, and each channel's vocoder has an equal share
-/// of what is left (threads of its own when the share is 2 or more). The output is the same for any count.
+/// of what is left (threads of the worker pool when the share is 2 or more). The output is the same for any count.
 final class Engine {
     let sampleRate: Int
     let channels: Int
@@ -19,6 +25,8 @@ final class Engine {
     private let lanes: [Lane]
     /// Channels run at the same time, at most.
     private let channelThreads: Int
+    private let delaysOutput: Bool
+    private let forcesVocoder: Bool
 
     /// Plans and builds one lane a channel.
     ///
@@ -37,6 +45,8 @@ final class Engine {
     ) throws {
         self.sampleRate = sampleRate
         self.channels = channels
+        self.delaysOutput = delaysOutput
+        forcesVocoder = settings.forceVocoder
         channelThreads = max(1, min(settings.threads, channels))
         let vocoderThreads = max(1, settings.threads / channels)
         let bands = settings.bands(sampleRate: sampleRate)
@@ -51,64 +61,49 @@ final class Engine {
         }
         latency = lanes[0].chain.latency
         lengthRatio = lanes[0].chain.lengthRatio
+        voice = settings.voice
+        self.bands = bands
+        gainDB = settings.gainDB
+        limitsOutput = settings.limitsOutput
         if delaysOutput {
             for lane in lanes { lane.ready.append(contentsOf: repeatElement(0, count: latency)) }
         }
     }
 
+    /// A changeable engine for a stream of blocks in and as many out, delayed by its latency, of Float samples
+    /// (full scale 1), with room made for a piece of a block; the first for its rate and analysis warms up.
+    static func stream(sampleRate: Int, channels: Int, analysis: AnalysisOptions, threads: Int) throws -> Engine {
+        let engine = try unwarmedStream(sampleRate: sampleRate, channels: channels, analysis: analysis, threads: threads)
+        try warmUp(sampleRate: sampleRate, analysis: analysis, threads: threads)
+        return engine
+    }
+
+    static func unwarmedStream(sampleRate: Int, channels: Int, analysis: AnalysisOptions, threads: Int) throws -> Engine {
+        var settings = ConversionSettings()
+        settings.analysis = analysis
+        settings.threads = threads
+        let engine = try Engine(
+            sampleRate: sampleRate, channels: channels, settings: settings, isChangeable: true, delaysOutput: true,
+            fullScale: 1)
+        for lane in engine.lanes { lane.reserve(forBlocksOf: pieceFrames) }
+        return engine
+    }
+
     /// The vocoder stage of the first channel, for a conversion's statistics; nil when the voice is left out.
     var firstVoiceStage: VoiceShift? { lanes[0].voiceShift }
-
-    // MARK: Planar blocks (VoiceChanger)
-
-    /// Makes room for blocks of up to `frames` frames: pushing, running and draining such a block then allocates
-    /// nothing once the stream has begun (on one thread).
-    func reserve(forBlocksOf frames: Int) {
-        for lane in lanes { lane.reserve(forBlocksOf: frames) }
-    }
-
-    /// Takes a channel's next input.
-    func push<Sample: BinaryFloatingPoint>(_ samples: UnsafeBufferPointer<Sample>, channel: Int) {
-        lanes[channel].push(samples)
-    }
-
-    /// Runs every channel's pushed input through its chain until at least `frames` frames are ready in each;
-    /// throws when the stages fell behind that (a changer's latency bound).
-    func run(readying frames: Int) throws {
-        try eachLane { lane in
-            try lane.chain.process(lane.input, isFinal: false, into: &lane.ready)
-            if lane.ready.count < frames { try lane.chain.drain(into: &lane.ready) }
-        }
-        if let short = lanes.first(where: { $0.ready.count < frames }) {
-            throw KoeError.misuse("the vocoder fell behind its latency bound: \(short.ready.count) of \(frames) frames ready")
-        }
-    }
-
-    /// Moves a channel's first `count` ready frames to `output` (which may be where its input was read from).
-    func drain<Sample: BinaryFloatingPoint>(_ count: Int, channel: Int, into output: UnsafeMutableBufferPointer<Sample>) {
-        lanes[channel].drain(count, into: output)
-    }
-
-    /// Frames each channel has ready.
-    var readyFrames: Int { lanes.map(\.ready.count).min() ?? 0 }
-
-    /// Ends the stream: every chain drains into its ready frames.
-    func finish() throws {
-        try eachLane { try $0.finish() }
-    }
 
     // MARK: Interleaved chunks (Conversion)
 
     /// Takes interleaved samples (a whole number of frames) and returns the interleaved output now ready in
-    /// every channel. With `isFinal`, every stage drains and the rest of the output is returned.
-    func process(interleaved input: [Double], isFinal: Bool) throws -> [Double] {
+    /// every channel.
+    func process(interleaved input: [Double]) throws -> [Double] {
         guard input.count % channels == 0 else {
             throw KoeError.misuse("\(input.count) interleaved samples do not make whole frames of \(channels) channels")
         }
         let channels = channels
         try eachLane { lane in
             lane.deinterleave(input, channels: channels)
-            try lane.chain.process(lane.input, isFinal: isFinal, into: &lane.ready)
+            try lane.chain.process(lane.input, into: &lane.ready)
         }
         return drainWholeFrames()
     }
@@ -117,6 +112,12 @@ final class Engine {
     /// Call it before waiting for more input, so a live stream is not held back.
     func drain() throws -> [Double] {
         try eachLane { try $0.chain.drain(into: &$0.ready) }
+        return drainWholeFrames()
+    }
+
+    /// Ends the stream and returns the rest of the interleaved output.
+    func finishInterleaved() throws -> [Double] {
+        try finishLanes()
         return drainWholeFrames()
     }
 
@@ -137,29 +138,211 @@ final class Engine {
         return output
     }
 
+    /// Frames each channel has ready.
+    private var readyFrames: Int { lanes.map(\.ready.count).min() ?? 0 }
+
+    /// Every chain drains into its ready frames.
+    private func finishLanes() throws {
+        try eachLane { try $0.chain.finish(into: &$0.ready) }
+    }
+
+    // MARK: Planar blocks of a stream (VoiceChanger)
+
+    /// Frames of a block converted at a time: the stages' buffers then have room for a piece, and a host's block
+    /// of any size, once seen, allocates nothing more.
+    static let pieceFrames = 1024
+
+    /// True once the stream has ended, until `reset`.
+    private var isFinished = false
+    /// True once a block has been processed: settings changed from then on glide.
+    private var hasStarted = false
+    /// Frames a channel has received since the stream began.
+    private var received = 0
+
+    /// Converts the next `frames` frames of planar audio from `input` into `output`, one pointer per channel
+    /// each way; `output` may be `input` (in place). Allocates nothing on one thread once room is made. A sample
+    /// that is not finite throws before anything changes.
+    func process(
+        _ input: UnsafePointer<UnsafePointer<Float>>, into output: UnsafePointer<UnsafeMutablePointer<Float>>, frames: Int
+    ) throws(KoeError) {
+        guard frames >= 0 else { throw .invalidArgument("a block cannot have \(frames) frames") }
+        try requireStreaming()
+        for channel in 0..<channels {
+            try Self.requireFinite(UnsafeBufferPointer(start: input[channel], count: frames), channel: channel)
+        }
+        try run(frames: frames) { channel, piece in
+            lanes[channel].push(UnsafeBufferPointer(start: input[channel] + piece.lowerBound, count: piece.count))
+        } drain: { channel, piece in
+            lanes[channel].drain(
+                piece.count, into: UnsafeMutableBufferPointer(start: output[channel] + piece.lowerBound, count: piece.count))
+        }
+    }
+
+    /// Converts the next block: one array per channel, all of one length; returns as many frames per channel.
+    func process<Sample: BinaryFloatingPoint>(planar input: [[Sample]]) throws(KoeError) -> [[Sample]] {
+        guard input.count == channels else {
+            throw .badInput(source: nil, reason: "\(input.count) channel arrays given to a \(channels)-channel changer")
+        }
+        let frames = input[0].count
+        if let ragged = input.firstIndex(where: { $0.count != frames }) {
+            throw .badInput(source: nil, reason: "channel \(ragged) has \(input[ragged].count) frames, channel 0 has \(frames)")
+        }
+        try requireStreaming()
+        for (channel, samples) in input.enumerated() {
+            try samples.withUnsafeBufferPointer { buffer throws(KoeError) in try Self.requireFinite(buffer, channel: channel) }
+        }
+        var output = (0..<channels).map { _ in [Sample](repeating: 0, count: frames) }
+        try run(frames: frames) { channel, piece in
+            input[channel].withUnsafeBufferPointer { lanes[channel].push(UnsafeBufferPointer(rebasing: $0[piece])) }
+        } drain: { channel, piece in
+            output[channel].withUnsafeMutableBufferPointer {
+                lanes[channel].drain(piece.count, into: UnsafeMutableBufferPointer(rebasing: $0[piece]))
+            }
+        }
+        return output
+    }
+
+    /// Ends the stream: returns the `latency` frames per channel still held. `reset` starts a new one.
+    func finish<Sample: BinaryFloatingPoint>(as sample: Sample.Type) throws(KoeError) -> [[Sample]] {
+        try requireStreaming()
+        isFinished = true
+        try KoeError.wrapping { try finishLanes() }
+        let frames = readyFrames
+        return lanes.map { lane in
+            var tail = [Sample](repeating: 0, count: frames)
+            tail.withUnsafeMutableBufferPointer { lane.drain(frames, into: $0) }
+            return tail
+        }
+    }
+
+    /// Forgets the stream: the next block starts a new one, with the settings as they are now and no glide, as in
+    /// an engine just made with them. **Real time:** no: the vocoder makes its analysis anew.
+    func reset() {
+        deferredVoice = nil
+        let wet = forcesVocoder || !voice.isIdentity
+        for lane in lanes {
+            lane.reset(voice: voice, wet: wet, delay: delaysOutput ? latency : 0)
+        }
+        isFinished = false
+        hasStarted = false
+        received = 0
+    }
+
+    /// Converts `frames` frames a piece at a time: `push` gives each channel's input of a piece (a range of the
+    /// block's frames) to its lane, whose chain runs until it has as many frames ready, and `drain` takes them.
+    private func run(
+        frames: Int, push: (_ channel: Int, _ piece: Range<Int>) -> Void, drain: (_ channel: Int, _ piece: Range<Int>) -> Void
+    ) throws(KoeError) {
+        hasStarted = true
+        var start = 0
+        repeat {
+            let piece = start..<min(frames, start + Self.pieceFrames)
+            if let deferred = deferredVoice, received >= deferred.from {
+                deferredVoice = nil
+                update(deferred.voice)
+            }
+            received += piece.count
+            for channel in 0..<channels {
+                push(channel, piece)
+            }
+            try KoeError.wrapping { try run(readying: piece.count) }
+            for channel in 0..<channels {
+                drain(channel, piece)
+            }
+            start = piece.upperBound
+        } while start < frames
+    }
+
+    /// Runs every channel's pushed input through its chain until at least `frames` frames are ready in each;
+    /// throws when the stages fell behind that (a changer's latency bound).
+    private func run(readying frames: Int) throws {
+        try eachLane { lane in
+            try lane.chain.process(lane.input, into: &lane.ready)
+            if lane.ready.count < frames { try lane.chain.drain(into: &lane.ready) }
+        }
+        if let short = lanes.first(where: { $0.ready.count < frames }) {
+            throw KoeError.misuse("the vocoder fell behind its latency bound: \(short.ready.count) of \(frames) frames ready")
+        }
+    }
+
+    private func requireStreaming() throws(KoeError) {
+        guard !isFinished else { throw .misuse("the stream has finished: call reset() before processing a new one") }
+    }
+
+    private static func requireFinite<Sample: BinaryFloatingPoint>(
+        _ samples: UnsafeBufferPointer<Sample>, channel: Int
+    ) throws(KoeError) {
+        if let frame = SignalRequirements.firstNonFinite(samples) {
+            throw .nonFiniteSample(frame: frame, channel: channel, source: nil)
+        }
+    }
+
     // MARK: Changes while the stream plays (a changeable engine)
 
+    /// The settings the stream plays with now (those a conversion's engine was made with, for one).
+    private(set) var voice: VoiceSettings
+    /// The EQ bands that act.
+    private(set) var bands: [EqualizerBand]
+    private(set) var gainDB: Double
+    private(set) var limitsOutput: Bool
+    /// A change out of the input's pass-through, for the vocoder once the crossfade to it is over and the frames
+    /// it completes from input frame `from` on play after it.
+    private var deferredVoice: (voice: VoiceSettings, from: Int)?
+
+    /// Takes a new voice. While the voice changes nothing the input itself plays in the vocoder's place. A change
+    /// to such a voice crossfades to the input while the vocoder glides back to the voice unchanged; a change away
+    /// from it crossfades to the vocoder first, and the vocoder glides to the new voice once that is heard
+    /// (`latency` plus the glide later than other changes). Before the first block, every change is at once.
+    func change(voice newVoice: VoiceSettings) {
+        let wasPassingInput = voice.isIdentity
+        voice = newVoice
+        if deferredVoice != nil {
+            // The vocoder still resynthesises the voice unchanged: only the change it will glide to is new.
+            if newVoice.isIdentity {
+                deferredVoice = nil
+                setWet(false, gliding: true)
+            } else {
+                deferredVoice?.voice = newVoice
+            }
+            return
+        }
+        if hasStarted && wasPassingInput && !newVoice.isIdentity {
+            // Out of the input's pass-through, crossfade to the vocoder while it resynthesises the voice unchanged,
+            // and only then let it glide to the change, so that this change too glides instead of jumping.
+            setWet(true, gliding: true)
+            deferredVoice = (newVoice, received + Glide.samples(sampleRate: sampleRate) + latency)
+            return
+        }
+        update(newVoice)
+        setWet(!newVoice.isIdentity, gliding: hasStarted)
+    }
+
+    /// Takes the bands this sample rate can build and that change something, gliding once the stream has started.
+    func set(bands newBands: [EqualizerBand]) {
+        let sampleRate = sampleRate
+        bands = newBands.filter { !$0.isFlat && (try? $0.filter(sampleRate: sampleRate)) != nil }
+        for lane in lanes { try? lane.equalizer?.set(bands: bands, gliding: hasStarted) }
+    }
+
+    /// Takes a finite gain, gliding once the stream has started.
+    func set(gainDB newGain: Double) {
+        gainDB = newGain
+        for lane in lanes { try? lane.gain?.set(decibels: newGain, gliding: hasStarted) }
+    }
+
+    func set(limitsOutput isEnabled: Bool) {
+        limitsOutput = isEnabled
+        for lane in lanes { lane.setLimiting(isEnabled) }
+    }
+
     /// The voice from the blocks the next run settles on, gliding once the stream has started.
-    func update(_ voice: VoiceSettings) {
+    private func update(_ voice: VoiceSettings) {
         for lane in lanes { lane.voiceShift?.update(voice) }
     }
 
     /// The vocoder's output (wet) or the input itself (dry), from the next input frame on.
-    func setWet(_ wet: Bool, gliding: Bool) {
+    private func setWet(_ wet: Bool, gliding: Bool) {
         for lane in lanes { lane.mix?.set(wet: wet, gliding: gliding) }
-    }
-
-    /// Bands that can be built at this sample rate.
-    func set(bands: [EqualizerBand], gliding: Bool) throws {
-        for lane in lanes { try lane.equalizer?.set(bands: bands, gliding: gliding) }
-    }
-
-    func set(gainDB: Double, gliding: Bool) throws {
-        for lane in lanes { try lane.gain?.set(decibels: gainDB, gliding: gliding) }
-    }
-
-    func setLimiting(_ isEnabled: Bool) {
-        for lane in lanes { lane.setLimiting(isEnabled) }
     }
 
     /// Runs `body` on every lane, side by side when the engine has threads for that; rethrows the first
@@ -287,9 +470,16 @@ private final class Lane {
         }
     }
 
-    /// Drains the chain into `ready`.
-    func finish() throws {
-        try chain.process([], isFinal: true, into: &ready)
+    /// Forgets the stream: the stages as `init` would make them with `voice` and a vocoder `wet` or not, no
+    /// failure, no input, and `delay` frames of silence ready; the room made for blocks stays.
+    func reset(voice: VoiceSettings, wet: Bool, delay: Int) {
+        voiceShift?.update(voice)
+        mix?.set(wet: wet, gliding: false)
+        chain.reset()
+        input.removeAll(keepingCapacity: true)
+        ready.removeAll(keepingCapacity: true)
+        ready.append(contentsOf: repeatElement(0, count: delay))
+        failure = nil
     }
 
     /// Runs `body` unless an earlier run failed, keeping its failure for the engine to throw.

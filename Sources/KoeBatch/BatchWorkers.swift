@@ -1,7 +1,7 @@
-import Koe
-import Dispatch
 import Foundation
 import Glibc
+import Koe
+import KoeDSP
 import KoeIO
 
 /// What a worker is asked to do: convert one input into one output.
@@ -195,7 +195,7 @@ private final class Worker {
     private(set) var answers: Int32
     private(set) var diagnostics: Int32
     /// The order being converted and when it was given.
-    private(set) var current: (item: BatchItem, since: UInt64)?
+    private(set) var current: (item: BatchItem, since: Double)?
     private(set) var hasBeenReaped = false
     /// The signal that stopped the worker while it converted, when it is one that stops a run (SIGTERM, SIGINT,
     /// SIGHUP): whoever sent it stopped the batch, and the input is left for a rerun, not recorded as failed.
@@ -222,7 +222,7 @@ private final class Worker {
 
     /// Sends one order. If the worker is already gone, the order stays current and is answered by `reap`.
     func give(_ item: BatchItem) {
-        current = (item, DispatchTime.now().uptimeNanoseconds)
+        current = (item, monotonicSeconds())
         guard let output = item.output, let line = try? JSONEncoder().encode(BatchOrder(input: item.input, output: output)) else { return }
         guard orders >= 0 else { return }
         do {
@@ -308,8 +308,8 @@ private final class Worker {
         }
     }
 
-    private static func seconds(since start: UInt64) -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    private static func seconds(since start: Double) -> Double {
+        monotonicSeconds() - start
     }
 }
 
@@ -333,11 +333,11 @@ package enum BatchWorker {
         guard fcntl(BatchWorkerPool.lifelineDescriptor, F_GETFD) >= 0 else {
             throw KoeError.misuse("a batch worker runs only in a process its batch started, which hands it a lifeline")
         }
-        let lifeline = watchLifeline()
+        watchLifeline()
         let decoder = JSONDecoder()
         let encoder = JSONEncoder()
         while let line = readLine(strippingNewline: true) {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = monotonicSeconds()
             var answer: BatchAnswer
             do {
                 let order = try decoder.decode(BatchOrder.self, from: Data(line.utf8))
@@ -346,18 +346,23 @@ package enum BatchWorker {
             } catch {
                 answer = BatchAnswer(error: describe(error), processingSeconds: 0)
             }
-            answer.processingSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            answer.processingSeconds = monotonicSeconds() - start
             guard let encoded = try? encoder.encode(answer), send(Array(encoded) + [UInt8(ascii: "\n")]) else { break }
         }
-        withExtendedLifetime(lifeline) {}
     }
 
-    /// When the batch's main process is gone, a worker stops as if terminated: its temporary file is removed.
-    private static func watchLifeline() -> DispatchSourceRead {
-        let source = DispatchSource.makeReadSource(fileDescriptor: BatchWorkerPool.lifelineDescriptor, queue: .global())
-        source.setEventHandler { kill(getpid(), SIGTERM) }
-        source.resume()
-        return source
+    /// When the batch's main process is gone, a worker stops as if terminated: its temporary file is removed. A
+    /// thread of the worker pool waits for that for the worker's life; the pool starts others for the conversions.
+    private static func watchLifeline() {
+        WorkerPool.shared.run {
+            // Nobody writes to the lifeline: it becomes readable (at its end) only when the main process is gone.
+            var lifeline = pollfd(fd: BatchWorkerPool.lifelineDescriptor, events: Int16(POLLIN), revents: 0)
+            var ready: Int32
+            repeat {
+                ready = poll(&lifeline, 1, -1)
+            } while ready < 0 && errno == EINTR
+            if ready > 0 { kill(getpid(), SIGTERM) }
+        }
     }
 
     private static func send(_ bytes: [UInt8]) -> Bool {

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 
 /// Scratch objects (FFT plans, buffers) kept between calls of a value type that must stay `Sendable`:
@@ -84,48 +83,86 @@ package enum Parallel {
     /// Runs `body` once for each index of `0..<count`, on up to `threads` threads, each taking the next index
     /// as it comes free; returns when all are done. For items of uneven cost. With one thread,
     /// or one item, everything runs on the caller's thread, in order.
+    ///
+    /// The caller takes indices too; the other threads are the worker pool's, each started at once (the pool never
+    /// queues a task), and a thread that starts after the caller has finished the last index leaves at once. So
+    /// the caller never waits for a thread to come free, only for the indices taken to be done.
     package static func forEach(_ count: Int, threads: Int, _ body: (Int) -> Void) {
         let workers = min(max(1, threads), count)
         guard workers > 1 else {
             for index in 0..<count { body(index) }
             return
         }
-        let dealer = IndexDealer(count: count)
         withoutActuallyEscaping(body) { body in
-            // The caller promises `body` is safe to run on different indices at once; it does not outlive this call.
-            let shared = UncheckedSendable(body)
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in
-                while let index = dealer.next() {
-                    shared.value(index)
-                }
+            // The caller promises `body` is safe to run on different indices at once; the loop lets go of it
+            // before this call returns.
+            let loop = SharedLoop(count: count, body: body)
+            for _ in 1..<workers {
+                WorkerPool.shared.run { loop.help() }
             }
+            loop.help()
+            loop.close()
         }
     }
 }
 
-/// Hands out the indices `0..<count`, each once, to whichever thread asks next.
-private final class IndexDealer: @unchecked Sendable {
+/// The indices `0..<count`, each handed once to whichever thread asks next, and the body they are run with,
+/// held until the caller closes the loop: a helper that comes later finds no body and leaves.
+private final class SharedLoop: @unchecked Sendable {
     private let lock = Lock()
     private let count: Int
     private var dealt = 0
+    private var body: ((Int) -> Void)?
+    /// Threads inside `work`.
+    private var working = 0
 
-    init(count: Int) {
+    init(count: Int, body: @escaping (Int) -> Void) {
         self.count = count
+        self.body = body
     }
 
-    func next() -> Int? {
+    /// Runs the body on indices until none is left, unless the loop is closed.
+    func help() {
+        guard enter() else { return }
+        work()
+        lock.lock()
+        working -= 1
+        if working == 0 { lock.broadcast() }
+        lock.unlock()
+    }
+
+    /// Lets go of the body, once the threads still working on it are done.
+    func close() {
+        lock.lock()
+        body = nil
+        while working > 0 { lock.wait() }
+        lock.unlock()
+    }
+
+    private func enter() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard body != nil else { return false }
+        working += 1
+        return true
+    }
+
+    /// In a function of its own, so that its copy of the body is gone when `help` says the work is done.
+    private func work() {
+        lock.lock()
+        let body = self.body
+        lock.unlock()
+        guard let body else { return }
+        while let index = next() {
+            body(index)
+        }
+    }
+
+    private func next() -> Int? {
         lock.lock()
         defer { lock.unlock() }
         guard dealt < count else { return nil }
         dealt += 1
         return dealt - 1
-    }
-}
-
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-
-    init(_ value: Value) {
-        self.value = value
     }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import KoeDSP
 
 /// A file that appears at its destination only when complete. Writers fill `temporaryPath`, a fresh file
 /// in the destination's folder (so the final rename cannot cross file systems); `commit()` renames it into
@@ -202,8 +202,9 @@ package final class AtomicOutputSet {
     }
 }
 
-/// Temporary files not yet committed and folders made for them, shared with the signal handlers.
-private final class PendingFiles: Sendable {
+/// Temporary files not yet committed and folders made for them, shared with the signal handlers. Dispatch
+/// delivers a signal to a handler on a thread of its own, so the handler takes the lock as any thread does.
+private final class PendingFiles: @unchecked Sendable {
     static let shared = PendingFiles()
 
     private struct Pending {
@@ -212,13 +213,17 @@ private final class PendingFiles: Sendable {
         var folders: [String] = []
     }
 
-    private let pending = Mutex(Pending())
-    private let signalSources = Mutex<[DispatchSourceSignal]>([])
+    /// Guards `pending`.
+    private let lock = Lock()
+    private var pending = Pending()
+    /// Guards `signalSources`.
+    private let sourcesLock = Lock()
+    private var signalSources: [DispatchSourceSignal] = []
 
     /// Creates `path` exclusively and records it, under the lock so that a signal cannot miss the new file.
     /// Returns 0, or the errno of the failure.
     func create(_ path: String) -> Int32 {
-        pending.withLock { pending in
+        lock.withLock {
             let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
             guard descriptor >= 0 else { return errno }
             close(descriptor)
@@ -229,7 +234,7 @@ private final class PendingFiles: Sendable {
 
     /// Makes the folder `path` and records it, as `create` does for files. Returns 0, or the errno of the failure.
     func makeFolder(_ path: String) -> Int32 {
-        pending.withLock { pending in
+        lock.withLock {
             guard mkdir(path, 0o777) == 0 else { return errno }
             pending.folders.append(path)
             return 0
@@ -238,7 +243,7 @@ private final class PendingFiles: Sendable {
 
     /// Runs `body` (a rename or removal of `path`) and forgets the file if it succeeds.
     func withdraw<Result>(_ path: String, _ body: () throws -> Result) rethrows -> Result {
-        try pending.withLock { pending in
+        try lock.withLock {
             let result = try body()
             pending.files.remove(path)
             return result
@@ -247,7 +252,7 @@ private final class PendingFiles: Sendable {
 
     /// Forgets `folders`, after removing them (innermost first; only empty ones go) if `remove` is set.
     func withdrawFolders(_ folders: [String], remove: Bool) {
-        pending.withLock { pending in
+        lock.withLock {
             for folder in folders.reversed() {
                 if remove { rmdir(folder) }
                 pending.folders.removeAll { $0 == folder }
@@ -256,14 +261,14 @@ private final class PendingFiles: Sendable {
     }
 
     func installSignalHandlers() {
-        signalSources.withLock { sources in
-            guard sources.isEmpty else { return }
+        sourcesLock.withLock {
+            guard signalSources.isEmpty else { return }
             for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
                 signal(signalNumber, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler { [self] in removeAllAndDie(of: signalNumber) }
                 source.resume()
-                sources.append(source)
+                signalSources.append(source)
             }
         }
     }
@@ -271,7 +276,7 @@ private final class PendingFiles: Sendable {
     /// Holds the lock to the end so no commit can slip in after the files are gone. Dispatch delivers the
     /// signal with it blocked, so it is unblocked here before being raised again with its default action.
     private func removeAllAndDie(of signalNumber: Int32) {
-        pending.withLock { pending in
+        lock.withLock {
             for path in pending.files { unlink(path) }
             for folder in pending.folders.reversed() { rmdir(folder) }
             signal(signalNumber, SIG_DFL)

@@ -53,6 +53,22 @@ package final class DryWetMix: InPlaceStage {
         fed += samples.count
     }
 
+    /// Forgets the input fed; the output is wet or dry as the last change asked, with no crossfade under way.
+    package func reset() {
+        if let change = pending {
+            wet = change.wet ? 1 : 0
+        } else if rampLeft > 0 {
+            wet = step > 0 ? 1 : 0
+        }
+        pending = nil
+        rampLeft = 0
+        step = 0
+        dry.removeAll(keepingCapacity: true)
+        dryStart = 0
+        fed = 0
+        mixed = 0
+    }
+
     package func apply(_ samples: UnsafeMutableBufferPointer<Double>) {
         // Wet with nothing to come: the vocoder's samples stand, only the positions move.
         if pending == nil, rampLeft == 0, wet == 1 {

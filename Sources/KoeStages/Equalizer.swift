@@ -225,6 +225,15 @@ package final class Equalizer: InPlaceStage {
         self.bands = acting
     }
 
+    /// Fresh filters for the bands that act, as `init` makes them: a glide under way is over, bands gliding out
+    /// are gone, and no filter remembers the stream.
+    package func reset() {
+        // The bands were built at this rate once, so they build again.
+        if let (acting, fresh) = try? Self.design(bands, sampleRate: sampleRate) {
+            (bands, filters) = (acting, fresh)
+        }
+    }
+
     package func apply(_ samples: UnsafeMutableBufferPointer<Double>) {
         for index in filters.indices {
             filters[index].process(samples)

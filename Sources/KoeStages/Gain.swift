@@ -38,6 +38,12 @@ package final class Gain: InPlaceStage {
         glideSamplesLeft = glideSamples
     }
 
+    /// The gain reached at once: a glide under way is over.
+    package func reset() {
+        current = factor
+        glideSamplesLeft = 0
+    }
+
     package func apply(_ samples: UnsafeMutableBufferPointer<Double>) {
         var start = samples.startIndex
         while glideSamplesLeft > 0, start < samples.endIndex {

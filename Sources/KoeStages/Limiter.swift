@@ -46,17 +46,27 @@ package final class Limiter: Stage {
         core.deallocate()
     }
 
-    package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) {
+    package func process(_ input: [Double], into output: inout [Double]) {
         var core = core
         defer { self.core = core }
         let limits = isEnabled
         input.withUnsafeBufferPointer { input in
             core.push(count: input.count, limits: limits, into: &output) { input[$0] }
         }
-        if isFinal {
-            // Silence after the end needs no gain; it carries the last `latency` samples out.
-            core.push(count: latency, limits: limits, into: &output) { _ in 0 }
-        }
+    }
+
+    package func finish(into output: inout [Double]) {
+        var core = core
+        defer { self.core = core }
+        // Silence after the end needs no gain; it carries the last `latency` samples out.
+        core.push(count: latency, limits: isEnabled, into: &output) { _ in 0 }
+    }
+
+    /// An empty look-ahead and a gain of 1, as `init` leaves them; on or off stays as it is.
+    package func reset() {
+        let fresh = Core(ceiling: core.ceiling, latency: core.latency, releaseStep: core.releaseStep)
+        core.deallocate()
+        core = fresh
     }
 }
 

@@ -1,13 +1,16 @@
-/// A streaming processor of one channel: the unit a conversion chain is made of.
+/// A streaming processor of one channel: the unit a conversion chain is made of. It speaks the stream's three
+/// verbs, as every streaming object of koe does: `process`, `finish`, `reset`.
 ///
 /// The contract every stage keeps:
-/// - Push the channel's samples in order, in chunks of any size (empty chunks included), with
-///   `process(_:isFinal:into:)`; each call appends whatever output is ready, possibly nothing.
+/// - Push the channel's samples in order, in chunks of any size (empty chunks included), with `process`; each call
+///   appends whatever output is ready, possibly nothing.
+/// - `finish` ends the stream: it appends the rest of the output, the tail the stage held back.
 /// - Stages are self-aligning: the concatenation of all outputs is exactly the aligned result. A stage with
-///   internal delay trims its own start, and drains its tail on the call whose `isFinal` is true.
+///   internal delay trims its own start, and drains its tail in `finish`.
 /// - The outputs of one stream total `(input length × lengthRatio).rounded()` samples, and they do not
 ///   depend on how the input was chunked.
-/// - The call with `isFinal: true` ends the stream; a stage serves one stream of one channel.
+/// - `reset` forgets the stream: the next `process` starts a new one, as a stage just made with the settings it
+///   has now would (a glide under way is over, at its target). A stage serves one stream of one channel at a time.
 /// - Output is appended to the caller's buffer, so a caller that keeps its buffers' capacity allocates nothing.
 package protocol Stage: AnyObject {
     /// How many input samples past sample n must arrive before output sample n is available.
@@ -18,21 +21,35 @@ package protocol Stage: AnyObject {
 
     /// Takes the next chunk of input and appends the output that is ready to `output`; throws when the input
     /// cannot be processed (the vocoder refuses non-finite samples).
-    func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws
+    func process(_ input: [Double], into output: inout [Double]) throws
+
+    /// Ends the stream: appends the output still held back.
+    func finish(into output: inout [Double]) throws
+
+    /// Forgets the stream, keeping the settings. **Real time:** no; it may allocate what a new stream needs.
+    func reset()
 }
 
 extension Stage {
     package var lengthRatio: Double { 1 }
 
     /// The output ready after `input`, as an array of its own.
-    package func process(_ input: [Double], isFinal: Bool) throws -> [Double] {
+    package func process(_ input: [Double]) throws -> [Double] {
         var output: [Double] = []
-        try process(input, isFinal: isFinal, into: &output)
+        try process(input, into: &output)
+        return output
+    }
+
+    /// The end of the stream, as an array of its own.
+    package func finish() throws -> [Double] {
+        var output: [Double] = []
+        try finish(into: &output)
         return output
     }
 }
 
-/// A stage that applies its output in place, sample for sample, with no delay.
+/// A stage that applies its output in place, sample for sample, with no delay: it holds nothing back, so it has
+/// nothing to finish.
 package protocol InPlaceStage: Stage {
     func apply(_ samples: UnsafeMutableBufferPointer<Double>)
 }
@@ -40,13 +57,15 @@ package protocol InPlaceStage: Stage {
 extension InPlaceStage {
     package var latency: Int { 0 }
 
-    package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) {
+    package func process(_ input: [Double], into output: inout [Double]) {
         let start = output.count
         output.append(contentsOf: input)
         output.withUnsafeMutableBufferPointer { buffer in
             apply(UnsafeMutableBufferPointer(rebasing: buffer[start...]))
         }
     }
+
+    package func finish(into output: inout [Double]) {}
 }
 
 /// How long a setting changed while a stream plays takes to reach its new value, so that a slider dragged

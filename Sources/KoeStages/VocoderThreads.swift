@@ -1,15 +1,16 @@
 import KoeDSP
 import KoeWorld
 
-/// The vocoder's work on threads of its own, so its caller only settles F0 and hands the blocks over:
+/// The vocoder's work on threads of the worker pool, so its caller only settles F0 and hands the blocks over:
 /// pending blocks are analysed side by side, in any order, and the analysed blocks are synthesised one at a
 /// time in stream order. The first thread synthesises whenever it can, before analysing, so output flows,
 /// memory stays bounded and the synthesiser's buffers stay in one core's cache; the others analyse first and
 /// synthesise only when nothing is left to analyse. `submit` waits while too many frames are in hand; the
-/// output waits until drained.
+/// output waits until drained. The threads are the pool's, each taken for the stream's life and given back by
+/// `stop`; the pool starts every one at once, so a caller waiting here waits only for work under way.
 final class VocoderThreads: @unchecked Sendable {
     /// Guards every variable property, and signals each change of them.
-    private let condition = Condition()
+    private let lock = Lock()
     private var waiting: [(index: Int, block: StreamingAnalyzer.PendingBlock)] = []
     private var analysed: [Int: StreamingAnalyzer.Block] = [:]
     /// New voices, by the index of the first block (or the end, at `submitted`) they change.
@@ -44,7 +45,7 @@ final class VocoderThreads: @unchecked Sendable {
         self.threads = threads
         runningThreads = threads
         for worker in 0..<threads {
-            startThread { [self] in work(prefersSynthesis: worker == 0) }
+            WorkerPool.shared.run { [self] in work(prefersSynthesis: worker == 0) }
         }
     }
 
@@ -54,58 +55,58 @@ final class VocoderThreads: @unchecked Sendable {
     /// Hands over the next blocks of the stream; `finalLength` with the last of them; `voiceChange` when the
     /// voice changes from the first of them on.
     func submit(_ blocks: [StreamingAnalyzer.PendingBlock], finalLength: Int?, voiceChange: VoiceChange? = nil) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         if let voiceChange {
             voiceChanges[submitted] = voiceChange
         }
         for block in blocks {
             while framesInHand > 0, framesInHand + block.frameCount > Self.capacity, submitted - synthesised > threads {
-                condition.wait()
+                lock.wait()
             }
             waiting.append((submitted, block))
             submitted += 1
             framesInHand += block.frameCount
             // Only the threads wait while the caller is here: one of them is enough for one block.
-            condition.signal()
+            lock.signal()
         }
         if let finalLength {
             self.finalLength = finalLength
-            condition.broadcast()
+            lock.broadcast()
         }
     }
 
     /// Waits until every block handed over is synthesised, and the end of the stream if it was handed over.
     func waitUntilIdle() {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         while synthesised < submitted || (finalLength != nil && !hasFinished) {
-            condition.wait()
+            lock.wait()
         }
     }
 
     /// Appends the samples synthesised since the last call to `samples`; the output keeps its capacity.
     func drain(into samples: inout [Double]) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         samples.append(contentsOf: output)
         output.removeAll(keepingCapacity: true)
     }
 
     var medians: (input: Double?, output: Double?) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return latestMedians
     }
 
-    /// Ends the threads, dropping the work not yet started, and returns once they have exited.
+    /// Ends the threads' work, dropping what is not yet started, and returns once each has given its thread back.
     func stop() {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         isStopping = true
-        condition.broadcast()
+        lock.broadcast()
         while runningThreads > 0 {
-            condition.wait()
+            lock.wait()
         }
     }
 
@@ -116,9 +117,9 @@ final class VocoderThreads: @unchecked Sendable {
     }
 
     private func work(prefersSynthesis: Bool) {
-        condition.lock()
+        lock.lock()
         while let job = nextJob(prefersSynthesis: prefersSynthesis) {
-            condition.unlock()
+            lock.unlock()
             switch job {
             case .synthesise(let block, let voiceChange):
                 if let voiceChange { resynthesis.update(voiceChange.voice, gliding: voiceChange.gliding) }
@@ -135,17 +136,17 @@ final class VocoderThreads: @unchecked Sendable {
                 record { hasFinished = true }
             case .analyse(let index, let pending):
                 let block = pending.analyzed()
-                condition.lock()
+                lock.lock()
                 analysed[index] = block
                 // The synthesis waits for this block: wake the first thread if it sleeps.
-                if index == synthesised, !isSynthesising { condition.broadcast() }
-                condition.unlock()
+                if index == synthesised, !isSynthesising { lock.broadcast() }
+                lock.unlock()
             }
-            condition.lock()
+            lock.lock()
         }
         runningThreads -= 1
-        condition.broadcast()
-        condition.unlock()
+        lock.broadcast()
+        lock.unlock()
     }
 
     /// Waits for a job, with the lock held; nil once the threads are to stop.
@@ -158,7 +159,7 @@ final class VocoderThreads: @unchecked Sendable {
                 let (index, block) = waiting.removeFirst()
                 return .analyse(index: index, block)
             }
-            condition.wait()
+            lock.wait()
         }
         return nil
     }
@@ -180,13 +181,13 @@ final class VocoderThreads: @unchecked Sendable {
     /// Publishes what a synthesis made, and what it finished, and frees the synthesis for the next thread.
     private func record(finished: () -> Void) {
         let medians = resynthesis.medians
-        condition.lock()
+        lock.lock()
         output.append(contentsOf: produced)
         produced.removeAll(keepingCapacity: true)
         latestMedians = medians
         finished()
         isSynthesising = false
-        condition.broadcast()
-        condition.unlock()
+        lock.broadcast()
+        lock.unlock()
     }
 }

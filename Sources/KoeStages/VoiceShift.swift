@@ -7,9 +7,9 @@ import KoeWorld
 /// analysed and resynthesised, one shorter than an analysis window too (`StreamingAnalyzer`).
 ///
 /// With two threads or more, `process` only settles F0 (DIO's, or Harvest's whole, its channels shared among as
-/// many threads) and hands the blocks to threads of the stage's own, which analyse them side by side and
-/// synthesise them in order while the caller reads on: `process` returns the output synthesised so far, and
-/// `drain` waits for the rest. The output is the same for any number of threads.
+/// many threads) and hands the blocks to threads of the worker pool, which analyse them side by side and
+/// synthesise them in order while the caller reads on: `process` returns the output synthesised so far, `drain`
+/// waits for the rest, and `finish` for the end. The output is the same for any number of threads.
 ///
 /// The voice can change while the stream plays (`update`): the new settings apply from the first frame of the
 /// blocks the next `process` settles, on any number of threads alike.
@@ -20,8 +20,11 @@ package final class VoiceShift: BackgroundStage {
     package let threads: Int
     package let latency: Int
 
-    private let analyzer: StreamingAnalyzer
-    private let work: VocoderWork
+    private let analysis: AnalysisOptions
+    private var analyzer: StreamingAnalyzer
+    private var work: VocoderWork
+    /// The block size `reserve` made room for, made again by `reset`.
+    private var reservedSamples: Int?
     private var received = 0
     private var emitted = 0
     private var pending: [Double] = []
@@ -32,7 +35,7 @@ package final class VoiceShift: BackgroundStage {
     private var pendingBlocks: [StreamingAnalyzer.PendingBlock] = []
 
     /// `threads` sets how the stage works (in place of `analysis.threads`): 1 on the caller's thread alone,
-    /// more on that many threads of its own. Throws if the analysis cannot run at this rate with these options.
+    /// more on that many threads of the worker pool. Throws if the analysis cannot run at this rate with these options.
     package init(
         sampleRate: Int, voice: VoiceSettings, analysis: AnalysisOptions = .init(), threads: Int = 1
     ) throws(WorldError) {
@@ -41,25 +44,34 @@ package final class VoiceShift: BackgroundStage {
         self.threads = max(1, threads)
         var analysis = analysis
         analysis.threads = self.threads
-        analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis, blocksCrossThreads: self.threads > 1)
-        let resynthesis = Resynthesis(
-            voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize,
-            glideFrames: Glide.frames(framePeriod: analysis.framePeriod), isCausal: analysis.live)
-        latency = analyzer.latency + resynthesis.latency
-        work = self.threads > 1
-            ? .onThreads(VocoderThreads(resynthesis, recycler: analyzer.recycler, threads: self.threads))
-            : .onCaller(resynthesis)
+        self.analysis = analysis
+        let synthesisLatency: Int
+        (analyzer, work, synthesisLatency) = try Self.makeWork(sampleRate: sampleRate, voice: voice, analysis: analysis)
+        latency = analyzer.latency + synthesisLatency
     }
 
     deinit {
-        if case .onThreads(let threads) = work {
-            threads.stop()
-        }
+        work.stop()
+    }
+
+    /// The analyser and the synthesis of a new stream, on the caller's thread or on the pool's.
+    private static func makeWork(
+        sampleRate: Int, voice: VoiceSettings, analysis: AnalysisOptions
+    ) throws(WorldError) -> (StreamingAnalyzer, VocoderWork, synthesisLatency: Int) {
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: analysis, blocksCrossThreads: analysis.threads > 1)
+        let resynthesis = Resynthesis(
+            voice: voice, sampleRate: sampleRate, framePeriod: analysis.framePeriod, fftSize: analyzer.fftSize,
+            glideFrames: Glide.frames(framePeriod: analysis.framePeriod), isCausal: analysis.live)
+        let work: VocoderWork = analysis.threads > 1
+            ? .onThreads(VocoderThreads(resynthesis, recycler: analyzer.recycler, threads: analysis.threads))
+            : .onCaller(resynthesis)
+        return (analyzer, work, resynthesis.latency)
     }
 
     /// Makes room for calls of up to `samples` samples on the caller's thread: such a call then allocates nothing
     /// once the stream has begun.
     package func reserve(forBlocksOf samples: Int) {
+        reservedSamples = samples
         guard case .onCaller(let resynthesis) = work else { return }
         analyzer.reserve(forPushesOf: samples)
         resynthesis.reserve(forOutputsOf: samples + analyzer.latency)
@@ -85,33 +97,69 @@ package final class VoiceShift: BackgroundStage {
         changedVoice = newVoice
     }
 
-    package func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) throws {
+    package func process(_ input: [Double], into output: inout [Double]) throws {
         received += input.count
+        try run(isFinal: false, gliding: received > input.count) { analyzer, blocks in
+            try analyzer.push(input, into: &blocks)
+        } handOver: { analyzer, blocks in
+            try analyzer.pushPending(input, into: &blocks)
+        }
+        drain(isFinal: false, into: &output)
+    }
+
+    package func finish(into output: inout [Double]) throws {
+        try run(isFinal: true, gliding: received > 0) { analyzer, blocks in
+            blocks += try analyzer.finish()
+        } handOver: { analyzer, blocks in
+            blocks += try analyzer.finishPending()
+        }
+        drain(isFinal: true, into: &output)
+    }
+
+    /// A new analyser and synthesis, as `init` made them, with the voice as it is now (a glide under way is over);
+    /// threads of the pool taken anew; the room `reserve` made, made again.
+    package func reset() {
+        work.stop()
+        // The analysis ran at this rate with these options once, so it runs again.
+        guard let (analyzer, work, _) = try? Self.makeWork(sampleRate: sampleRate, voice: voice, analysis: analysis) else {
+            preconditionFailure("the vocoder could not be made again with the options it was made with")
+        }
+        self.analyzer = analyzer
+        self.work = work
+        received = 0
+        emitted = 0
+        pending.removeAll(keepingCapacity: true)
+        changedVoice = nil
+        analysedBlocks.removeAll(keepingCapacity: true)
+        pendingBlocks.removeAll(keepingCapacity: true)
+        if let reservedSamples { reserve(forBlocksOf: reservedSamples) }
+    }
+
+    /// Runs the blocks `analyse` completes (on the caller's thread) or hands those `handOver` settles to the
+    /// threads, with the voice changed since the last call; at the end, up to the output length.
+    private func run(
+        isFinal: Bool, gliding: Bool,
+        analyse: (StreamingAnalyzer, inout [StreamingAnalyzer.Block]) throws -> Void,
+        handOver: (StreamingAnalyzer, inout [StreamingAnalyzer.PendingBlock]) throws -> Void
+    ) throws {
         let voiceChange = changedVoice
         changedVoice = nil
         switch work {
         case .onCaller(let resynthesis):
             defer { analysedBlocks.removeAll(keepingCapacity: true) }
-            try analyzer.push(input, into: &analysedBlocks)
-            if isFinal {
-                analysedBlocks += try analyzer.finish()
-            }
-            if let voiceChange { resynthesis.update(voiceChange, gliding: received > input.count) }
+            try analyse(analyzer, &analysedBlocks)
+            if let voiceChange { resynthesis.update(voiceChange, gliding: gliding) }
             resynthesis.run(SynthesisJob(blocks: analysedBlocks, finalLength: isFinal ? outputLength : nil), into: &pending)
             analysedBlocks.forEach(analyzer.recycler.recycle)
         case .onThreads(let threads):
             defer { pendingBlocks.removeAll(keepingCapacity: true) }
-            try analyzer.pushPending(input, into: &pendingBlocks)
-            if isFinal {
-                pendingBlocks += try analyzer.finishPending()
-            }
+            try handOver(analyzer, &pendingBlocks)
             threads.submit(
                 pendingBlocks, finalLength: isFinal ? outputLength : nil,
-                voiceChange: voiceChange.map { ($0, gliding: received > input.count) })
+                voiceChange: voiceChange.map { ($0, gliding: gliding) })
             if isFinal { threads.waitUntilIdle() }
             threads.drain(into: &pending)
         }
-        drain(isFinal: isFinal, into: &output)
     }
 
     package func drain(into output: inout [Double]) throws {
@@ -240,10 +288,17 @@ final class Resynthesis {
     }
 }
 
-/// Where the vocoder works: on the caller's thread, or on threads of its own.
+/// Where the vocoder works: on the caller's thread, or on threads of the pool.
 private enum VocoderWork {
     case onCaller(Resynthesis)
     case onThreads(VocoderThreads)
+
+    /// Gives the threads back to the pool.
+    func stop() {
+        if case .onThreads(let threads) = self {
+            threads.stop()
+        }
+    }
 
     var medians: (input: Double?, output: Double?) {
         switch self {

@@ -13,7 +13,7 @@ import Testing
             if let change, number == changeBlock { mix.set(wet: change) }
             let end = min(start + block, dry.count)
             dry[start..<end].withUnsafeBufferPointer { mix.feedDry($0) }
-            output += try mix.process(Array(wet[start..<end]), isFinal: false)
+            output += try mix.process(Array(wet[start..<end]))
         }
         return output
     }
@@ -40,7 +40,7 @@ import Testing
         dry[..<10].withUnsafeBufferPointer { mix.feedDry($0) }
         mix.set(wet: false)
         dry[10...].withUnsafeBufferPointer { mix.feedDry($0) }
-        let output = try mix.process(Array(wet[..<10]), isFinal: false) + mix.process(Array(wet[10...]), isFinal: false)
+        let output = try mix.process(Array(wet[..<10])) + mix.process(Array(wet[10...]))
         #expect(Array(output[..<10]) == Array(wet[..<10]))
         #expect(Array(output[14...]) == Array(dry[14...]))
     }

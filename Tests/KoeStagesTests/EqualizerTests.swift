@@ -116,7 +116,7 @@ private let soxEquivalents: [SoxEquivalent] = [
     func matchesSox(_ equivalent: SoxEquivalent, sampleRate: Int) throws {
         let signal = Sox.testSignal(sampleRate: sampleRate)
         let equalizer = try #require(try Equalizer.make(bands: equivalent.bands(), sampleRate: sampleRate))
-        let ours = try equalizer.process(signal, isFinal: true)
+        let ours = try equalizer.process(signal)
         let theirs = try Sox.apply(equivalent.sox, to: signal, sampleRate: sampleRate)
         let snr = Sox.snr(ours, reference: theirs)
         let figure = String(format: "%.1f", snr)
@@ -132,13 +132,13 @@ private let soxEquivalents: [SoxEquivalent] = [
         let bands = try ["highpass:80", "peak:1000:6:1.4", "lowshelf:150:-4", "highshelf:6k:3", "lowpass:15000"]
             .map { try EqualizerBand(parsing: $0) }
         let signal = Sox.testSignal(sampleRate: 48000)
-        let whole = try #require(try Equalizer.make(bands: bands, sampleRate: 48000)).process(signal, isFinal: true)
+        let whole = try #require(try Equalizer.make(bands: bands, sampleRate: 48000)).process(signal)
         let streamed = try #require(try Equalizer.make(bands: bands, sampleRate: 48000))
         var output: [Double] = []
         for start in stride(from: 0, to: signal.count, by: chunkSize) {
-            output += try streamed.process(Array(signal[start..<min(start + chunkSize, signal.count)]), isFinal: false)
+            output += try streamed.process(Array(signal[start..<min(start + chunkSize, signal.count)]))
         }
-        output += try streamed.process([], isFinal: true)
+        output += try streamed.finish()
         #expect(output == whole)
         #expect(streamed.latency == 0 && streamed.lengthRatio == 1)
     }
@@ -227,7 +227,7 @@ private let soxEquivalents: [SoxEquivalent] = [
         let level = { (frequency: Double) throws -> Double in
             let equalizer = try #require(try Equalizer.make(bands: bands, sampleRate: 48000))
             let tone = (0..<48000).map { sin(2 * Double.pi * frequency * Double($0) / 48000) }
-            let settled = try equalizer.process(tone, isFinal: true)[24000...]
+            let settled = try equalizer.process(tone)[24000...]
             return 10 * log10(2 * settled.map { $0 * $0 }.reduce(0, +) / Double(settled.count))
         }
         #expect(abs(try level(1000) - 6) < 0.01)

@@ -12,9 +12,9 @@ import Testing
         var output: [Double] = []
         let size = chunk ?? max(1, input.count)
         for start in stride(from: 0, to: input.count, by: size) {
-            limiter.process(Array(input[start..<min(input.count, start + size)]), isFinal: false, into: &output)
+            limiter.process(Array(input[start..<min(input.count, start + size)]), into: &output)
         }
-        limiter.process([], isFinal: true, into: &output)
+        limiter.finish(into: &output)
         return output
     }
 
@@ -117,14 +117,11 @@ import Testing
                 let size = [1, 17, 4096][Int(random.next() % 3)]
                 let block = Array(signal[start..<min(signal.count, start + size)])
                 start += block.count
-                let isFinal = start == signal.count && seed % 2 == 0
-                limiter.process(block, isFinal: isFinal, into: &output)
-                reference.process(block, isFinal: isFinal, into: &expected)
+                limiter.process(block, into: &output)
+                reference.process(block, into: &expected)
             }
-            if seed % 2 == 1 {
-                limiter.process([], isFinal: true, into: &output)
-                reference.process([], isFinal: true, into: &expected)
-            }
+            limiter.finish(into: &output)
+            reference.finish(into: &expected)
             #expect(output.count == signal.count && expected.count == signal.count)
             let firstDifference = zip(output, expected).enumerated().first { $0.element.0.bitPattern != $0.element.1.bitPattern }?.offset
             #expect(firstDifference == nil, "seed \(seed)")
@@ -138,8 +135,10 @@ import Testing
             let reference = ReferenceLimiter(sampleRate: 16000, ceiling: 1, options: Limiter.Options())
             var output: [Double] = []
             var expected: [Double] = []
-            limiter.process(signal, isFinal: true, into: &output)
-            reference.process(signal, isFinal: true, into: &expected)
+            limiter.process(signal, into: &output)
+            limiter.finish(into: &output)
+            reference.process(signal, into: &expected)
+            reference.finish(into: &expected)
             #expect(output.map(\.bitPattern) == expected.map(\.bitPattern))
         }
     }
@@ -197,14 +196,15 @@ private final class ReferenceLimiter {
         shortfalls = [Double](repeating: 0, count: window)
     }
 
-    func process(_ input: [Double], isFinal: Bool, into output: inout [Double]) {
+    func process(_ input: [Double], into output: inout [Double]) {
         for sample in input {
             push(sample, into: &output)
         }
-        if isFinal {
-            for _ in 0..<latency {
-                push(0, into: &output)
-            }
+    }
+
+    func finish(into output: inout [Double]) {
+        for _ in 0..<latency {
+            push(0, into: &output)
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KoeDSP
 import KoeStages
 import KoeWorld
 import Testing
@@ -19,10 +20,10 @@ import TestSupport
         var start = 0
         while start < input.count {
             let end = min(input.count, start + chunk)
-            output += try stage.process(Array(input[start..<end]), isFinal: false)
+            output += try stage.process(Array(input[start..<end]))
             start = end
         }
-        return output + (try stage.process([], isFinal: true))
+        return output + (try stage.finish())
     }
 
     private func medianVoicedF0(_ signal: [Double]) throws -> Double {
@@ -74,13 +75,13 @@ import TestSupport
         var fromShared: [Double] = []
         for start in stride(from: 0, to: input.count, by: 1000) {
             let chunk = Array(input[start..<min(input.count, start + 1000)])
-            fromSingle += try single.process(chunk, isFinal: false)
-            fromShared += try shared.process(chunk, isFinal: false)
+            fromSingle += try single.process(chunk)
+            fromShared += try shared.process(chunk)
             #expect(fromShared.count <= fromSingle.count)
             try shared.drain(into: &fromShared)
             #expect(fromShared == fromSingle, "after \(start + chunk.count) samples")
         }
-        #expect(try shared.process([], isFinal: true) == single.process([], isFinal: true))
+        #expect(try shared.finish() == single.finish())
         #expect(shared.medianInputF0 == single.medianInputF0 && shared.medianOutputF0 == single.medianOutputF0)
     }
 
@@ -88,9 +89,9 @@ import TestSupport
         let input = Signals.speechLike(sampleRate: sampleRate)
         for threads in [1, 2] {
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitch = 1.2 }, threads: threads)
-            _ = try stage.process(Array(input.prefix(8000)), isFinal: false)
+            _ = try stage.process(Array(input.prefix(8000)))
             #expect(throws: WorldError.nonFiniteSample(index: 8002)) {
-                _ = try stage.process([0, 0, .infinity], isFinal: false)
+                _ = try stage.process([0, 0, .infinity])
             }
         }
     }
@@ -107,7 +108,7 @@ import TestSupport
             for (threads, tempo) in [(1, 1.0), (2, 1.0), (1, 0.8), (2, 0.8)] {
                 let voice = settings { $0.pitch = 1.2; $0.tempo = tempo }
                 let stage = try VoiceShift(sampleRate: rate, voice: voice, analysis: analysis, threads: threads)
-                let output = try stage.process(input, isFinal: false) + stage.process([], isFinal: true)
+                let output = try stage.process(input) + stage.finish()
                 let context = "\(method), \(threads) threads, tempo \(tempo)"
                 #expect(output.count == Int((Double(length) / tempo).rounded()), "\(context)")
                 #expect(output.allSatisfy { $0.isFinite }, "\(context)")
@@ -126,7 +127,7 @@ import TestSupport
     func aShortStreamIsResynthesisedAsWorldDoesIt(rate: Int) throws {
         let input = Signals.vowel(f0: 150, sampleRate: rate, duration: 0.05).suffix(441).map { $0 }
         let stage = try VoiceShift(sampleRate: rate, voice: settings { $0.pitch = 1 })
-        let streamed = try stage.process(input, isFinal: false) + stage.process([], isFinal: true)
+        let streamed = try stage.process(input) + stage.finish()
         let raw = try Dio(sampleRate: rate).estimate(unchecked: input)
         let contour = try StoneMask(sampleRate: rate).refine(input, contour: raw)
         let cheapTrick = try CheapTrick(sampleRate: rate, options: .init(), shared: false, noise: .eachFrame)
@@ -141,15 +142,53 @@ import TestSupport
     @Test func anEmptyStreamEndsEmpty() throws {
         for threads in [1, 2] {
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitch = 1.2 }, threads: threads)
-            #expect(try stage.process([], isFinal: true).isEmpty)
+            #expect(try stage.finish().isEmpty)
         }
+    }
+
+    /// As a batch run in one process would: more streams than cores at once, each on a thread of the worker pool
+    /// and each with vocoder threads of the same pool, every stream waiting for its own workers (and first for the
+    /// other streams, so that all of them hold their threads at once). On a pool with as many threads as cores the
+    /// streams' workers would wait in its queue behind the streams waiting for them; here every stream finishes,
+    /// with the output one thread gives.
+    @Test func moreStreamsOnThreadsThanCoresAllFinish() throws {
+        let input = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: 0.3)
+        let voice = settings { $0.pitch = 1.2 }
+        let expected = try run(input, voice: voice, chunk: 1000)
+        let streams = 2 * ProcessInfo.processInfo.activeProcessorCount + 2
+        final class Results: @unchecked Sendable {
+            let lock = Lock()
+            var started = 0
+            var outputs: [[Double]] = []
+        }
+        let results = Results()
+        for _ in 0..<streams {
+            WorkerPool.shared.run { [self] in
+                results.lock.withLock { results.started += 1 }
+                results.lock.broadcast()
+                results.lock.withLock {
+                    let deadline = monotonicSeconds() + 60
+                    while results.started < streams, results.lock.wait(until: deadline) {}
+                }
+                let output = (try? run(input, voice: voice, chunk: 1000, threads: 2)) ?? []
+                results.lock.withLock { results.outputs.append(output) }
+                results.lock.broadcast()
+            }
+        }
+        let finished = results.lock.withLock {
+            let deadline = monotonicSeconds() + 120
+            while results.outputs.count < streams, results.lock.wait(until: deadline) {}
+            return results.outputs
+        }
+        #expect(finished.count == streams, "\(finished.count) of \(streams) streams finished within two minutes")
+        #expect(finished.allSatisfy { $0 == expected })
     }
 
     @Test func aStageLeftMidStreamStopsItsThreads() throws {
         let input = Signals.speechLike(sampleRate: sampleRate)
         for _ in 0..<20 {
             let stage = try VoiceShift(sampleRate: sampleRate, voice: settings { $0.pitch = 1.2 }, threads: 3)
-            _ = try stage.process(input, isFinal: false)
+            _ = try stage.process(input)
         }
     }
 

@@ -33,12 +33,12 @@ import TestSupport
         var chunks = 0
         while start < input.count {
             let end = min(input.count, start + chunkFrames * engine.channels)
-            output += try engine.process(interleaved: Array(input[start..<end]), isFinal: false)
+            output += try engine.process(interleaved: Array(input[start..<end]))
             chunks += 1
             if let collectEvery, chunks % collectEvery == 0 { output += try engine.drain() }
             start = end
         }
-        return output + (try engine.process(interleaved: [], isFinal: true))
+        return output + (try engine.finishInterleaved())
     }
 
     @Test(arguments: [1, 17, 4096])
@@ -52,7 +52,7 @@ import TestSupport
         let input = interleavedStereo()
         let stereo = try run(engine(equalizerAndGain()), input, chunkFrames: 256)
         let left = stride(from: 0, to: input.count, by: 2).map { input[$0] }
-        let alone = try engine(equalizerAndGain(), channels: 1).process(interleaved: left, isFinal: true)
+        let alone = try run(engine(equalizerAndGain(), channels: 1), left, chunkFrames: left.count)
         #expect(stride(from: 0, to: stereo.count, by: 2).map { stereo[$0] } == alone)
     }
 
@@ -82,25 +82,20 @@ import TestSupport
         let engine = try engine(ConversionSettings())
         let input = interleavedStereo()
         #expect(engine.latency == 0)
-        #expect(try engine.process(interleaved: input, isFinal: true) == input)
+        #expect(try run(engine, input, chunkFrames: input.count) == input)
     }
 
     /// A changeable engine keeps every stage, at identity, and delays its output by exactly its latency: the
     /// fixed delay a live changer promises whatever its settings.
     @Test func aChangeableEngineAtIdentityDelaysItsInputByItsLatency() throws {
         let input = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: 0.3)
-        let engine = try Engine(
-            sampleRate: sampleRate, channels: 1, settings: ConversionSettings(), isChangeable: true, delaysOutput: true,
-            fullScale: 1)
+        let engine = try Engine.stream(sampleRate: sampleRate, channels: 1, analysis: AnalysisOptions(), threads: 1)
         #expect(engine.latency > 0)
-        var output = [Double](repeating: .nan, count: input.count)
-        input.withUnsafeBufferPointer { engine.push($0, channel: 0) }
-        try engine.run(readying: input.count)
-        output.withUnsafeMutableBufferPointer { engine.drain(input.count, channel: 0, into: $0) }
+        let output = try engine.process(planar: [input])[0]
         #expect(output == Array(repeating: 0, count: engine.latency) + input.prefix(input.count - engine.latency))
     }
 
     @Test func refusesChunksOfPartFrames() throws {
-        #expect(throws: KoeError.self) { try engine(ConversionSettings()).process(interleaved: [0, 0, 0], isFinal: false) }
+        #expect(throws: KoeError.self) { try engine(ConversionSettings()).process(interleaved: [0, 0, 0]) }
     }
 }

@@ -35,7 +35,8 @@ import TestSupport
         var voice = VoiceSettings()
         voice.pitch = 1.3
         voice.formant = 1.1
-        let conversion = try VoiceShift(sampleRate: sampleRate, voice: voice).process(input, isFinal: true)
+        let vocoder = try VoiceShift(sampleRate: sampleRate, voice: voice)
+        let conversion = try vocoder.process(input) + vocoder.finish()
         let whole = out[0] + tail[0]
         #expect(whole.count == input.count + changer.latency)
         #expect(whole.prefix(changer.latency).allSatisfy { $0 == 0 })
@@ -77,6 +78,34 @@ import TestSupport
         let single = try run(threads: 1)
         let shared = try run(threads: 2)
         #expect(shared == single, "largest difference \(largestDifference(shared, single))")
+    }
+
+    /// A stream reset while changes glide (a voice leaving identity, so crossfading to the vocoder first; a gain;
+    /// a band; the limiter switched off) then plays what a changer made with those settings plays.
+    @Test(arguments: [(1, false), (2, false), (1, true)])
+    func resetStartsTheStreamAFreshChangerWouldPlay(threads: Int, live: Bool) throws {
+        let first = Signals.vowel(f0: 130, sampleRate: sampleRate, duration: 0.5)
+        let second = Signals.speechLike(sampleRate: sampleRate)
+        var options = VoiceChanger.Options()
+        options.threads = threads
+        options.analysis.live = live
+        func settle(_ changer: VoiceChanger) {
+            changer.voice.pitch = 1.3
+            changer.gainDB = -4
+            changer.equalizer = [EqualizerBand(kind: .peak, frequency: 900, gainDB: 5, q: 1.2)]
+            changer.limitsOutput = false
+        }
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 2, options: options)
+        _ = try changer.process([first, first].map { Array($0[..<4000]) })
+        settle(changer)
+        _ = try changer.process([first, first].map { Array($0[4000..<4500]) })
+        changer.reset()
+        let fresh = try VoiceChanger(sampleRate: sampleRate, channels: 2, options: options)
+        settle(fresh)
+        let (out, tail) = try stream(changer, [second, second], block: 480)
+        let (freshOut, freshTail) = try stream(fresh, [second, second], block: 480)
+        #expect(out == freshOut && tail == freshTail)
+        #expect(changer.voice == fresh.voice && changer.gainDB == fresh.gainDB && changer.equalizer == fresh.equalizer)
     }
 
     @Test func channelsAreIndependent() throws {

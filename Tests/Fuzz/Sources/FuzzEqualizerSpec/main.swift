@@ -22,7 +22,7 @@ private func runEqualizer(_ bands: [EqualizerBand], sampleRate: Int, spec: Strin
     do {
         guard let equalizer = try Equalizer.make(bands: bands, sampleRate: sampleRate) else { return }
         var output: [Double] = []
-        equalizer.process(probe, isFinal: true, into: &output)
+        equalizer.process(probe, into: &output)
         require(output.count == probe.count, "'\(spec)' at \(sampleRate) Hz changed the length")
         if bands.allSatisfy({ abs($0.gainDB) <= largestCheckedGain }) {
             require(output.allSatisfy(\.isFinite), "'\(spec)' at \(sampleRate) Hz turned a full-scale signal into NaN or infinity")

@@ -204,7 +204,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("VoiceShift-chunk") { benchmark in
         for _ in benchmark.scaledIterations {
             do {
-                blackHole(try voiceShift.process(chunks[chunkCursor.next()], isFinal: false))
+                blackHole(try voiceShift.process(chunks[chunkCursor.next()]))
             } catch {
                 fatalError("voice shift failed: \(error)")
             }
