@@ -66,10 +66,39 @@ struct Convert: ParsableCommand {
         let stats = try convert(source, to: try raw.output(output, for: source), settings: settings, progress: progress?.update)
         progress?.finish()
 
+        reportAim(settings, stats)
         if stats.clippedSamples > 0 {
             Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
         }
         if reporting.json { Report.json(stats.json) }
+    }
+}
+
+extension Convert {
+    /// Says on stderr when a voice preset's target could not be reached within the ratios' bounds, or could not
+    /// be aimed at (a stream, a file with no voice): the output then misses the target by that much.
+    private func reportAim(_ settings: ConversionSettings, _ stats: ConversionStatistics) {
+        guard let preset = settings.preset, let target = preset.target else { return }
+        let (aimsPitch, aimsFormant) = settings.aimedRatios
+        guard aimsPitch || aimsFormant else { return }
+        guard let aim = stats.aim, let profile = stats.profile else {
+            let why = input == "-" ? "a stream cannot be measured before it is converted" : "no voice was found in \(input)"
+            Report.warning("--preset \(preset.name): \(why), so it takes a typical speaker's ratios (pitch \(preset.voice.pitch.formatted), formant \(preset.voice.formant.formatted)) instead of aiming at \(target.f0Median.formatted) Hz")
+            return
+        }
+        func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+        if aim.pitchClamped {
+            Report.warning(
+                "--preset \(preset.name): the target's \(target.f0Median.formatted) Hz asks a pitch ratio of \(f(aim.wantedPitch)) "
+                    + "of this voice (median F0 \(f(profile.f0Median, 1)) Hz); it is clamped to \(f(aim.pitch)) "
+                    + "(bounds \(Preset.pitchBounds.lowerBound.formatted) to \(Preset.pitchBounds.upperBound.formatted))")
+        }
+        if aim.formantClamped {
+            Report.warning(
+                "--preset \(preset.name): the formant ratio \(f(aim.wantedFormant)) the target's \(target.vocalTractLength.formatted) cm "
+                    + "vocal tract asks of this voice is clamped to \(f(aim.formant)) "
+                    + "(bounds \(Preset.formantBounds.lowerBound.formatted) to \(Preset.formantBounds.upperBound.formatted))")
+        }
     }
 }
 
@@ -97,6 +126,12 @@ private struct StatisticsJSON: Encodable {
         case latencyMilliseconds = "latency_ms", latencyBoundMilliseconds = "latency_bound_ms", live
         case clippedSamples = "clipped_samples"
         case medianF0In = "median_f0_in", medianF0Out = "median_f0_out"
+        case profile, pitchRatio = "pitch_ratio", formantRatio = "formant_ratio", clamped
+    }
+
+    private enum ProfileKeys: String, CodingKey {
+        case f0Median = "f0_median_hz", f0Spread = "f0_spread_semitones", vocalTractLength = "vocal_tract_length_cm"
+        case voicedSeconds = "voiced_seconds"
     }
 
     func encode(to encoder: Encoder) throws {
@@ -113,5 +148,17 @@ private struct StatisticsJSON: Encodable {
         try container.encode(statistics.clippedSamples, forKey: .clippedSamples)
         try container.encode(statistics.medianF0In, forKey: .medianF0In)
         try container.encode(statistics.medianF0Out, forKey: .medianF0Out)
+        if let profile = statistics.profile {
+            var object = container.nestedContainer(keyedBy: ProfileKeys.self, forKey: .profile)
+            try object.encode(profile.f0Median.roundedTo(2), forKey: .f0Median)
+            try object.encode(profile.f0Spread.roundedTo(2), forKey: .f0Spread)
+            try object.encode(profile.vocalTractLength.isFinite ? profile.vocalTractLength.roundedTo(2) : nil, forKey: .vocalTractLength)
+            try object.encode(profile.voicedSeconds.roundedTo(2), forKey: .voicedSeconds)
+        } else {
+            try container.encodeNil(forKey: .profile)
+        }
+        try container.encode(statistics.pitchRatio, forKey: .pitchRatio)
+        try container.encode(statistics.formantRatio, forKey: .formantRatio)
+        try container.encode(statistics.aim?.clamped ?? false, forKey: .clamped)
     }
 }
