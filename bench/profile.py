@@ -48,7 +48,7 @@ def voices(folder, rates):
         for rate in rates:
             out = os.path.join(folder, f"{name}-{rate}.wav")
             source = ["-t", "raw", "-r", "8000", "-e", "signed", "-b", "16", "-c", "1", path] if path.endswith(".raw") else [path]
-            subprocess.run(["sox", *source, "-r", str(rate), out], check=True, stderr=subprocess.DEVNULL)
+            subprocess.run(["sox", "-R", *source, "-r", str(rate), out], check=True, stderr=subprocess.DEVNULL)
             if parselmouth.Sound(out).duration >= 3:
                 found.append((name, rate, out))
     return found
