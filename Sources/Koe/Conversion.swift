@@ -47,6 +47,13 @@ public struct ConversionStatistics: Sendable {
     public let clippedSamples: Int
     public let medianF0In: Double?
     public let medianF0Out: Double?
+    /// The speaker's profile a voice preset aimed from: measured on the file first (nil when nothing was aimed).
+    package var profile: SpeakerProfile?
+    /// What the preset's target asked of this voice and whether a bound bit (nil when nothing was aimed).
+    package var aim: Preset.Aim?
+    /// The pitch and formant ratios the vocoder applied (1 without it).
+    package var pitchRatio = 1.0
+    package var formantRatio = 1.0
 
     package var realTimeFactor: Double { inputSeconds > 0 ? processingSeconds / inputSeconds : 0 }
 }
@@ -73,6 +80,7 @@ package struct Conversion {
         openingSink openSink: (AudioSource) throws(KoeError) -> AudioSink
     ) throws(KoeError) -> ConversionStatistics {
         try settings.validate()
+        let (settings, profile, aim) = try aimed(settings, at: source)
         try check(settings, sampleRate: source.sampleRate, frames: source.totalFrames, source: source.name)
         let medians = try KoeError.wrapping(source: source.name) { try referenceMedians(settings, of: source) }
         let sink = try openSink(source)
@@ -87,7 +95,41 @@ package struct Conversion {
                 try checkF0Track(settings, inputFrames: framesIn, sampleRate: source.sampleRate, source: source.name)
             }
         }
-        return conversion.statistics(voice: engine.firstVoiceStage, live: settings.analysis.live)
+        var statistics = conversion.statistics(voice: engine.firstVoiceStage, live: settings.analysis.live)
+        statistics.profile = profile
+        statistics.aim = aim
+        if settings.usesVocoder {
+            statistics.pitchRatio = settings.voice.pitch
+            statistics.formantRatio = settings.voice.formant
+        }
+        return statistics
+    }
+
+    /// `settings` with a voice preset's ratios aimed at its target (`Preset.aim(for:)`) from the profile of the
+    /// file's voice, measured in a first pass; the ratios set explicitly stay. Unchanged for a stream, which
+    /// cannot be measured first, and for a file with no voice in it: both keep the preset's typical ratios.
+    private static func aimed(
+        _ settings: ConversionSettings, at source: AudioSource
+    ) throws(KoeError) -> (ConversionSettings, SpeakerProfile?, Preset.Aim?) {
+        let (aimsPitch, aimsFormant) = settings.aimedRatios
+        guard aimsPitch || aimsFormant, let preset = settings.preset, case .file(let file) = source else { return (settings, nil, nil) }
+        let profile: SpeakerProfile
+        do {
+            profile = try SpeakerProfile(file: file.path)
+        } catch {
+            guard case .badInput = error else { throw error }
+            return (settings, nil, nil)
+        }
+        let vocoderMedian = try KoeError.wrapping(source: file.path) { try surveyedMedian(file.path, settings.analysis) }
+        guard let aim = preset.aim(for: profile, vocoderMedian: vocoderMedian) else { return (settings, nil, nil) }
+        var aimed = settings
+        if aimsPitch { aimed.voice.pitch = aim.pitch }
+        if aimsFormant { aimed.voice.formant = aim.formant }
+        // A bound bites only where the ratio is the target's.
+        let applied = Preset.Aim(
+            pitch: aimed.voice.pitch, formant: aimed.voice.formant, pitchClamped: aimsPitch && aim.pitchClamped,
+            formantClamped: aimsFormant && aim.formantClamped, wantedPitch: aim.wantedPitch, wantedFormant: aim.wantedFormant)
+        return (aimed, profile, applied)
     }
 
     /// Fails before any audio is processed when the input cannot be converted with `settings`; `frames` is the
@@ -137,6 +179,18 @@ package struct Conversion {
             }
         }
         return surveys.indices.map { surveys[$0].finish() }
+    }
+
+    /// The median F0 DIO finds in the file's voiced frames, its channels mixed: the F0 the vocoder scales.
+    private static func surveyedMedian(_ path: String, _ analysis: AnalysisOptions) throws -> Double? {
+        let file = try AudioFile(reading: path)
+        var survey = try F0Survey(sampleRate: file.sampleRate, f0Floor: analysis.f0Floor, f0Ceil: analysis.f0Ceil)
+        while case let chunk = try file.readInterleaved(maxFrames: 1 << 16), !chunk.isEmpty {
+            survey.add(stride(from: 0, to: chunk.count, by: file.channels).map { start in
+                (0..<file.channels).reduce(0.0) { $0 + chunk[start + $1] } / Double(file.channels)
+            })
+        }
+        return survey.finish()
     }
 
     private init(source: AudioSource, engine: Engine, sink: AudioSink, chunkFrames: Int) {

@@ -26,6 +26,12 @@ public struct ConversionSettings: Sendable {
     public var limitsOutput = true
     /// The preset applied last, whose EQ bands come before `equalizer`: those a recording's rate can hold.
     package private(set) var preset: Preset?
+    /// Whether a file's conversion aims the pitch and the formant ratio at the preset's target from the speaker's
+    /// profile (`Preset.aim(for:)`): on after `apply(preset:)` for a voice preset, off once the ratio is set
+    /// explicitly (`set(_:to:)`, the command line's flags, or a `voice.pitch` or `voice.formant` changed from
+    /// the preset's). A stream cannot be measured first: it takes the preset's typical ratios.
+    package var aimsPitch = false
+    package var aimsFormant = false
 
     public init() {}
 
@@ -37,6 +43,14 @@ public struct ConversionSettings: Sendable {
         }
         voice = preset.voice
         self.preset = preset
+        aimsPitch = preset.target != nil
+        aimsFormant = preset.target != nil
+    }
+
+    /// The ratios the preset aims, those still as the preset set them: what a file's profile decides.
+    package var aimedRatios: (pitch: Bool, formant: Bool) {
+        guard let preset, preset.target != nil else { return (false, false) }
+        return (aimsPitch && voice.pitch == preset.voice.pitch, aimsFormant && voice.formant == preset.voice.formant)
     }
 
     /// True when the vocoder is in a conversion's chain: the voice changes something, or it is forced.

@@ -12,3 +12,4 @@
 @_exported import struct KoeStages.VoiceSettings
 @_exported import struct KoeWorld.AnalysisOptions
 @_exported import struct KoeStages.Setting
+@_exported import struct KoeStages.SpeakerProfile

@@ -42,11 +42,18 @@ extension ConversionSettings {
 
     private mutating func set(_ setting: Setting, _ value: Double) throws(KoeError) {
         switch setting {
-        case .pitch: voice.pitch = value
-        case .semitones: voice.semitones = value
-        case .pitchMedian: voice.pitchMedian = value
+        case .pitch, .semitones, .pitchMedian:
+            // An explicit pitch, or a median asked for in Hz, is what the preset's target would have decided.
+            aimsPitch = false
+            switch setting {
+            case .pitch: voice.pitch = value
+            case .semitones: voice.semitones = value
+            default: voice.pitchMedian = value
+            }
         case .pitchRange: voice.pitchRange = value
-        case .formant: voice.formant = value
+        case .formant:
+            aimsFormant = false
+            voice.formant = value
         case .tempo: voice.tempo = value
         case .gain: gainDB = value
         case .snapStrength, .snapSpeed, .a4:

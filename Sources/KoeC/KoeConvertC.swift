@@ -49,3 +49,26 @@ public func koe_convert(
         }
     }
 }
+
+/// What `koe_profile` fills: koe.h's `koe_profile_result`.
+struct CProfile {
+    var f0MedianHz: Double
+    var f0SpreadSemitones: Double
+    var vocalTractLengthCm: Double
+    var voicedSeconds: Double
+}
+
+@_cdecl("koe_profile")
+public func koe_profile(
+    _ samples: UnsafePointer<Double>?, _ frames: Int, _ sampleRate: Int32, _ result: UnsafeMutableRawPointer?,
+    _ message: UnsafeMutablePointer<CChar>?, _ messageSize: Int
+) -> Int32 {
+    reportingErrors(message, messageSize) {
+        guard let result else { throw CallError("the result is NULL") }
+        let signal = try values(samples, frames, "the samples")
+        let profile = try SpeakerProfile(analyzing: signal, sampleRate: Int(sampleRate))
+        result.assumingMemoryBound(to: CProfile.self).pointee = CProfile(
+            f0MedianHz: profile.f0Median, f0SpreadSemitones: profile.f0Spread,
+            vocalTractLengthCm: profile.vocalTractLength, voicedSeconds: profile.voicedSeconds)
+    }
+}

@@ -66,10 +66,39 @@ struct Convert: ParsableCommand {
         let stats = try convert(source, to: try raw.output(output, for: source), settings: settings, progress: progress?.update)
         progress?.finish()
 
+        reportAim(settings, stats)
         if stats.clippedSamples > 0 {
             Report.warning("\(stats.clippedSamples) samples clipped at full scale in \(output == "-" ? "standard output" : output)")
         }
         if reporting.json { Report.json(stats.json) }
+    }
+}
+
+extension Convert {
+    /// Says on stderr when a voice preset's target could not be reached within the ratios' bounds, or could not
+    /// be aimed at (a stream, a file with no voice): the output then misses the target by that much.
+    private func reportAim(_ settings: ConversionSettings, _ stats: ConversionStatistics) {
+        guard let preset = settings.preset, let target = preset.target else { return }
+        let (aimsPitch, aimsFormant) = settings.aimedRatios
+        guard aimsPitch || aimsFormant else { return }
+        guard let aim = stats.aim, let profile = stats.profile else {
+            let why = input == "-" ? "a stream cannot be measured before it is converted" : "no voice was found in \(input)"
+            Report.warning("--preset \(preset.name): \(why), so it takes a typical speaker's ratios (pitch \(preset.voice.pitch.formatted), formant \(preset.voice.formant.formatted)) instead of aiming at \(target.f0Median.formatted) Hz")
+            return
+        }
+        func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
+        if aim.pitchClamped {
+            Report.warning(
+                "--preset \(preset.name): the target's \(target.f0Median.formatted) Hz asks a pitch ratio of \(f(aim.wantedPitch)) "
+                    + "of this voice (median F0 \(f(profile.f0Median, 1)) Hz); it is clamped to \(f(aim.pitch)) "
+                    + "(bounds \(Preset.pitchBounds.lowerBound.formatted) to \(Preset.pitchBounds.upperBound.formatted))")
+        }
+        if aim.formantClamped {
+            Report.warning(
+                "--preset \(preset.name): the formant ratio \(f(aim.wantedFormant)) the target's \(target.vocalTractLength.formatted) cm "
+                    + "vocal tract asks of this voice is clamped to \(f(aim.formant)) "
+                    + "(bounds \(Preset.formantBounds.lowerBound.formatted) to \(Preset.formantBounds.upperBound.formatted))")
+        }
     }
 }
 
@@ -81,6 +110,8 @@ extension ConversionStatistics {
             "channels": channels, "processing_seconds": processingSeconds, "real_time_factor": realTimeFactor,
             "latency_ms": latencyMilliseconds, "latency_bound_ms": latencyBoundMilliseconds, "live": live,
             "clipped_samples": clippedSamples, "median_f0_in": medianF0In ?? NSNull(), "median_f0_out": medianF0Out ?? NSNull(),
+            "profile": profile?.jsonObject ?? NSNull(), "pitch_ratio": pitchRatio, "formant_ratio": formantRatio,
+            "clamped": aim?.clamped ?? false,
         ]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)

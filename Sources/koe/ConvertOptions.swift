@@ -205,6 +205,9 @@ extension ConversionSettings {
             try apply(preset: preset.name)
         }
         self.voice = voice.settings(over: self.voice)
+        // `--preset NAME --pitch R` means the ratio R, not the target's.
+        if voice.pitch != nil || voice.semitones != nil || voice.pitchMedian != nil { aimsPitch = false }
+        if voice.formant != nil { aimsFormant = false }
         self.equalizer = equalizer.bands
         gainDB = equalizer.gain ?? 0
         self.analysis = analysis.streamingOptions()

@@ -11,7 +11,7 @@ struct KoeCommand: ParsableCommand {
         abstract: "A voice changer for the shell, on the WORLD vocoder: pitch, formants, tempo and EQ; analysis and synthesis.",
         discussion: "koe implements Masanori Morise's WORLD vocoder (DIO, StoneMask, Harvest, CheapTrick, D4C, synthesis).",
         version: "\(version) (\(BuildInfo.commit))",
-        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Plot.self, Presets.self, Settings.self, Live.self],
+        subcommands: [Convert.self, Batch.self, Analyze.self, Synth.self, Plot.self, Profile.self, Presets.self, Settings.self, Live.self],
         defaultSubcommand: Convert.self
     )
 

@@ -1,20 +1,39 @@
 import ArgumentParser
+import Foundation
 import Koe
 
-
 struct Presets: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the named voices for `koe convert --preset`.")
+    static let configuration = CommandConfiguration(
+        abstract: "List the named voices for `koe convert --preset`.",
+        discussion: """
+            A voice preset aims at a voice: a median F0 and a vocal-tract length from published measurements. \
+            Converting a file measures the speaker first (koe profile) and computes the ratios that reach the \
+            target: pitch = target F0 / the speaker's median, formant = the speaker's vocal-tract length (taken \
+            within the adult 14.5 to 18 cm) / the target's, bounded to 0.4-4 and 0.75-1.35 (a warning says when a \
+            bound bites). A stream, koe live and the plugins take the typical ratios shown in brackets. \
+            --pitch or --formant given with a preset are ratios and win over its target.
+            """)
+
+    @Flag(help: "Print one JSON object keyed by preset name instead (f0_median_hz is null for an effect).")
+    var json = false
 
     func run() {
+        if json {
+            print(Self.json)
+            return
+        }
         let width = Preset.all.map(\.name.count).max() ?? 0
+        let summaryWidth = Preset.all.map(\.summary.count).max() ?? 0
         for preset in Preset.all {
             let name = preset.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            print("\(name)  \(preset.summary)  [\(settings(of: preset))]")
+            let summary = preset.summary.padding(toLength: summaryWidth, withPad: " ", startingAt: 0)
+            let aim = preset.target.map { "target \($0.f0Median.formatted) Hz, \($0.vocalTractLength.formatted) cm tract  " } ?? "effect  "
+            print("\(name)  \(summary)  \(aim)[\(Self.settings(of: preset))]")
         }
     }
 
-    /// The preset as the options that would give the same voice.
-    private func settings(of preset: Preset) -> String {
+    /// The preset as the options that would give the same voice: a typical speaker's, for a voice preset.
+    private static func settings(of preset: Preset) -> String {
         let voice = preset.voice
         var parts: [String] = []
         if voice.pitch != 1 { parts.append("--pitch \(voice.pitch)") }
@@ -24,5 +43,22 @@ struct Presets: ParsableCommand {
         if voice.whisper { parts.append("whisper") }
         parts += preset.bands.map { "--eq \($0)" }
         return parts.joined(separator: " ")
+    }
+
+    /// `{"female": {"f0_median_hz": 210, "vocal_tract_length_cm": 14.5, "source": "...", "summary": "...",
+    /// "pitch": 1.7, "formant": 1.15, ...}, ...}`, keys sorted; an effect's target fields are null.
+    static var json: String {
+        var table: [String: Any] = [:]
+        for preset in Preset.all {
+            let voice = preset.voice
+            table[preset.name] = [
+                "summary": preset.summary, "f0_median_hz": preset.target?.f0Median ?? NSNull(),
+                "vocal_tract_length_cm": preset.target?.vocalTractLength ?? NSNull(), "source": preset.target?.source ?? NSNull(),
+                "pitch": voice.pitch, "formant": voice.formant, "pitch_range": voice.pitchRange, "tempo": voice.tempo,
+                "whisper": voice.whisper, "eq": preset.bands.map { "\($0)" },
+            ] as [String: Any]
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: table, options: [.sortedKeys]) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -257,6 +257,27 @@ import TestSupport
         let missing = message { koe_convert("/no/such/file.wav", "out.wav", nil, nil, 0, $0, $1) }
         #expect(missing.status == -4 && missing.text.contains("/no/such/file.wav"))
     }
+
+    /// koe_profile fills koe.h's koe_profile_result (four doubles) with what `SpeakerProfile` measures.
+    @Test func profileIsTheLibrarysAndRefusesWithAReason() throws {
+        let vowel = Signals.vowel(f0: 130, sampleRate: Int(sampleRate), duration: 1, formants: [500, 1500, 2500, 3500])
+        var result = [Double](repeating: -1, count: 4)
+        #expect(result.withUnsafeMutableBytes { koe_profile(vowel, vowel.count, sampleRate, $0.baseAddress, nil, 0) } == 0)
+        let profile = try SpeakerProfile(analyzing: vowel, sampleRate: Int(sampleRate))
+        #expect(result == [profile.f0Median, profile.f0Spread, profile.vocalTractLength, profile.voicedSeconds])
+        #expect(abs(result[0] - 130) < 1.5)
+
+        let silence = [Double](repeating: 0, count: 16000)
+        let refused = message { buffer, size in
+            result.withUnsafeMutableBytes { koe_profile(silence, silence.count, sampleRate, $0.baseAddress, buffer, size) }
+        }
+        #expect(refused.status == -1 && refused.text.contains("no voiced frame"))
+        let rate = message { buffer, size in result.withUnsafeMutableBytes { koe_profile(vowel, vowel.count, 4000, $0.baseAddress, buffer, size) } }
+        #expect(rate.status == -1 && !rate.text.isEmpty)
+        #expect(koe_profile(vowel, vowel.count, sampleRate, nil, nil, 0) == -1)
+        #expect(result.withUnsafeMutableBytes { koe_profile(nil, 10, sampleRate, $0.baseAddress, nil, 0) } == -1)
+        #expect(result.withUnsafeMutableBytes { koe_profile(vowel, -1, sampleRate, $0.baseAddress, nil, 0) } == -1)
+    }
 }
 
 /// The text of the NUL-terminated C string at the start of `buffer`.

@@ -166,4 +166,64 @@ import TestSupport
         let equal = trimmed == converted
         #expect(equal, "largest difference \(largestDifference(trimmed, converted))")
     }
+
+    // MARK: presets that aim at a voice
+
+    /// A steady vowel from a 17 cm tube at `f0`, 1.5 s.
+    private func voice(f0: Double, to name: String) throws -> String {
+        let formants = (1...4).map { Double(2 * $0 - 1) * 35_000 / (4 * 17.0) }
+        return try writeAudio(Signals.vowel(f0: f0, sampleRate: 16000, duration: 1.5, formants: formants), to: name)
+    }
+
+    @Test func aVoicePresetAimsAFilesVoiceAtItsTarget() throws {
+        let female = try #require(Preset.named("female")?.target)
+        for f0 in [100.0, 180] {
+            let input = try voice(f0: f0, to: "voice.wav")
+            var settings = ConversionSettings()
+            try settings.apply(preset: "female")
+            let statistics = try convert(.file(input), to: .file(folder.file("out.wav")), settings: settings)
+            let profile = try #require(statistics.profile)
+            #expect(abs(profile.f0Median / f0 - 1) < 0.01)
+            #expect(abs(statistics.pitchRatio - female.f0Median / profile.f0Median) < 1e-12)
+            #expect(abs(statistics.formantRatio - profile.vocalTractLength / female.vocalTractLength) < 1e-12)
+            #expect(statistics.aim?.clamped == false)
+            let out = try #require(statistics.medianF0Out)
+            #expect(abs(out / female.f0Median - 1) < 0.03, "\(f0) Hz in, \(out) Hz out")
+        }
+    }
+
+    @Test func explicitRatiosStayRatios() throws {
+        let input = try voice(f0: 110, to: "voice.wav")
+        var settings = ConversionSettings()
+        try settings.apply(preset: "kawaii")
+        settings.voice.pitch = 1.3
+        var statistics = try convert(.file(input), to: .file(folder.file("out.wav")), settings: settings)
+        #expect(statistics.pitchRatio == 1.3 && statistics.formantRatio != Preset.named("kawaii")?.voice.formant)
+
+        var text = ConversionSettings()
+        try text.set("preset", to: "kawaii")
+        try text.set("formant", to: "1.1")
+        try text.set("pitch", to: "1.6")  // the preset's own ratio, asked for explicitly
+        statistics = try convert(.file(input), to: .file(folder.file("out.wav")), settings: text)
+        #expect(statistics.pitchRatio == 1.6 && statistics.formantRatio == 1.1 && statistics.aim == nil)
+    }
+
+    @Test func aStreamOrAFileWithoutAVoiceKeepsThePresetsTypicalRatios() throws {
+        let female = try #require(Preset.named("female"))
+        var settings = ConversionSettings()
+        try settings.apply(preset: "female")
+        let samples = try AudioFile(reading: try voice(f0: 110, to: "voice.wav")).readChannel(0)
+        var position = 0
+        let stream = ConversionInput.stream(name: "stream", sampleRate: 16000, channels: 1) { maxFrames in
+            guard position < samples.count else { return nil }
+            defer { position += maxFrames }
+            return Array(samples[position..<min(samples.count, position + maxFrames)])
+        }
+        var statistics = try convert(stream, to: .file(folder.file("out.wav")), settings: settings)
+        #expect(statistics.profile == nil && statistics.pitchRatio == female.voice.pitch && statistics.formantRatio == female.voice.formant)
+
+        let silence = try writeAudio([Double](repeating: 0, count: 16000), to: "silence.wav")
+        statistics = try convert(.file(silence), to: .file(folder.file("out.wav")), settings: settings)
+        #expect(statistics.profile == nil && statistics.pitchRatio == female.voice.pitch)
+    }
 }

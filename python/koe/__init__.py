@@ -5,6 +5,7 @@
     changer.pitch = 1.2
     out = changer.process(block)           # same shape and dtype, `changer.latency` frames late
     koe.convert("in.wav", "out.wav", pitch=1.2, formant=1.1)
+    koe.profile(x, fs)                     # {"f0_median_hz": 112.3, "f0_spread_semitones": 7.9, ...}
 """
 
 import numbers
@@ -16,7 +17,7 @@ import numpy as np
 from . import world
 from ._native import extension as _koe
 
-__all__ = ["VoiceChanger", "convert", "world", "CONVERT_OPTIONS"]
+__all__ = ["VoiceChanger", "convert", "profile", "world", "CONVERT_OPTIONS"]
 
 #: The options ``convert`` takes: the settings table's names (``koe settings``), ``koe convert``'s long options in
 #: snake_case, and ``vibrato``'s two fields on their own.
@@ -61,6 +62,28 @@ def convert(input, output, **options):
     if os.path.exists(input) and os.path.exists(output) and os.path.samefile(input, output):
         raise ValueError(f"input and output are the same file: {input}")
     _koe.convert(input, output, names, values)
+
+
+def profile(x, fs):
+    """The profile of the voice in `x` (a 1-D float64 or float32 array of samples) at `fs` Hz, as ``koe profile``
+    measures a file: a dict with ``f0_median_hz`` (median F0 of the voiced frames, found as Praat's "To Pitch
+    (ac)" finds it), ``f0_spread_semitones`` (between the 10th and 90th percentiles), ``vocal_tract_length_cm``
+    (from the formant spacing; NaN when no formant was found) and ``voiced_seconds``. Raises ``TypeError`` for
+    something that is not an array of floats, ``ValueError`` for a 2-D array, NaN or infinite samples, `fs`
+    outside 8000 to 192000 Hz, or a signal with no voiced frame (silence, noise, too short).
+    """
+    array = np.asarray(x)
+    if array.dtype not in (np.float32, np.float64):
+        raise TypeError(f"x must be a float32 or float64 array (got dtype {array.dtype})")
+    if array.ndim != 1:
+        raise ValueError(f"x must be a 1-D array of samples (got shape {array.shape}); mix or pick a channel first")
+    if isinstance(fs, (bool, np.bool_)) or not isinstance(fs, (numbers.Integral, np.integer)):
+        raise TypeError(f"fs must be an int (got {type(fs).__name__})")
+    if not 8000 <= fs <= 192000:
+        raise ValueError(f"fs must be from 8000 to 192000 Hz (got {fs})")
+    median, spread, length, voiced = _koe.profile(np.ascontiguousarray(array, dtype=np.float64), int(fs))
+    return {"f0_median_hz": median, "f0_spread_semitones": spread, "vocal_tract_length_cm": length,
+            "voiced_seconds": voiced}
 
 
 class VoiceChanger:

@@ -311,6 +311,27 @@ static PyObject *decode_aperiodicity(PyObject *self, PyObject *args) { return ru
 static PyObject *code_spectral_envelope(PyObject *self, PyObject *args) { return run_codec(args, CODE_ENVELOPE); }
 static PyObject *decode_spectral_envelope(PyObject *self, PyObject *args) { return run_codec(args, DECODE_ENVELOPE); }
 
+/* ---- koe profile ---- */
+
+/* profile(x, fs) -> (f0_median_hz, f0_spread_semitones, vocal_tract_length_cm, voiced_seconds) */
+static PyObject *profile(PyObject *self, PyObject *args) {
+    PyObject *x_object;
+    int fs;
+    if (!PyArg_ParseTuple(args, "Oi", &x_object, &fs)) return NULL;
+    Values x;
+    if (get_values(x_object, &x, 'd', 0, "x") != 0) return NULL;
+    koe_profile_result result;
+    char message[MESSAGE_SIZE] = "";
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = koe_profile(doubles(&x), (long)count(&x), fs, &result, message, sizeof message);
+    Py_END_ALLOW_THREADS
+    release(&x);
+    if (status != KOE_OK) return raise_status(status, message);
+    return Py_BuildValue("(dddd)", result.f0_median_hz, result.f0_spread_semitones, result.vocal_tract_length_cm,
+                         result.voiced_seconds);
+}
+
 /* ---- koe convert ---- */
 
 /* convert(input, output, names, values): names and values are lists of str of one length. */
@@ -598,6 +619,7 @@ static PyMethodDef methods[] = {
     {"decode_spectral_envelope", decode_spectral_envelope, METH_VARARGS,
      "decode_spectral_envelope(coded, frames, dimensions, bins, fs, fft_size, dimensions, sp)"},
     {"convert", convert, METH_VARARGS, "convert(input, output, names, values)"},
+    {"profile", profile, METH_VARARGS, "profile(x, fs): (f0_median_hz, f0_spread_semitones, vocal_tract_length_cm, voiced_seconds)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -130,6 +130,21 @@ int koe_finish(koe_changer *changer, float *const *output);
 int koe_convert(const char *input, const char *output, const char *const *names, const char *const *values,
                 int count, char *message, size_t message_size);
 
+/* A voice's profile, as `koe profile --json` prints it. vocal_tract_length_cm is NaN when no formant was found. */
+typedef struct koe_profile_result {
+    double f0_median_hz;          /* median F0 of the voiced frames */
+    double f0_spread_semitones;   /* semitones between the 10th and 90th percentiles of the voiced frames' F0 */
+    double vocal_tract_length_cm; /* from the formant spacing */
+    double voiced_seconds;        /* seconds of voiced frames the figures rest on */
+} koe_profile_result;
+
+/* Measures the voice in `frames` mono samples at `sample_rate` Hz into *result, as `koe profile` does.
+ * KOE_ERROR_ARGUMENT, with the reason in message, for a NULL pointer, frames < 0, a sample rate outside
+ * 8000-192000, a sample that is not finite, or no voiced frame (silence, noise, too short). Allocates; runs on the
+ * calling thread. */
+int koe_profile(const double *samples, long frames, int sample_rate, koe_profile_result *result, char *message,
+                size_t message_size);
+
 /* A one-line English description of a status, for messages. Never NULL. */
 const char *koe_status_string(int status);
 
