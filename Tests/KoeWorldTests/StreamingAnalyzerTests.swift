@@ -144,7 +144,9 @@ import TestSupport
         options.harvestBlock = 200
         let input = signal()
         let pushed = try analyze(input, chunk: 777, options: options)
-        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
+        // Blocks analysed on other threads share the analyser's workspaces and recycler: it must know (VoiceShift's
+        // threads make theirs so too), or those are unlocked, as for one thread.
+        let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options, blocksCrossThreads: true)
         var pending: [StreamingAnalyzer.PendingBlock] = []
         for start in stride(from: 0, to: input.count, by: 777) {
             pending += try analyzer.pushPending(Array(input[start..<min(input.count, start + 777)]))
