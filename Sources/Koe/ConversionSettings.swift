@@ -96,12 +96,14 @@ public struct ConversionSettings: Sendable {
 extension VoiceSettings {
     /// The first setting out of its range (the table's: `Setting`), said in words; nil when the voice can be made.
     var problem: String? {
-        let numbers: [(Setting, Double?)] = [
-            (.pitch, pitch), (.tempo, tempo), (.formant, formant), (.pitchRange, pitchRange), (.pitchMedian, pitchMedian),
-            (.pitchMedian, referenceMedian),
+        // The reference median is the input's own, ranged as a median F0 is.
+        let numbers: [(Setting, Double?, String)] = [
+            (.pitch, pitch, "pitch"), (.tempo, tempo, "tempo"), (.formant, formant, "formant"),
+            (.pitchRange, pitchRange, "pitch_range"), (.pitchMedian, pitchMedian, "pitch_median"),
+            (.pitchMedian, referenceMedian, "reference median"),
         ]
-        for case let (setting, value?) in numbers {
-            if let problem = setting.problem(value, as: setting.name) { return problem }
+        for case let (setting, value?, spelling) in numbers {
+            if let problem = setting.problem(value, as: spelling) { return problem }
         }
         return snap?.problem ?? vibrato?.problem
     }
