@@ -225,6 +225,47 @@ package final class Equalizer: InPlaceStage {
         self.bands = acting
     }
 
+    /// Bands designed for `take`, on a thread other than the one that runs the equalizer.
+    package struct Design: Sendable {
+        /// The bands that act; after `take`, the bands the equalizer held before.
+        package fileprivate(set) var bands: [EqualizerBand]
+        fileprivate let filters: [Biquad]
+
+        /// Refused as `init` refuses, and for more bands than `realTimeBands`.
+        package init(bands: [EqualizerBand], sampleRate: Int) throws(KoeError) {
+            (self.bands, filters) = try Equalizer.design(bands, sampleRate: sampleRate)
+            guard filters.count <= Equalizer.realTimeBands else {
+                throw .invalidArgument("a live voice takes at most \(Equalizer.realTimeBands) EQ bands at once (got \(filters.count))")
+            }
+        }
+    }
+
+    /// Bands `take` changes to without allocating, once `reserveRealTimeBands` has made room.
+    package static let realTimeBands = 32
+
+    /// Room for `take`: filters for `realTimeBands` bands (a band taken away glides out in its own slot).
+    package func reserveRealTimeBands() {
+        filters.reserveCapacity(Self.realTimeBands)
+    }
+
+    /// Takes `design`'s bands from the next sample on, gliding as `set(bands:)` does (over one sample when not
+    /// `gliding`). Allocates and frees nothing once `reserveRealTimeBands` has made room: the band list it
+    /// replaces goes back in `design.bands`, to be freed where `design` is.
+    package func take(_ design: inout Design, gliding: Bool) {
+        let samples = gliding ? glideSamples : 1
+        for slot in 0..<max(filters.count, design.filters.count) {
+            let target = slot < design.filters.count ? design.filters[slot] : .identity
+            if slot < filters.count {
+                filters[slot].glide(to: target, samples: samples)
+            } else {
+                var added = Biquad.identity
+                added.glide(to: target, samples: samples)
+                filters.append(added)
+            }
+        }
+        swap(&bands, &design.bands)
+    }
+
     /// Fresh filters for the bands that act, as `init` makes them: a glide under way is over, bands gliding out
     /// are gone, and no filter remembers the stream.
     package func reset() {
