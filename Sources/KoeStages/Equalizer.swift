@@ -211,18 +211,22 @@ package final class Equalizer: InPlaceStage {
             (self.bands, filters) = (acting, targets)
             return
         }
-        let slots = max(filters.count, targets.count)
-        for slot in 0..<slots {
+        glide(to: targets, samples: glideSamples)
+        self.bands = acting
+    }
+
+    /// Each filter glides to its target, or to a flat filter once its band is gone; a new band glides in from one.
+    private func glide(to targets: [Biquad], samples: Int) {
+        for slot in 0..<max(filters.count, targets.count) {
             let target = slot < targets.count ? targets[slot] : .identity
             if slot < filters.count {
-                filters[slot].glide(to: target, samples: glideSamples)
+                filters[slot].glide(to: target, samples: samples)
             } else {
                 var added = Biquad.identity
-                added.glide(to: target, samples: glideSamples)
+                added.glide(to: target, samples: samples)
                 filters.append(added)
             }
         }
-        self.bands = acting
     }
 
     /// Bands designed for `take`, on a thread other than the one that runs the equalizer.
@@ -252,17 +256,7 @@ package final class Equalizer: InPlaceStage {
     /// `gliding`). Allocates and frees nothing once `reserveRealTimeBands` has made room: the band list it
     /// replaces goes back in `design.bands`, to be freed where `design` is.
     package func take(_ design: inout Design, gliding: Bool) {
-        let samples = gliding ? glideSamples : 1
-        for slot in 0..<max(filters.count, design.filters.count) {
-            let target = slot < design.filters.count ? design.filters[slot] : .identity
-            if slot < filters.count {
-                filters[slot].glide(to: target, samples: samples)
-            } else {
-                var added = Biquad.identity
-                added.glide(to: target, samples: samples)
-                filters.append(added)
-            }
-        }
+        glide(to: design.filters, samples: gliding ? glideSamples : 1)
         swap(&bands, &design.bands)
     }
 
@@ -271,7 +265,10 @@ package final class Equalizer: InPlaceStage {
     package func reset() {
         // The bands were built at this rate once, so they build again.
         if let (acting, fresh) = try? Self.design(bands, sampleRate: sampleRate) {
-            (bands, filters) = (acting, fresh)
+            bands = acting
+            // In place, so that the room `reserveRealTimeBands` made stays.
+            filters.removeAll(keepingCapacity: true)
+            filters += fresh
         }
     }
 
