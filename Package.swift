@@ -92,7 +92,8 @@ let package = Package(
         .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
         .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "KoeWorld", "TestSupport"]),
         .testTarget(name: "KoeLiveTests", dependencies: ["KoeLive", "Koe"]),
-        .testTarget(name: "KoePanelTests", dependencies: ["KoePanel", "KoeLive", "Koe"]),
+        .testTarget(
+            name: "KoePanelTests", dependencies: ["KoePanel", "KoeLive", "Koe", .product(name: "FlyingFox", package: "FlyingFox")]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

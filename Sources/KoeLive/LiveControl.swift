@@ -54,7 +54,8 @@ package final class LiveControl {
                     let assignments = try Self.parse(line)
                     let state = try settings.set(assignments)
                     let shown = ["pitch", "formant", "gain"] + assignments.map(\.name).filter { !["pitch", "formant", "gain"].contains($0) }
-                    reply = shown.map { "\($0) \(state.value(of: Setting.named($0)?.name ?? $0).text)" }.joined(separator: " ")
+                    reply = shown.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+                        .map { "\($0) \(state.value(of: $0).text)" }.joined(separator: " ")
                 } catch {
                     reply = "error: \(error)"
                 }
@@ -103,7 +104,8 @@ package final class LiveControl {
                 let reason = setting == nil ? "is not a setting koe live changes" : "cannot change while koe live runs"
                 throw KoeError.invalidArgument("'\(word)' \(reason) (\(Self.usage))")
             }
-            if let setting, setting.type == "number" || setting.type == "integer" {
+            // `off` unsets what is optional (pitch_median); the running voice refuses it for the others.
+            if let setting, setting.type == "number" || setting.type == "integer", parts[1].lowercased() != LiveSettings.off {
                 guard let value = Double(parts[1]) else {
                     throw KoeError.invalidArgument("\(name) must be a number (got '\(parts[1])')")
                 }
