@@ -82,6 +82,7 @@ test: check release
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
 	$(MAKE) --no-print-directory test-virtual-mic
+	$(MAKE) --no-print-directory test-panel
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-install
 	$(MAKE) --no-print-directory test-dist
@@ -267,6 +268,22 @@ test-virtual-mic: release test-deps virtual-mic-test-deps
 
 virtual-mic-test-deps:
 	@$(call apt_install,$(VIRTUAL_MIC_TEST_DEPS))
+
+# `koe live --virtual-mic ... --panel` in the virtual microphone's private PipeWire session, its page driven in headless
+# Chromium through WebDriver (Debian's chromium and chromium-driver, selenium from PyPI): the controls, presets,
+# meters and F0 chart against Praat on the recording, --set shown on the page, the refusals, no port without
+# --panel (Tests/Panel). It writes docs/panel.png, the page with speech playing. About 45 s. Part of `make test`.
+PANEL_TEST_DEPS    := chromium chromium-driver iproute2
+PY_PANEL_TEST_DEPS := selenium
+
+.PHONY: test-panel panel-test-deps
+
+test-panel: release test-deps virtual-mic-test-deps panel-test-deps
+	$(PYTHON) Tests/Panel/panel_test.py --koe $(RELEASE_KOE)
+
+panel-test-deps:
+	@$(call apt_install,$(PANEL_TEST_DEPS))
+	@$(PYTHON) -c "import selenium" 2>/dev/null || $(PYTHON) -m pip install --quiet $(PY_PANEL_TEST_DEPS)
 
 plugin-test-deps:
 	@$(call apt_install,$(PLUGIN_TEST_DEPS))
