@@ -164,7 +164,7 @@ class Browser:
         from selenium.webdriver.chrome.service import Service
         options = Options()
         for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1400,1180", f"--user-data-dir={folder / 'chromium'}"):
+                         "--window-size=1400,1250", f"--user-data-dir={folder / 'chromium'}"):
             options.add_argument(argument)
         options.binary_location = "/usr/bin/chromium"
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})

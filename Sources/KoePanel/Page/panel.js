@@ -248,15 +248,24 @@
     drawGrid();
   }
 
+  // The control a person is moving keeps its place until the moves have reached koe; it shows the values
+  // once that time is over.
+  const settleTime = 400;
+
   function show(newValues) {
     values = newValues;
     const now = performance.now();
+    let waiting = false;
     for (const [name, showValue] of controls) {
       if (!(name in values)) continue;
-      // The control a person is moving keeps its place until the moves have reached koe.
-      if (now - (touched.get(name) || -Infinity) < 400) continue;
+      if (now - (touched.get(name) || -Infinity) < settleTime) {
+        waiting = true;
+        continue;
+      }
       showValue(values[name]);
     }
+    clearTimeout(show.later);
+    if (waiting) show.later = setTimeout(() => show(values), settleTime);
   }
 
   // Levels and F0.
