@@ -43,6 +43,12 @@
     say.timer = setTimeout(() => { message.className = 'message'; }, isError ? 6000 : 2500);
   }
 
+  // A change koe refused: why, and the controls back at the values koe has.
+  function refused(message) {
+    say(message, true);
+    show(values);
+  }
+
   // Sending: the newest value of each setting, at most every `sendEvery` ms.
   function send(name, assignment) {
     touched.set(name, performance.now());
@@ -61,7 +67,7 @@
     }
     fetch(withToken('/api/set'), { method: 'POST', body: line, headers: { 'Content-Type': 'text/plain' } })
       .then((response) => response.json())
-      .then((answer) => (answer.type === 'error' ? say(answer.message, true) : show(answer.values)))
+      .then((answer) => (answer.type === 'error' ? refused(answer.message) : show(answer.values)))
       .catch(() => say('koe live is not answering', true));
   }
 
@@ -339,7 +345,7 @@
       const message = JSON.parse(event.data);
       if (message.type === 'state') show(message.values);
       else if (message.type === 'telemetry') telemetry(message);
-      else if (message.type === 'error') say(message.message, true);
+      else if (message.type === 'error') refused(message.message);
     });
     socket.addEventListener('close', () => {
       status.textContent = 'koe live is not answering: trying again…';
