@@ -118,8 +118,9 @@ bench-convert: deps test-deps release
 # runs, the lost share's spread over the rates; bench/LiveF0's live-voicing); then F0 ratios, PESQ against
 # pyworld, V/UV agreement, one-thread speed and chunk/thread/pipe equivalence on the corpus and codec2-examples'
 # male voices at 16 and 48 kHz and the samples, with PESQ and agreement of WORLD's own F0 on the signal so far
-# alongside. About 15 minutes.
-CODEC2_VOICES := $(foreach voice,kristoff cq_ref g3plx,/usr/share/codec2/raw/$(voice).raw)
+# alongside; then issue 40's false voicing (against whole-file DIO and Praat together), DNSMOS and PESQ per file
+# (bench/voicing.py, with --base KOE to compare with another build). About 25 minutes.
+CODEC2_VOICES := $(foreach voice,kristoff cq_ref g3plx big_dog hts1 ve9qrp_10s vk5qi,/usr/share/codec2/raw/$(voice).raw)
 LIVE_SPEECH := $(sort $(wildcard ../shared/corpus/*.wav) $(wildcard samples/*.wav)) $(CODEC2_VOICES)
 bench-live: deps test-deps bench-deps release
 	@$(call apt_install,codec2-examples)
@@ -127,6 +128,7 @@ bench-live: deps test-deps bench-deps release
 	@status=0; \
 	$(PYTHON) bench/latency.py --koe $(RELEASE_KOE) --options "--live --pitch 1.25 --formant 1.1" --p95-bar 50 || status=1; \
 	bench/LiveF0/.build/release/live-voicing $(LIVE_SPEECH) || status=1; \
+	$(PYTHON) bench/voicing.py --koe $(RELEASE_KOE) || status=1; \
 	$(PYTHON) bench/live.py --koe $(RELEASE_KOE) || status=1; \
 	exit $$status
 
