@@ -310,12 +310,14 @@ struct ProfileFrames {
         return peak
     }
 
-    /// Forgets the samples held: the next frame starts with the next sample appended, as at the start of a
-    /// recording. The long-term spectrum stays.
-    mutating func restart() {
-        consumedSamples += pending.count
+    /// Forgets every sample taken, as at the start of a recording; the room made stays.
+    mutating func reset() {
         pending.removeAll(keepingCapacity: true)
+        consumedSamples = 0
         nextFrame = 0
+        frameEnd = 0
+        samplesAdded = 0
+        formants.reset()
     }
 
     // MARK: pitch candidates
@@ -475,6 +477,12 @@ struct FormantFinder {
         let highestOrder = fits.map(\.order).max()!
         lpc = LinearPrediction(highestOrder: highestOrder)
         formantBuffer = [Float](repeating: 0, count: highestOrder)
+    }
+
+    /// Forgets the long-term spectrum.
+    mutating func reset() {
+        for bin in longTermSpectrum.indices { longTermSpectrum[bin] = 0 }
+        spectrumFrames = 0
     }
 
     /// Fits the frame centred on `centre` of `samples` when it is likely voiced, into each fit's `found`.
