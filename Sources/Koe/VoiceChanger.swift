@@ -113,9 +113,11 @@ public final class VoiceChanger {
         set { engine.set(knownProfile: newValue) }
     }
 
-    /// The pitch and formant ratios the vocoder gave its latest frame (the first channel's), where a voice preset
-    /// aims the ones it aimed at, and that aim.
-    package var aimState: AimState? { engine.aimState }
+    /// The pitch and formant ratios the vocoder gave its latest frame (the first channel's): while a voice preset
+    /// aims, the aimed ones, where `voice` keeps the preset's own.
+    package var appliedRatios: (pitch: Double, formant: Double) {
+        engine.aimState.map { ($0.pitch, $0.formant) } ?? (voice.pitch, voice.formant)
+    }
 
     /// The stream: its stages, its settings and how a change glides, its warm-up.
     private let engine: Engine

@@ -12,6 +12,10 @@ package final class LiveEngine {
     package let requestedPitch: Atomic<UInt64>
     package let requestedFormant: Atomic<UInt64>
     package let requestedGain: Atomic<UInt64>
+    /// The ratios the changer gave its latest frame, as Double bit patterns: the asked ones, or while a voice preset
+    /// aims, the aimed ones. The callback stores them.
+    package let appliedPitch: Atomic<UInt64>
+    package let appliedFormant: Atomic<UInt64>
     /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
     package let inputPeak = Atomic<UInt32>(0)
     package let outputPeak = Atomic<UInt32>(0)
@@ -43,6 +47,8 @@ package final class LiveEngine {
         requestedPitch = Atomic(changer.voice.pitch.bitPattern)
         requestedFormant = Atomic(changer.voice.formant.bitPattern)
         requestedGain = Atomic(changer.gainDB.bitPattern)
+        appliedPitch = Atomic(changer.appliedRatios.pitch.bitPattern)
+        appliedFormant = Atomic(changer.appliedRatios.formant.bitPattern)
     }
 
     deinit {
@@ -53,6 +59,9 @@ package final class LiveEngine {
     package var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
     package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
     package var gainDB: Double { Double(bitPattern: requestedGain.load(ordering: .relaxed)) }
+    package var applied: (pitch: Double, formant: Double) {
+        (Double(bitPattern: appliedPitch.load(ordering: .relaxed)), Double(bitPattern: appliedFormant.load(ordering: .relaxed)))
+    }
 
     /// Asks for these ratios and this gain, each clamped to its setting's range (`Setting`; a value that is not a
     /// number is ignored); from any thread but the callback's.
@@ -62,14 +71,15 @@ package final class LiveEngine {
         if let gainDB = gainDB.flatMap(Setting.gain.clamped) { requestedGain.store(gainDB.bitPattern, ordering: .relaxed) }
     }
 
-    /// Moves the pitch by semitones; from the main thread.
+    /// Moves the pitch by semitones from the ratio heard (an aimed one while a preset aims, which then lets go of
+    /// it); from the main thread.
     package func nudge(pitch semitones: Int) {
-        request(pitch: pitch * exp2(Double(semitones) / 12))
+        request(pitch: applied.pitch * exp2(Double(semitones) / 12))
     }
 
-    /// Moves the formants by steps of 5 %; from the main thread.
+    /// Moves the formants by steps of 5 % from the ratio heard; from the main thread.
     package func nudge(formant steps: Int) {
-        request(formant: formant * pow(1.05, Double(steps)))
+        request(formant: applied.formant * pow(1.05, Double(steps)))
     }
 
     /// The callback's work: settings, the block through the changer, the meters. No input (a cycle the host
@@ -96,6 +106,9 @@ package final class LiveEngine {
             refusedBlocks.add(1, ordering: .relaxed)
         }
         Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
+        let applied = changer.appliedRatios
+        appliedPitch.store(applied.pitch.bitPattern, ordering: .relaxed)
+        appliedFormant.store(applied.formant.bitPattern, ordering: .relaxed)
     }
 
     /// Busiest block as a share of its duration (see `busiestBlock`).

@@ -306,8 +306,8 @@ final class LiveStatus {
         let inLevel = Self.decibels(LiveEngine.takePeak(engine.inputPeak))
         let outLevel = Self.decibels(LiveEngine.takePeak(engine.outputPeak))
         guard onTerminal else { return }
-        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(engine.pitch, 2))"
-            + "  formant \(Self.fixed(engine.formant, 2))  latency \(Int((latency() * 1000).rounded())) ms"
+        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(engine.applied.pitch, 2))"
+            + "  formant \(Self.fixed(engine.applied.formant, 2))  latency \(Int((latency() * 1000).rounded())) ms"
             + "  xruns \(engine.xruns.load(ordering: .relaxed))  [arrows, q]"
         Self.write("\r" + line + "\u{1B}[K")
     }

@@ -11,6 +11,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
+
 #include "koe.h"
 #include "koe_world.h"
 
@@ -564,6 +566,46 @@ static PyObject *Changer_voice(Changer *self, PyObject *unused) {
                          "whisper", voice.whisper ? Py_True : Py_False, "limit", voice.limit ? Py_True : Py_False);
 }
 
+/* set_profile(None) or set_profile(f0_median_hz, f0_spread_semitones, vocal_tract_length_cm, voiced_seconds). */
+static PyObject *Changer_set_profile(Changer *self, PyObject *args) {
+    koe_profile_result profile;
+    int known = PyTuple_GET_SIZE(args) != 1 || PyTuple_GET_ITEM(args, 0) != Py_None;
+    if (known && !PyArg_ParseTuple(args, "dddd", &profile.f0_median_hz, &profile.f0_spread_semitones,
+                                   &profile.vocal_tract_length_cm, &profile.voiced_seconds))
+        return NULL;
+    if (claim(self) != 0) return NULL;
+    int status = koe_set_profile(self->changer, known ? &profile : NULL);
+    self->busy = 0;
+    if (status != KOE_OK) {
+        return PyErr_Format(PyExc_ValueError, "not a voice's profile: f0_median_hz must be 10 to 5000 Hz, "
+                            "vocal_tract_length_cm positive or NaN, the spread and voiced seconds at least 0");
+    }
+    Py_RETURN_NONE;
+}
+
+/* profile(): the profile the voice aims from, (f0_median_hz, f0_spread_semitones, vocal_tract_length_cm,
+ * voiced_seconds), or None. */
+static PyObject *Changer_profile(Changer *self, PyObject *unused) {
+    koe_profile_result profile;
+    if (!self->changer || koe_get_profile(self->changer, &profile) != KOE_OK) {
+        PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
+        return NULL;
+    }
+    if (isnan(profile.f0_median_hz)) Py_RETURN_NONE;
+    return Py_BuildValue("(dddd)", profile.f0_median_hz, profile.f0_spread_semitones, profile.vocal_tract_length_cm,
+                         profile.voiced_seconds);
+}
+
+/* ratios(): (pitch, formant) the vocoder gave its latest frame. */
+static PyObject *Changer_ratios(Changer *self, PyObject *unused) {
+    double pitch, formant;
+    if (!self->changer || koe_get_ratios(self->changer, &pitch, &formant) != KOE_OK) {
+        PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
+        return NULL;
+    }
+    return Py_BuildValue("(dd)", pitch, formant);
+}
+
 static PyObject *Changer_latency(Changer *self, void *closure) {
     if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return NULL; }
     return PyLong_FromLong(koe_latency(self->changer));
@@ -579,6 +621,10 @@ static PyMethodDef Changer_methods[] = {
     {"set_snap", (PyCFunction)Changer_set_snap, METH_VARARGS, "set_snap(scale or None, strength, speed, a4)."},
     {"set_vibrato", (PyCFunction)Changer_set_vibrato, METH_VARARGS, "set_vibrato(rate, depth): rate 0 is off."},
     {"voice", (PyCFunction)Changer_voice, METH_NOARGS, "voice(): the settings, a dict."},
+    {"set_profile", (PyCFunction)Changer_set_profile, METH_VARARGS,
+     "set_profile(f0_median_hz, f0_spread_semitones, vocal_tract_length_cm, voiced_seconds) or set_profile(None)."},
+    {"profile", (PyCFunction)Changer_profile, METH_NOARGS, "profile(): the profile aimed from, a 4-tuple, or None."},
+    {"ratios", (PyCFunction)Changer_ratios, METH_NOARGS, "ratios(): (pitch, formant) of the latest frame."},
     {NULL, NULL, 0, NULL},
 };
 
