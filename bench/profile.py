@@ -112,24 +112,30 @@ def tables(rows):
     yield "dialogues (two speakers)", [r for r in rows if r["name"] in DIALOGUES]
 
 
-def aim(args, found):
+def conversions(args, found, scratch, *flags):
+    """Each voice whose Praat median is 80 to 260 Hz through `koe convert --preset NAME --json` and `flags`, for each
+    preset asked: (name, rate, path, preset, Praat's median in, the output's path, the statistics, the target)."""
     targets = json.loads(koe_json(args.koe, "presets", "--json").stdout)
+    for name, rate, path in found:
+        before, _ = praat_median(path)
+        if not 80 <= before <= 260:
+            continue
+        for preset in args.presets:
+            out = os.path.join(scratch, "out.wav")
+            run = koe_json(args.koe, "convert", path, out, *flags, "--preset", preset, "--json", "--quiet")
+            stats = json.loads(run.stderr.strip().splitlines()[-1])
+            yield name, rate, path, preset, before, out, stats, targets[preset]["f0_median_hz"]
+
+
+def aim(args, found):
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name, rate, path in found:
-            before, _ = praat_median(path)
-            if not 80 <= before <= 260:
-                continue
-            for preset in args.presets:
-                out = os.path.join(scratch, "out.wav")
-                run = koe_json(args.koe, "convert", path, out, "--preset", preset, "--json", "--quiet")
-                stats = json.loads(run.stderr.strip().splitlines()[-1])
-                after, _ = praat_median(out)
-                target = targets[preset]["f0_median_hz"]
-                rows.append(dict(name=name, rate=rate, preset=preset, before=before, after=after, target=target,
-                                 error=100 * (after / target - 1), pitch=stats["pitch_ratio"],
-                                 formant=stats["formant_ratio"], clamped=stats["clamped"],
-                                 vtl=(stats["profile"] or {}).get("vocal_tract_length_cm")))
+        for name, rate, _, preset, before, out, stats, target in conversions(args, found, scratch):
+            after, _ = praat_median(out)
+            rows.append(dict(name=name, rate=rate, preset=preset, before=before, after=after, target=target,
+                             error=100 * (after / target - 1), pitch=stats["pitch_ratio"],
+                             formant=stats["formant_ratio"], clamped=stats["clamped"],
+                             vtl=(stats["profile"] or {}).get("vocal_tract_length_cm")))
     for title, group in tables(rows):
         print(f"\n{title}\n| voice | rate | preset | Praat in | Praat out | target | error | pitch ratio | formant ratio | clamped |\n|---|---|---|---|---|---|---|---|---|---|")
         for r in sorted(group, key=lambda r: -abs(r["error"])):
@@ -185,28 +191,19 @@ def largest_step(trace, window=0.05):
 
 
 def live(args, found):
-    targets = json.loads(koe_json(args.koe, "presets", "--json").stdout)
     has_wheel = os.path.exists(args.python) and subprocess.run([args.python, "-c", "import koe"], capture_output=True).returncode == 0
     if not has_wheel:
         print(f"({args.python} has no koe wheel: no aim times and steps)")
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name, rate, path in found:
-            before, _ = praat_median(path)
-            if not 80 <= before <= 260:
-                continue
-            for preset in args.presets:
-                out = os.path.join(scratch, "out.wav")
-                run = koe_json(args.koe, "convert", path, out, "--live", "--preset", preset, "--json", "--quiet")
-                stats = json.loads(run.stderr.strip().splitlines()[-1])
-                after = praat_median_after(out, args.skip)
-                target = targets[preset]["f0_median_hz"]
-                trace = ratio_trace(args.python, path, preset) if has_wheel else None
-                aimed = next((t for t, _, _, known in trace if known), None) if trace else None
-                rows.append(dict(name=name, rate=rate, preset=preset, before=before, after=after, target=target,
-                                 error=None if after is None else 100 * (after / target - 1), pitch=stats["pitch_ratio"],
-                                 formant=stats["formant_ratio"], clamped=stats["clamped"], aimed=aimed,
-                                 step=largest_step(trace) if trace else None))
+        for name, rate, path, preset, before, out, stats, target in conversions(args, found, scratch, "--live"):
+            after = praat_median_after(out, args.skip)
+            trace = ratio_trace(args.python, path, preset) if has_wheel else None
+            aimed = next((t for t, _, _, known in trace if known), None) if trace else None
+            rows.append(dict(name=name, rate=rate, preset=preset, before=before, after=after, target=target,
+                             error=None if after is None else 100 * (after / target - 1), pitch=stats["pitch_ratio"],
+                             formant=stats["formant_ratio"], clamped=stats["clamped"], aimed=aimed,
+                             step=largest_step(trace) if trace else None))
     f = lambda value, form: "–" if value is None else format(value, form)
     for title, group in tables(rows):
         print(f"\n{title}\n| voice | rate | preset | Praat in | Praat out after {args.skip:g} s | target | error | pitch ratio at end | "

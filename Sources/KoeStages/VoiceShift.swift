@@ -151,6 +151,7 @@ package final class VoiceShift: BackgroundStage {
         emitted = 0
         pending.removeAll(keepingCapacity: true)
         changedVoice = nil
+        scheduledProfiles.removeAll(keepingCapacity: true)
         analysedBlocks.removeAll(keepingCapacity: true)
         pendingBlocks.removeAll(keepingCapacity: true)
         if let reservedSamples { reserve(forBlocksOf: reservedSamples) }

@@ -401,9 +401,15 @@ static void Changer_dealloc(Changer *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The error of a call on a changer whose init did not run or failed; NULL. */
+static PyObject *not_initialised(void) {
+    PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
+    return NULL;
+}
+
 /* Claims the changer for one call; fails when it is not made or another thread is in it. */
 static int claim(Changer *self) {
-    if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return -1; }
+    if (!self->changer) { not_initialised(); return -1; }
     if (self->busy) { PyErr_SetString(PyExc_RuntimeError, "the changer is in use by another thread"); return -1; }
     self->busy = 1;
     return 0;
@@ -449,7 +455,7 @@ static PyObject *Changer_process(Changer *self, PyObject *args) {
 static PyObject *Changer_finish(Changer *self, PyObject *args) {
     PyObject *output_object;
     if (!PyArg_ParseTuple(args, "O", &output_object)) return NULL;
-    if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return NULL; }
+    if (!self->changer) return not_initialised();
     Py_ssize_t latency = koe_latency(self->changer);
     Values output;
     if (get_values(output_object, &output, 'f', 1, "output") != 0) return NULL;
@@ -558,8 +564,7 @@ static PyObject *Changer_set_vibrato(Changer *self, PyObject *args) {
 static PyObject *Changer_voice(Changer *self, PyObject *unused) {
     koe_voice_settings voice;
     if (!self->changer || koe_get_voice(self->changer, &voice) != KOE_OK) {
-        PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
-        return NULL;
+        return not_initialised();
     }
     return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:O,s:O}", "pitch", voice.pitch, "formant", voice.formant,
                          "pitch_range", voice.pitch_range, "pitch_median", voice.pitch_median, "gain_db", voice.gain_db,
@@ -588,8 +593,7 @@ static PyObject *Changer_set_profile(Changer *self, PyObject *args) {
 static PyObject *Changer_profile(Changer *self, PyObject *unused) {
     koe_profile_result profile;
     if (!self->changer || koe_get_profile(self->changer, &profile) != KOE_OK) {
-        PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
-        return NULL;
+        return not_initialised();
     }
     if (isnan(profile.f0_median_hz)) Py_RETURN_NONE;
     return Py_BuildValue("(dddd)", profile.f0_median_hz, profile.f0_spread_semitones, profile.vocal_tract_length_cm,
@@ -600,14 +604,13 @@ static PyObject *Changer_profile(Changer *self, PyObject *unused) {
 static PyObject *Changer_ratios(Changer *self, PyObject *unused) {
     double pitch, formant;
     if (!self->changer || koe_get_ratios(self->changer, &pitch, &formant) != KOE_OK) {
-        PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
-        return NULL;
+        return not_initialised();
     }
     return Py_BuildValue("(dd)", pitch, formant);
 }
 
 static PyObject *Changer_latency(Changer *self, void *closure) {
-    if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return NULL; }
+    if (!self->changer) return not_initialised();
     return PyLong_FromLong(koe_latency(self->changer));
 }
 
