@@ -39,12 +39,17 @@ HELD_OUT = {"kristoff", "vk5qi", "hts2a", "speech_orig_16k"}
 DIALOGUES = {"speech_orig_16k", "hts"}
 
 
-def voices(folder, rates):
-    """(name, rate, path) of every voice at every rate, made with sox into `folder`."""
+def voices(folder, rates, extra=None):
+    """(name, rate, path) of every voice at every rate, made with sox into `folder`; `extra`, a folder of more .wav
+    voices, reported apart as held out."""
     sources = [(name, os.path.join(CODEC2, name + ".raw")) for name in CODEC2_SPEECH if os.path.exists(os.path.join(CODEC2, name + ".raw"))]
     sources += [(os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(CODEC2, "*.wav")))]
     sources += [(os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(ROOT, "..", "shared", "corpus", "*.wav")))]
     sources += [(os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(ROOT, "samples", "*.wav")))]
+    if extra:
+        found_extra = sorted(glob.glob(os.path.join(extra, "*.wav")))
+        HELD_OUT.update(os.path.basename(p)[:-4] for p in found_extra)
+        sources += [(os.path.basename(p)[:-4], p) for p in found_extra]
     found, seen = [], set()
     for name, path in sources:
         if name in seen:  # the corpus holds some of codec2-examples' voices too
@@ -228,11 +233,12 @@ def main():
     parser.add_argument("--rates", type=int, nargs="+", default=[16000, 44100, 48000])
     parser.add_argument("--presets", nargs="+", default=["female", "kawaii", "male"])
     parser.add_argument("--skip", type=float, default=3.0, help="live: seconds of output left out of the median")
+    parser.add_argument("--extra", help="a folder of more voices (.wav), reported with the held-out ones")
     parser.add_argument("--python", default=os.path.join(ROOT, ".build/python-venv/bin/python"),
                         help="live: a Python with the koe wheel, for the ratios' trace")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        found = voices(folder, args.rates)
+        found = voices(folder, args.rates, args.extra)
         {"profile": profile, "aim": aim, "live": live}[args.what](args, found)
 
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Koe
+import KoePanel
 
 struct Settings: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,17 +43,7 @@ struct Settings: ParsableCommand {
     }
 
     /// The table as one JSON object, keys sorted: `{"pitch": {"type": "number", "unit": "ratio", "minimum":
-    /// 0.0625, "maximum": 16, "default": 1, "logarithmic": true, "flag": "--pitch", "help": "..."}, ...}`.
-    static var json: String {
-        var table: [String: Any] = [:]
-        for setting in Setting.all {
-            table[setting.name] = [
-                "type": setting.type, "unit": setting.unit, "minimum": setting.range?.lowerBound ?? NSNull(),
-                "maximum": setting.range?.upperBound ?? NSNull(), "default": setting.defaultValue ?? NSNull(),
-                "logarithmic": setting.isLogarithmic, "flag": setting.flag, "help": setting.summary,
-            ] as [String: Any]
-        }
-        guard let data = try? JSONSerialization.data(withJSONObject: table, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    /// 0.0625, "maximum": 16, "default": 1, "logarithmic": true, "live": true, "flag": "--pitch", "help": "..."},
+    /// ...}`; `live` says whether `koe live --set` and the panel change it while the voice runs.
+    static var json: String { PanelDocument.table }
 }
