@@ -47,11 +47,13 @@ public struct ConversionStatistics: Sendable {
     public let clippedSamples: Int
     public let medianF0In: Double?
     public let medianF0Out: Double?
-    /// The speaker's profile a voice preset aimed from: measured on the file first (nil when nothing was aimed).
+    /// The speaker's profile a voice preset aimed from: measured on the file first, or as a stream (or a live
+    /// conversion) ran, as it stood at the end (nil when nothing was aimed).
     package var profile: SpeakerProfile?
-    /// What the preset's target asked of this voice and whether a bound bit (nil when nothing was aimed).
+    /// What the preset's target asked of this voice and whether a bound bit (nil when nothing was aimed); a
+    /// stream's at its end.
     package var aim: Preset.Aim?
-    /// The pitch and formant ratios the vocoder applied (1 without it).
+    /// The pitch and formant ratios the vocoder applied (1 without it); a stream that aimed, those at its end.
     package var pitchRatio = 1.0
     package var formantRatio = 1.0
 
@@ -102,34 +104,49 @@ package struct Conversion {
             statistics.pitchRatio = settings.voice.pitch
             statistics.formantRatio = settings.voice.formant
         }
+        if settings.voice.aiming != nil, let state = engine.aimState {
+            statistics.profile = engine.speakerProfile
+            statistics.aim = state.aim.map { $0.applied(pitch: settings.voice.aimsPitch, formant: settings.voice.aimsFormant) }
+            statistics.pitchRatio = state.pitch
+            statistics.formantRatio = state.formant
+        }
         return statistics
     }
 
     /// `settings` with a voice preset's ratios aimed at its target (`Preset.aim(for:)`) from the profile of the
-    /// file's voice, measured in a first pass; the ratios set explicitly stay. Unchanged for a stream, which
-    /// cannot be measured first, and for a file with no voice in it: both keep the preset's typical ratios.
+    /// file's voice, measured in a first pass (or known before); the ratios set explicitly stay. A file with no
+    /// voice in it keeps the preset's typical ratios. A stream cannot be measured first, and a live conversion
+    /// plays a file as a stream would: their voice aims from the profile estimated as it runs (`aimingVoice`).
     private static func aimed(
         _ settings: ConversionSettings, at source: AudioSource
     ) throws(KoeError) -> (ConversionSettings, SpeakerProfile?, Preset.Aim?) {
         let (aimsPitch, aimsFormant) = settings.aimedRatios
-        guard aimsPitch || aimsFormant, let preset = settings.preset, case .file(let file) = source else { return (settings, nil, nil) }
+        guard aimsPitch || aimsFormant, let preset = settings.preset else { return (settings, nil, nil) }
+        guard case .file(let file) = source, !settings.analysis.live else {
+            var running = settings
+            running.voice = settings.aimingVoice
+            return (running, nil, nil)
+        }
         let profile: SpeakerProfile
-        do {
-            profile = try SpeakerProfile(file: file.path)
-        } catch {
-            guard case .badInput = error else { throw error }
-            return (settings, nil, nil)
+        if let known = settings.speakerProfile {
+            profile = known
+        } else {
+            do {
+                profile = try SpeakerProfile(file: file.path)
+            } catch {
+                guard case .badInput = error else { throw error }
+                return (settings, nil, nil)
+            }
         }
         let vocoderMedian = try KoeError.wrapping(source: file.path) { try surveyedMedian(file.path, settings.analysis) }
         guard let aim = preset.aim(for: profile, vocoderMedian: vocoderMedian) else { return (settings, nil, nil) }
         var aimed = settings
         if aimsPitch { aimed.voice.pitch = aim.pitch }
         if aimsFormant { aimed.voice.formant = aim.formant }
-        // A bound bites only where the ratio is the target's.
-        let applied = Preset.Aim(
-            pitch: aimed.voice.pitch, formant: aimed.voice.formant, pitchClamped: aimsPitch && aim.pitchClamped,
-            formantClamped: aimsFormant && aim.formantClamped, wantedPitch: aim.wantedPitch, wantedFormant: aim.wantedFormant)
-        return (aimed, profile, applied)
+        let applied = aim.applied(pitch: aimsPitch, formant: aimsFormant)
+        return (aimed, profile, Preset.Aim(
+            pitch: aimed.voice.pitch, formant: aimed.voice.formant, pitchClamped: applied.pitchClamped,
+            formantClamped: applied.formantClamped, wantedPitch: aim.wantedPitch, wantedFormant: aim.wantedFormant))
     }
 
     /// Fails before any audio is processed when the input cannot be converted with `settings`; `frames` is the

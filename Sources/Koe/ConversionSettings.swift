@@ -29,9 +29,13 @@ public struct ConversionSettings: Sendable {
     /// Whether a file's conversion aims the pitch and the formant ratio at the preset's target from the speaker's
     /// profile (`Preset.aim(for:)`): on after `apply(preset:)` for a voice preset, off once the ratio is set
     /// explicitly (`set(_:to:)`, the command line's flags, or a `voice.pitch` or `voice.formant` changed from
-    /// the preset's). A stream cannot be measured first: it takes the preset's typical ratios.
+    /// the preset's). A stream, and a live conversion, estimate the profile as the voice runs (`aimingVoice`).
     package var aimsPitch = false
     package var aimsFormant = false
+    /// The speaker's profile, when it is known before the conversion (what `koe profile --json` measured): a voice
+    /// preset aims from it instead of measuring a file first, and a stream from its start until its own estimate
+    /// is usable.
+    package var speakerProfile: SpeakerProfile?
 
     public init() {}
 
@@ -51,6 +55,19 @@ public struct ConversionSettings: Sendable {
     package var aimedRatios: (pitch: Bool, formant: Bool) {
         guard let preset, preset.target != nil else { return (false, false) }
         return (aimsPitch && voice.pitch == preset.voice.pitch, aimsFormant && voice.formant == preset.voice.formant)
+    }
+
+    /// The voice as a stream plays it: aiming at the preset's target with the ratios that aim (`aimedRatios`),
+    /// from the speaker's profile as the stream estimates it.
+    package var aimingVoice: VoiceSettings {
+        var voice = self.voice
+        let (aimsPitch, aimsFormant) = aimedRatios
+        if aimsPitch || aimsFormant, var aiming = preset?.aiming {
+            aiming.aimsPitch = aimsPitch
+            aiming.aimsFormant = aimsFormant
+            voice.aiming = aiming
+        }
+        return voice
     }
 
     /// True when the vocoder is in a conversion's chain: the voice changes something, or it is forced.

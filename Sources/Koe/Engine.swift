@@ -27,6 +27,11 @@ final class Engine {
     private let channelThreads: Int
     private let delaysOutput: Bool
     private let forcesVocoder: Bool
+    /// The speaker's profile as the stream runs, which a voice aiming at a preset's target takes its ratios from:
+    /// a changeable engine's (its voice may aim at any time), and a conversion's whose voice aims.
+    private var speaker: RunningSpeakerProfile?
+    /// A chunk's channels mixed (their mean), for the speaker's profile.
+    private var mixed: [Double] = []
 
     /// Plans and builds one lane a channel.
     ///
@@ -61,6 +66,10 @@ final class Engine {
         }
         latency = lanes[0].chain.latency
         lengthRatio = lanes[0].chain.lengthRatio
+        if isChangeable || settings.voice.aiming != nil {
+            speaker = try RunningSpeakerProfile(sampleRate: sampleRate)
+            speaker?.known = settings.speakerProfile
+        }
         voice = settings.voice
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput
@@ -85,6 +94,8 @@ final class Engine {
             sampleRate: sampleRate, channels: channels, settings: settings, isChangeable: true, delaysOutput: true,
             fullScale: 1)
         for lane in engine.lanes { lane.reserve(forBlocksOf: pieceFrames) }
+        engine.speaker?.reserve(forPiecesOf: pieceFrames)
+        engine.mixed.reserveCapacity(pieceFrames)
         return engine
     }
 
@@ -103,6 +114,7 @@ final class Engine {
             throw KoeError.misuse("\(input.count) interleaved samples do not make whole frames of \(channels) channels")
         }
         let channels = channels
+        listen(frames: input.count / channels) { input[$0 * channels + $1] }
         try eachLane { lane in
             lane.deinterleave(input, channels: channels)
             try lane.chain.process(lane.input, into: &lane.ready)
@@ -221,6 +233,7 @@ final class Engine {
     /// an engine just made with them. **Real time:** no: the vocoder makes its analysis anew.
     func reset() {
         deferredVoice = nil
+        speaker?.reset()
         let wet = forcesVocoder || !voice.isIdentity
         for lane in lanes {
             lane.reset(voice: voice, wet: wet, delay: delaysOutput ? latency : 0)
@@ -247,6 +260,8 @@ final class Engine {
             for channel in 0..<channels {
                 push(channel, piece)
             }
+            let lanes = lanes
+            listen(frames: piece.count) { lanes[$1].input[$0] }
             try KoeError.wrapping { try run(readying: piece.count) }
             for channel in 0..<channels {
                 drain(channel, piece)
@@ -264,6 +279,38 @@ final class Engine {
         }
         if let short = lanes.first(where: { $0.ready.count < frames }) {
             throw KoeError.misuse("the vocoder fell behind its latency bound: \(short.ready.count) of \(frames) frames ready")
+        }
+    }
+
+    // MARK: The speaker's profile (a voice that aims at a preset's target)
+
+    /// The speaker's profile a voice aims from now: the stream's estimate once usable, or the one known before.
+    var speakerProfile: SpeakerProfile? { speaker?.current }
+
+    /// Starts from a speaker known before the stream (nil: none): the voice aims from it until the stream's own
+    /// estimate is usable.
+    func set(knownProfile: SpeakerProfile?) {
+        speaker?.known = knownProfile
+    }
+
+    /// The ratios the first channel's latest frame was given, and the aim they came from; nil without a vocoder.
+    var aimState: AimState? { lanes[0].voiceShift?.aimState }
+
+    /// Gives the speaker's profile the mean of the channels' next `frames` frames (`sample(frame, channel)`); each
+    /// profile it then holds reaches every vocoder with the input sample it holds from.
+    private func listen(frames: Int, sample: (_ frame: Int, _ channel: Int) -> Double) {
+        guard speaker != nil else { return }
+        mixed.removeAll(keepingCapacity: true)
+        for frame in 0..<frames {
+            var sum = 0.0
+            for channel in 0..<channels { sum += sample(frame, channel) }
+            mixed.append(sum / Double(channels))
+        }
+        let lanes = lanes
+        mixed.withUnsafeBufferPointer { mixed in
+            speaker?.add(mixed) { position, profile in
+                for lane in lanes { lane.voiceShift?.aim(from: profile, atSample: position) }
+            }
         }
     }
 

@@ -103,6 +103,22 @@ public final class VoiceChanger {
         }
     }
 
+    /// The speaker's profile a voice preset aims from (`apply(preset:)`). The changer estimates it as the voice
+    /// runs, the same measure `SpeakerProfile(analyzing:sampleRate:)` takes of a recording, once 1 s of voiced
+    /// speech has been heard; silence, whisper and breath leave it as it is. Until then it is the profile
+    /// set here, if any: set one measured before (of the same speaker) to aim from the first block; nil forgets it.
+    /// **When:** between any two `process` calls, on their thread; allocates nothing and takes no lock.
+    public var speakerProfile: SpeakerProfile? {
+        get { engine.speakerProfile }
+        set { engine.set(knownProfile: newValue) }
+    }
+
+    /// The pitch and formant ratios the vocoder gave its latest frame (the first channel's): while a voice preset
+    /// aims, the aimed ones, where `voice` keeps the preset's own.
+    package var appliedRatios: (pitch: Double, formant: Double) {
+        engine.aimState.map { ($0.pitch, $0.formant) } ?? (voice.pitch, voice.formant)
+    }
+
     /// The stream: its stages, its settings and how a change glides, its warm-up.
     private let engine: Engine
 
@@ -131,7 +147,10 @@ public final class VoiceChanger {
     }
 
     /// Takes on a named voice (see `Preset.all`): its pitch, pitch range, formant, whisper and EQ bands (those
-    /// this sample rate can hold). Tempo is a file conversion's setting; a live changer keeps time.
+    /// this sample rate can hold). Tempo is a file conversion's setting; a live changer keeps time. A voice preset
+    /// (`female`, `kawaii`, …) aims at its target: its typical ratios until the speaker's profile is known
+    /// (`speakerProfile`), then the ratios that move this speaker's voice to the target, which they reach at
+    /// 12 semitones a second and follow as the estimate moves. A pitch or formant set afterwards means what it says.
     /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(preset name: String) throws(KoeError) {
         guard let preset = Preset.named(name) else {
@@ -143,6 +162,7 @@ public final class VoiceChanger {
         voice.pitchRange = preset.voice.pitchRange
         voice.formant = preset.voice.formant
         voice.whisper = preset.voice.whisper
+        voice.aiming = preset.aiming
         self.voice = voice
         equalizer = preset.bands(sampleRate: sampleRate)
     }
@@ -155,7 +175,8 @@ public final class VoiceChanger {
     /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(_ settings: ConversionSettings) throws(KoeError) {
         try check(settings)
-        voice = settings.voice
+        voice = settings.aimingVoice
+        engine.set(knownProfile: settings.speakerProfile)
         equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput
@@ -200,7 +221,7 @@ public final class VoiceChanger {
         let design = try Equalizer.Design(bands: settings.bands(sampleRate: sampleRate), sampleRate: sampleRate)
         // Checked, so nothing is clamped or kept: only what a stream does not take (tempo, F0 track) is reset.
         return Change(
-            voice: settings.voice.clamped(keeping: settings.voice), designs: Array(repeating: design, count: channels),
+            voice: settings.aimingVoice.clamped(keeping: settings.voice), designs: Array(repeating: design, count: channels),
             gainDB: settings.gainDB, limitsOutput: settings.limitsOutput)
     }
 

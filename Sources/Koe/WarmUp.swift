@@ -17,9 +17,18 @@ extension Engine {
             change(&voice)
             scratch.change(voice: voice)
         }
+        // A voice aiming at a preset's target from a profile known before, which the scratch voice takes at once.
+        let aiming = Preset.all.lazy.compactMap(\.aiming).first!
+        scratch.set(knownProfile: SpeakerProfile(f0Median: 150, f0Spread: 4, vocalTractLength: 16, voicedSeconds: 3))
         let moves: [() -> Void] = [
             { moveVoice { $0.pitch = 1.2 } }, { moveVoice { $0.formant = 1.1 } }, { scratch.set(gainDB: -3) },
             { scratch.change(voice: VoiceSettings()) }, { scratch.set(gainDB: 0) }, { moveVoice { $0.pitch = 0.9 } },
+            {
+                moveVoice {
+                    ($0.pitch, $0.formant) = (aiming.typicalPitch, aiming.typicalFormant)
+                    $0.aiming = aiming
+                }
+            },
         ]
         var vowel = (0..<(sampleRate / 2)).map { Float(0.3 * sin(2 * Double.pi * 150 * Double($0) / Double(sampleRate))) }
         try vowel.withUnsafeMutableBufferPointer { samples throws(KoeError) in

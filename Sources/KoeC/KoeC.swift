@@ -200,6 +200,68 @@ public func koe_set_preset(_ changer: OpaquePointer?, _ name: UnsafePointer<CCha
     }
 }
 
+@_cdecl("koe_set_aim")
+public func koe_set_aim(_ changer: OpaquePointer?, _ aim: Int32) -> Int32 {
+    guard let handle = CChanger.from(changer) else { return statusArgument }
+    guard aim != aimOff else {
+        handle.changer.voice.aiming = nil
+        return statusOK
+    }
+    // The voice presets in `koe presets`' order, counted without building an array on a host's audio thread.
+    var index: Int32 = 0
+    for preset in Preset.all {
+        guard let aiming = preset.aiming else { continue }
+        if index == aim {
+            var voice = handle.changer.voice
+            (voice.pitch, voice.formant, voice.aiming) = (aiming.typicalPitch, aiming.typicalFormant, aiming)
+            handle.changer.voice = voice
+            return statusOK
+        }
+        index += 1
+    }
+    return statusArgument
+}
+
+/// koe.h's `KOE_AIM_OFF`.
+private let aimOff: Int32 = -1
+
+@_cdecl("koe_set_profile")
+public func koe_set_profile(_ changer: OpaquePointer?, _ profile: UnsafeRawPointer?) -> Int32 {
+    guard let handle = CChanger.from(changer) else { return statusArgument }
+    guard let figures = profile?.assumingMemoryBound(to: CProfile.self).pointee else {
+        handle.changer.speakerProfile = nil
+        return statusOK
+    }
+    let length = figures.vocalTractLengthCm
+    // The median is ranged as a median F0 is (pitch_median's range); checked without building a message.
+    guard Setting.pitchMedian.range?.contains(figures.f0MedianHz) == true, length.isNaN || length > 0 && length.isFinite,
+          figures.f0SpreadSemitones >= 0, figures.f0SpreadSemitones.isFinite, figures.voicedSeconds >= 0, figures.voicedSeconds.isFinite
+    else { return statusArgument }
+    handle.changer.speakerProfile = SpeakerProfile(
+        f0Median: figures.f0MedianHz, f0Spread: figures.f0SpreadSemitones, vocalTractLength: length,
+        voicedSeconds: figures.voicedSeconds)
+    return statusOK
+}
+
+@_cdecl("koe_get_profile")
+public func koe_get_profile(_ changer: OpaquePointer?, _ profile: UnsafeMutableRawPointer?) -> Int32 {
+    guard let handle = CChanger.from(changer), let profile else { return statusArgument }
+    let known = handle.changer.speakerProfile
+    profile.assumingMemoryBound(to: CProfile.self).pointee = CProfile(
+        f0MedianHz: known?.f0Median ?? .nan, f0SpreadSemitones: known?.f0Spread ?? .nan,
+        vocalTractLengthCm: known?.vocalTractLength ?? .nan, voicedSeconds: known?.voicedSeconds ?? .nan)
+    return statusOK
+}
+
+@_cdecl("koe_get_ratios")
+public func koe_get_ratios(
+    _ changer: OpaquePointer?, _ pitch: UnsafeMutablePointer<Double>?, _ formant: UnsafeMutablePointer<Double>?
+) -> Int32 {
+    guard let handle = CChanger.from(changer), let pitch, let formant else { return statusArgument }
+    (pitch.pointee, formant.pointee) = handle.changer.appliedRatios
+    return statusOK
+}
+
 @_cdecl("koe_latency")
 public func koe_latency(_ changer: OpaquePointer?) -> Int32 {
     guard let handle = CChanger.from(changer) else { return -1 }

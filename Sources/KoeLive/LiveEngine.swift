@@ -14,6 +14,10 @@ package final class LiveEngine: @unchecked Sendable {
     private let retired = Atomic<UnsafeMutableRawPointer?>(nil)
     /// Levels and F0 for the panel (`LiveTelemetry.recordsPerSecond`), written by the callback.
     package let telemetry = LiveTelemetry()
+    /// The pitch and formant ratios the changer gave its latest frame (while a voice preset aims, the aimed ones),
+    /// as Double bit patterns, written by the callback.
+    private let appliedPitch = Atomic<UInt64>(1.0.bitPattern)
+    private let appliedFormant = Atomic<UInt64>(1.0.bitPattern)
     /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
     package let inputPeak = Atomic<UInt32>(0)
     package let outputPeak = Atomic<UInt32>(0)
@@ -106,6 +110,14 @@ package final class LiveEngine: @unchecked Sendable {
         }
         let outputLevel = Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
         gather(frames: frames, inputLevel: inputLevel, outputLevel: outputLevel)
+        let applied = changer.appliedRatios
+        appliedPitch.store(applied.pitch.bitPattern, ordering: .relaxed)
+        appliedFormant.store(applied.formant.bitPattern, ordering: .relaxed)
+    }
+
+    /// The ratios heard (see `appliedPitch`); from any thread.
+    package var applied: (pitch: Double, formant: Double) {
+        (Double(bitPattern: appliedPitch.load(ordering: .relaxed)), Double(bitPattern: appliedFormant.load(ordering: .relaxed)))
     }
 
     /// Adds a block to the telemetry record being gathered, and writes the record once it spans its share of a

@@ -110,16 +110,17 @@ package final class LiveSettings: Sendable {
         }
     }
 
-    /// Moves the pitch by semitones, within its range.
+    /// Moves the pitch by semitones from the ratio heard (an aimed one, while a preset aims, which then lets go of
+    /// it), within its range.
     package func nudge(pitch semitones: Int) {
-        let pitch = current.settings.voice.pitch * exp2(Double(semitones) / 12)
+        let pitch = engine.applied.pitch * exp2(Double(semitones) / 12)
         guard let pitch = Setting.pitch.clamped(pitch) else { return }
         _ = try? set([("pitch", pitch.description)])
     }
 
-    /// Moves the formants by steps of 5 %, within their range.
+    /// Moves the formants by steps of 5 % from the ratio heard, within their range.
     package func nudge(formant steps: Int) {
-        let formant = current.settings.voice.formant * pow(1.05, Double(steps))
+        let formant = engine.applied.formant * pow(1.05, Double(steps))
         guard let formant = Setting.formant.clamped(formant) else { return }
         _ = try? set([("formant", formant.description)])
     }

@@ -16,6 +16,7 @@ const koe_control_range koe_voice_ranges[KOE_CONTROL_COUNT] = {
     /* 0 turns the vibrato off. */
     [KOE_CONTROL_VIBRATO_RATE] = { 0.0, KOE_VIBRATO_RATE_MAX, 0.0, 0 },
     [KOE_CONTROL_VIBRATO_DEPTH] = { 0.0, KOE_VIBRATO_DEPTH_MAX, KOE_VIBRATO_DEPTH_DEFAULT, 0 },
+    [KOE_CONTROL_AIM] = { 0.0, KOE_AIM_PORT_MAX, 0.0, 1 },
 };
 
 int koe_voice_open(koe_voice *voice, double sample_rate) {
@@ -72,8 +73,14 @@ static const koe_control vibrato_controls[] = { KOE_CONTROL_VIBRATO_RATE, KOE_CO
 static void give(koe_voice *voice) {
     double now[KOE_CONTROL_COUNT];
     for (int control = 0; control < KOE_CONTROL_COUNT; ++control) now[control] = control_value(voice, control);
-    const double *given = voice->given;
+    double *given = voice->given;
     koe_changer *changer = voice->changer;
+    /* The aim first: turned on, it sets the ratios to its preset's until a ratio port moves; turned off, the ratio
+     * ports' values hold again. */
+    if (now[KOE_CONTROL_AIM] != given[KOE_CONTROL_AIM]) {
+        koe_set_aim(changer, (int)now[KOE_CONTROL_AIM] - 1);
+        if (now[KOE_CONTROL_AIM] == 0.0) given[KOE_CONTROL_PITCH] = given[KOE_CONTROL_FORMANT] = NAN;
+    }
     if (now[KOE_CONTROL_PITCH] != given[KOE_CONTROL_PITCH]) koe_set_pitch(changer, now[KOE_CONTROL_PITCH]);
     if (now[KOE_CONTROL_FORMANT] != given[KOE_CONTROL_FORMANT]) koe_set_formant(changer, now[KOE_CONTROL_FORMANT]);
     if (now[KOE_CONTROL_GAIN_DB] != given[KOE_CONTROL_GAIN_DB]) koe_set_gain_db(changer, now[KOE_CONTROL_GAIN_DB]);

@@ -21,6 +21,8 @@
 #define KOE_VIBRATO_RATE_MAX 20.0
 #define KOE_VIBRATO_DEPTH_MAX 1200.0
 #define KOE_VIBRATO_DEPTH_DEFAULT 50.0
+/* 0 off, then 1 + a koe_aim: the voice presets in `koe presets`' order. */
+#define KOE_AIM_PORT_MAX 6.0
 
 /* The voice controls a plugin has, whatever its port indices. */
 typedef enum {
@@ -28,7 +30,9 @@ typedef enum {
     /* 0 off, then 1 + a koe_scale: 1 chromatic, 2 major, ... 14 whole-tone. */
     KOE_CONTROL_SNAP,
     KOE_CONTROL_SNAP_KEY, KOE_CONTROL_SNAP_STRENGTH, KOE_CONTROL_SNAP_SPEED, KOE_CONTROL_VIBRATO_RATE,
-    KOE_CONTROL_VIBRATO_DEPTH, KOE_CONTROL_COUNT,
+    KOE_CONTROL_VIBRATO_DEPTH,
+    /* 0 off, then 1 + a koe_aim: 1 kawaii, 2 child, 3 female, 4 male, 5 deep, 6 giant. */
+    KOE_CONTROL_AIM, KOE_CONTROL_COUNT,
     /* A port that is not a voice control (audio, latency). */
     KOE_NOT_A_CONTROL = -1
 } koe_control;
@@ -37,7 +41,7 @@ typedef enum {
  * each wrapper's port enum gives): the end of that enum. */
 #define KOE_LATER_PORTS                                                                                             \
     PORT_PITCH_RANGE, PORT_WHISPER, PORT_SNAP, PORT_SNAP_KEY, PORT_SNAP_STRENGTH, PORT_SNAP_SPEED, PORT_VIBRATO_RATE, \
-    PORT_VIBRATO_DEPTH, PORT_COUNT
+    PORT_VIBRATO_DEPTH, PORT_AIM, PORT_COUNT
 
 /* A wrapper's table of the voice control each port carries, for the ports its enum names PORT_ and the control's
  * name (the audio and latency ports carry none). */
@@ -53,7 +57,7 @@ typedef enum {
     [PORT_WHISPER] = KOE_CONTROL_WHISPER, [PORT_SNAP] = KOE_CONTROL_SNAP,                                           \
     [PORT_SNAP_KEY] = KOE_CONTROL_SNAP_KEY, [PORT_SNAP_STRENGTH] = KOE_CONTROL_SNAP_STRENGTH,                       \
     [PORT_SNAP_SPEED] = KOE_CONTROL_SNAP_SPEED, [PORT_VIBRATO_RATE] = KOE_CONTROL_VIBRATO_RATE,                     \
-    [PORT_VIBRATO_DEPTH] = KOE_CONTROL_VIBRATO_DEPTH
+    [PORT_VIBRATO_DEPTH] = KOE_CONTROL_VIBRATO_DEPTH, [PORT_AIM] = KOE_CONTROL_AIM
 
 /* A control's range and default, as the .ttl and the LADSPA descriptor declare them (Tests/Plugins reads both);
  * integer controls are rounded. */

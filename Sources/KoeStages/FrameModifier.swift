@@ -26,6 +26,10 @@ struct ParameterFrame {
 /// lands on the same frames however the stream was chunked or threaded.
 /// New settings take effect from the next frame; the pitch and formant ratios glide there geometrically over
 /// `glideFrames` frames, so a change made while a stream plays does not jump.
+///
+/// A voice that aims at a preset's target (`VoiceSettings.aiming`) takes its ratios from the speaker's profile,
+/// scheduled frame by frame as a stream estimates it (`schedule`): the preset's own ratios until a profile is known,
+/// then the aimed ones, which move toward what the profile asks by at most `Preset.Aiming.semitonesPerSecond`.
 struct FrameModifier {
     private var voice: VoiceSettings
     private var median = MedianTracker()
@@ -39,11 +43,20 @@ struct FrameModifier {
     private var warpIndex: [Int]
     private var warpFraction: [Double]
     private var warpedRatio = 1.0
+    /// The speaker's profile the ratios aim from, and the profiles to come, each with the frame it holds from.
+    private var profile: SpeakerProfile?
+    private var scheduled: [(frame: Int, profile: SpeakerProfile?)] = []
+    private var nextScheduled = 0
+    /// The most an aimed ratio moves from one frame to the next, in octaves.
+    private let aimStep: Double
+    /// The aim the latest frame's ratios came from (nil when neither ratio aimed).
+    private(set) var latestAim: Preset.Aim?
 
     init(voice: VoiceSettings, bins: Int, framePeriod: Double = 5, glideFrames: Int = 1) {
         self.voice = voice
         self.framePeriod = framePeriod
         self.glideFrames = max(1, glideFrames)
+        aimStep = Preset.Aiming.semitonesPerSecond / 12 * framePeriod / 1000
         pitch = GlidingRatio(voice.pitch)
         formant = GlidingRatio(voice.formant)
         warpIndex = [Int](repeating: 0, count: bins)
@@ -54,9 +67,57 @@ struct FrameModifier {
     /// The settings the frames from the next on are modified with, reached at once or gliding; tempo is fixed
     /// for the stream and ignored.
     mutating func update(_ voice: VoiceSettings, gliding: Bool) {
+        let before = self.voice
         self.voice = voice
-        pitch.glide(to: voice.pitch, frames: gliding ? glideFrames : 0)
-        formant.glide(to: voice.formant, frames: gliding ? glideFrames : 0)
+        let frames = gliding ? glideFrames : 0
+        let aim = currentAim
+        // A ratio that aimed and still aims at the same target goes on its way; any other glides to its new value.
+        let sameTarget = before.aiming?.target == voice.aiming?.target
+        if !(before.aimsPitch && voice.aimsPitch && sameTarget) {
+            pitch.glide(to: voice.aimsPitch ? aim?.pitch ?? voice.pitch : voice.pitch, frames: frames)
+        }
+        if !(before.aimsFormant && voice.aimsFormant && sameTarget) {
+            formant.glide(to: voice.aimsFormant ? aim?.formant ?? voice.formant : voice.formant, frames: frames)
+        }
+    }
+
+    /// The ratios the latest frame was given; before the first, those it will start from.
+    var applied: (pitch: Double, formant: Double) { (pitch.current, formant.current) }
+
+    /// The speaker's profile from frame `frame` on (nil: none known), for a voice that aims.
+    mutating func schedule(_ profile: SpeakerProfile?, fromFrame frame: Int) {
+        scheduled.append((frame, profile))
+    }
+
+    /// Makes room for `count` profiles scheduled ahead of the frames.
+    mutating func reserve(scheduledProfiles count: Int) {
+        scheduled.reserveCapacity(count)
+    }
+
+    /// The profiles scheduled up to frame `index`, taken in order. A profile that goes away (nil) lets the ratios
+    /// that aimed glide back to the voice's own.
+    private mutating func takeScheduledProfiles(upTo index: Int) {
+        while nextScheduled < scheduled.count, scheduled[nextScheduled].frame <= index {
+            let next = scheduled[nextScheduled].profile
+            nextScheduled += 1
+            if next == nil && profile != nil {
+                if voice.aimsPitch { pitch.glide(to: voice.pitch, frames: glideFrames) }
+                if voice.aimsFormant { formant.glide(to: voice.formant, frames: glideFrames) }
+            }
+            profile = next
+        }
+        if nextScheduled > 0 && nextScheduled == scheduled.count {
+            scheduled.removeAll(keepingCapacity: true)
+            nextScheduled = 0
+        }
+    }
+
+    /// The ratios the target asks of the profile's voice, where the voice aims and a profile is known. The
+    /// vocoder's median is the running median of its voiced F0, or the input's own where it was given.
+    private var currentAim: Preset.Aim? {
+        guard voice.aimsPitch || voice.aimsFormant, let aiming = voice.aiming, let profile else { return nil }
+        let vocoderMedian = voice.referenceMedian ?? (median.value > 0 ? median.value : nil)
+        return aiming.aim(for: profile, vocoderMedian: vocoderMedian)
     }
 
     /// Bin `i` reads `i / ratio` on the input axis, held at the last bin past Nyquist.
@@ -75,8 +136,13 @@ struct FrameModifier {
     mutating func modify(
         frame index: Int, f0: Double, spectrogram: Matrix, aperiodicity: Matrix, row: Int, into frame: inout ParameterFrame
     ) {
-        let pitch = pitch.next()
-        let formant = formant.next()
+        takeScheduledProfiles(upTo: index)
+        let aim = currentAim
+        // The first frame takes the aim at once, as a voice takes any setting before the stream starts.
+        let step = index == 0 ? Double.infinity : aimStep
+        let pitch = voice.aimsPitch && aim != nil ? pitch.follow(aim!.pitch, within: step) : pitch.next()
+        let formant = voice.aimsFormant && aim != nil ? formant.follow(aim!.formant, within: step) : formant.next()
+        latestAim = aim
         if formant != 1 && formant != warpedRatio { warp(to: formant) }
         frame.f0 = voice.whisper ? 0 : editedF0(voice.f0Track?.f0(atFrame: index) ?? f0, frame: index, ratio: pitch)
         // Buffers taken once a frame: element writes through `frame` inside the row closures each paid for a
@@ -154,6 +220,19 @@ private struct GlidingRatio {
         framesLeft = frames
         if frames == 0 { value = newTarget }
     }
+
+    /// The value for the next frame when it should be `wanted`: a glide under way goes on, otherwise the value
+    /// moves toward `wanted` by at most `limit` octaves.
+    mutating func follow(_ wanted: Double, within limit: Double) -> Double {
+        if framesLeft > 0 { return next() }
+        let octaves = log2(wanted / value)
+        value = abs(octaves) <= limit ? wanted : value * exp2(octaves < 0 ? -limit : limit)
+        target = value
+        return value
+    }
+
+    /// The value the latest frame took.
+    var current: Double { value }
 
     /// The value for the next frame.
     mutating func next() -> Double {

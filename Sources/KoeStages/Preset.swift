@@ -5,9 +5,9 @@ import Glibc
 ///
 /// A voice preset (`female`, `male`, `kawaii`, `child`, `deep`, `giant`) also names a `target`: a median F0 and
 /// a vocal-tract length from published measurements. A conversion of a file measures the speaker first
-/// (`SpeakerProfile`) and computes the ratios that move that voice to the target (`ratios(for:)`); `voice`
-/// keeps a typical speaker's ratios, which a stream and a live changer use. Effects (`chipmunk`, `robot`,
-/// `whisper`) have no target.
+/// (`SpeakerProfile`) and computes the ratios that move that voice to the target (`aim(for:)`); a stream and a
+/// live changer estimate the profile as the voice runs (`Aiming`). `voice` keeps a typical speaker's ratios,
+/// which hold until the profile is known. Effects (`chipmunk`, `robot`, `whisper`) have no target.
 public struct Preset: Sendable {
     public let name: String
     public let summary: String
@@ -40,6 +40,13 @@ public struct Preset: Sendable {
 
         package var clamped: Bool { pitchClamped || formantClamped }
 
+        /// The aim where only the ratios that aim count: a bound bites only where the ratio is the target's.
+        package func applied(pitch aimsPitch: Bool, formant aimsFormant: Bool) -> Aim {
+            Aim(
+                pitch: pitch, formant: formant, pitchClamped: aimsPitch && pitchClamped,
+                formantClamped: aimsFormant && formantClamped, wantedPitch: wantedPitch, wantedFormant: wantedFormant)
+        }
+
         package init(pitch: Double, formant: Double, pitchClamped: Bool, formantClamped: Bool, wantedPitch: Double, wantedFormant: Double) {
             self.pitch = pitch
             self.formant = formant
@@ -61,30 +68,66 @@ public struct Preset: Sendable {
     /// How far (octaves) the vocoder's median F0 may sit from the voice's before the ratio follows the vocoder's.
     package static let octaveOff = 0.75
 
-    /// The ratios that move `profile`'s voice to the target; nil for an effect. Pitch: the target's median over
-    /// the speaker's. Formant: the speaker's vocal-tract length (within the adult span) over the target's; the
-    /// preset's own ratio where the length could not be measured.
-    ///
-    /// `vocoderMedian` is the median of the F0 the vocoder will scale (DIO's), where known. The output's F0 is
-    /// that F0 times the ratio, so where it sits an octave or more from the voice's (a voice whose fundamental a
-    /// radio band removed, which DIO and Harvest read at its second harmonic), the ratio is taken from it: the
-    /// output then lands on the target although the vocoder's F0 is the wrong octave. Nearer than that, the
-    /// profile's median, which octave errors of single frames do not move, decides.
+    /// The ratios that move `profile`'s voice to the target; nil for an effect (see `Aiming.aim(for:vocoderMedian:)`).
     package func aim(for profile: SpeakerProfile, vocoderMedian: Double? = nil) -> Aim? {
-        guard let target else { return nil }
-        var voiceMedian = profile.f0Median
-        if let vocoderMedian, vocoderMedian > 0, abs(log2(vocoderMedian / voiceMedian)) > Self.octaveOff {
-            voiceMedian = vocoderMedian
+        aiming?.aim(for: profile, vocoderMedian: vocoderMedian)
+    }
+
+    /// The target as a stream's voice carries it (`VoiceSettings.aiming`), with this preset's own ratios; nil for
+    /// an effect.
+    package var aiming: Aiming? {
+        target.map { Aiming(target: $0, typicalPitch: voice.pitch, typicalFormant: voice.formant) }
+    }
+
+    /// A voice preset's target as a voice carries it while it plays: the ratios aim at it from the speaker's
+    /// profile, which a stream estimates as it runs. Until the profile is known, and for a ratio that does not aim,
+    /// the voice's own ratio holds; a ratio aims only while it is still the preset's own (`VoiceSettings.aimsPitch`),
+    /// so a ratio set explicitly means what it says.
+    package struct Aiming: Sendable, Equatable {
+        package let target: Target
+        /// The preset's ratios: a typical speaker's.
+        package let typicalPitch: Double
+        package let typicalFormant: Double
+        /// Which ratios aim (a conversion's settings turn one off when it is set explicitly).
+        package var aimsPitch = true
+        package var aimsFormant = true
+
+        /// How fast an aimed ratio moves toward what the profile asks, in semitones a second: from a typical
+        /// speaker's ratio to a deep voice's (an octave and more) in about a second, a sweep rather than a jump, and
+        /// well within 1 semitone in any 50 ms.
+        package static let semitonesPerSecond = 12.0
+
+        package init(target: Target, typicalPitch: Double, typicalFormant: Double) {
+            self.target = target
+            self.typicalPitch = typicalPitch
+            self.typicalFormant = typicalFormant
         }
-        let wantedPitch = target.f0Median / voiceMedian
-        let speakerLength = profile.vocalTractLength.isFinite
-            ? min(max(profile.vocalTractLength, Self.speakerTractSpan.lowerBound), Self.speakerTractSpan.upperBound) : nil
-        let wantedFormant = speakerLength.map { $0 / target.vocalTractLength } ?? voice.formant
-        let pitch = min(max(wantedPitch, Self.pitchBounds.lowerBound), Self.pitchBounds.upperBound)
-        let formant = min(max(wantedFormant, Self.formantBounds.lowerBound), Self.formantBounds.upperBound)
-        return Aim(
-            pitch: pitch, formant: formant, pitchClamped: pitch != wantedPitch, formantClamped: formant != wantedFormant,
-            wantedPitch: wantedPitch, wantedFormant: wantedFormant)
+
+        /// The ratios that move `profile`'s voice to the target. Pitch: the target's median over the speaker's.
+        /// Formant: the speaker's vocal-tract length (within the adult span) over the target's; the preset's own
+        /// ratio where the length could not be measured.
+        ///
+        /// `vocoderMedian` is the median of the F0 the vocoder will scale (DIO's), where known. The output's F0 is
+        /// that F0 times the ratio, so where it sits an octave or more from the voice's (a voice whose fundamental a
+        /// radio band removed, which DIO and Harvest read at its second harmonic), the ratio is taken from it: the
+        /// output then lands on the target although the vocoder's F0 is the wrong octave. Nearer than that, the
+        /// profile's median, which octave errors of single frames do not move, decides.
+        package func aim(for profile: SpeakerProfile, vocoderMedian: Double?) -> Aim {
+            var voiceMedian = profile.f0Median
+            if let vocoderMedian, vocoderMedian > 0, abs(log2(vocoderMedian / voiceMedian)) > Preset.octaveOff {
+                voiceMedian = vocoderMedian
+            }
+            let wantedPitch = target.f0Median / voiceMedian
+            let span = Preset.speakerTractSpan
+            let speakerLength = profile.vocalTractLength.isFinite
+                ? min(max(profile.vocalTractLength, span.lowerBound), span.upperBound) : nil
+            let wantedFormant = speakerLength.map { $0 / target.vocalTractLength } ?? typicalFormant
+            let pitch = min(max(wantedPitch, Preset.pitchBounds.lowerBound), Preset.pitchBounds.upperBound)
+            let formant = min(max(wantedFormant, Preset.formantBounds.lowerBound), Preset.formantBounds.upperBound)
+            return Aim(
+                pitch: pitch, formant: formant, pitchClamped: pitch != wantedPitch, formantClamped: formant != wantedFormant,
+                wantedPitch: wantedPitch, wantedFormant: wantedFormant)
+        }
     }
 
     public static func named(_ name: String) -> Preset? {

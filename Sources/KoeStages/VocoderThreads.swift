@@ -15,6 +15,8 @@ final class VocoderThreads: @unchecked Sendable {
     private var analysed: [Int: StreamingAnalyzer.Block] = [:]
     /// New voices, by the index of the first block (or the end, at `submitted`) they change.
     private var voiceChanges: [Int: VoiceChange] = [:]
+    /// The speaker's profiles scheduled, by the index of the block (or the end) before which the synthesis takes them.
+    private var scheduledProfiles: [Int: [ScheduledProfile]] = [:]
     private var submitted = 0
     private var synthesised = 0
     private var framesInHand = 0
@@ -24,6 +26,7 @@ final class VocoderThreads: @unchecked Sendable {
     private var isSynthesising = false
     private var output: [Double] = []
     private var latestMedians: (input: Double?, output: Double?) = (nil, nil)
+    private var latestAimState: AimState
     private var isStopping = false
     private var runningThreads = 0
     /// Touched only by the thread that set `isSynthesising`.
@@ -44,6 +47,7 @@ final class VocoderThreads: @unchecked Sendable {
         self.recycler = recycler
         self.threads = threads
         runningThreads = threads
+        latestAimState = resynthesis.aimState
         for worker in 0..<threads {
             WorkerPool.shared.run { [self] in work(prefersSynthesis: worker == 0) }
         }
@@ -53,12 +57,18 @@ final class VocoderThreads: @unchecked Sendable {
     typealias VoiceChange = (voice: VoiceSettings, gliding: Bool)
 
     /// Hands over the next blocks of the stream; `finalLength` with the last of them; `voiceChange` when the
-    /// voice changes from the first of them on.
-    func submit(_ blocks: [StreamingAnalyzer.PendingBlock], finalLength: Int?, voiceChange: VoiceChange? = nil) {
+    /// voice changes from the first of them on; `profiles` for the synthesis to take before the first of them.
+    func submit(
+        _ blocks: [StreamingAnalyzer.PendingBlock], finalLength: Int?, voiceChange: VoiceChange? = nil,
+        profiles: [ScheduledProfile] = []
+    ) {
         lock.lock()
         defer { lock.unlock() }
         if let voiceChange {
             voiceChanges[submitted] = voiceChange
+        }
+        if !profiles.isEmpty {
+            scheduledProfiles[submitted, default: []] += profiles
         }
         for block in blocks {
             while framesInHand > 0, framesInHand + block.frameCount > Self.capacity, submitted - synthesised > threads {
@@ -99,6 +109,12 @@ final class VocoderThreads: @unchecked Sendable {
         return latestMedians
     }
 
+    var aimState: AimState {
+        lock.lock()
+        defer { lock.unlock() }
+        return latestAimState
+    }
+
     /// Ends the threads' work, dropping what is not yet started, and returns once each has given its thread back.
     func stop() {
         lock.lock()
@@ -111,8 +127,8 @@ final class VocoderThreads: @unchecked Sendable {
     }
 
     private enum Job {
-        case synthesise(StreamingAnalyzer.Block, voiceChange: VoiceChange?)
-        case finish(outputLength: Int, voiceChange: VoiceChange?)
+        case synthesise(StreamingAnalyzer.Block, voiceChange: VoiceChange?, profiles: [ScheduledProfile])
+        case finish(outputLength: Int, voiceChange: VoiceChange?, profiles: [ScheduledProfile])
         case analyse(index: Int, StreamingAnalyzer.PendingBlock)
     }
 
@@ -121,8 +137,9 @@ final class VocoderThreads: @unchecked Sendable {
         while let job = nextJob(prefersSynthesis: prefersSynthesis) {
             lock.unlock()
             switch job {
-            case .synthesise(let block, let voiceChange):
+            case .synthesise(let block, let voiceChange, let profiles):
                 if let voiceChange { resynthesis.update(voiceChange.voice, gliding: voiceChange.gliding) }
+                profiles.forEach(resynthesis.schedule)
                 resynthesis.run(block, into: &produced)
                 let frameCount = block.f0.count
                 recycler.recycle(block)
@@ -130,8 +147,9 @@ final class VocoderThreads: @unchecked Sendable {
                     synthesised += 1
                     framesInHand -= frameCount
                 }
-            case .finish(let outputLength, let voiceChange):
+            case .finish(let outputLength, let voiceChange, let profiles):
                 if let voiceChange { resynthesis.update(voiceChange.voice, gliding: voiceChange.gliding) }
+                profiles.forEach(resynthesis.schedule)
                 resynthesis.finish(outputLength: outputLength, into: &produced)
                 record { hasFinished = true }
             case .analyse(let index, let pending):
@@ -169,11 +187,15 @@ final class VocoderThreads: @unchecked Sendable {
         guard !isSynthesising else { return nil }
         if let block = analysed.removeValue(forKey: synthesised) {
             isSynthesising = true
-            return .synthesise(block, voiceChange: voiceChanges.removeValue(forKey: synthesised))
+            return .synthesise(
+                block, voiceChange: voiceChanges.removeValue(forKey: synthesised),
+                profiles: scheduledProfiles.removeValue(forKey: synthesised) ?? [])
         }
         if synthesised == submitted, let finalLength, !hasFinished {
             isSynthesising = true
-            return .finish(outputLength: finalLength, voiceChange: voiceChanges.removeValue(forKey: submitted))
+            return .finish(
+                outputLength: finalLength, voiceChange: voiceChanges.removeValue(forKey: submitted),
+                profiles: scheduledProfiles.removeValue(forKey: submitted) ?? [])
         }
         return nil
     }
@@ -181,10 +203,12 @@ final class VocoderThreads: @unchecked Sendable {
     /// Publishes what a synthesis made, and what it finished, and frees the synthesis for the next thread.
     private func record(finished: () -> Void) {
         let medians = resynthesis.medians
+        let aimState = resynthesis.aimState
         lock.lock()
         output.append(contentsOf: produced)
         produced.removeAll(keepingCapacity: true)
         latestMedians = medians
+        latestAimState = aimState
         finished()
         isSynthesising = false
         lock.broadcast()

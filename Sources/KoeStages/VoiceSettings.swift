@@ -13,6 +13,9 @@ public struct VoiceSettings: Sendable, Equatable {
     package var referenceMedian: Double?
     /// Frequency-axis scale of the spectral envelope: above 1 moves formants up (default 1).
     public var formant = 1.0
+    /// A voice preset's target that the pitch and formant ratios aim at, from the speaker's profile as a stream
+    /// estimates it while it runs (default nil: the ratios are what they say).
+    package var aiming: Preset.Aiming?
     /// Speed: 2 plays twice as fast with pitch and formants kept (default 1).
     public var tempo = 1.0
     /// Replace the excitation by noise: every frame unvoiced and fully aperiodic (default off).
@@ -41,6 +44,18 @@ public struct VoiceSettings: Sendable, Equatable {
     package var isIdentity: Bool {
         pitch == 1 && pitchRange == 1 && pitchMedian == nil && formant == 1 && tempo == 1 && !whisper
             && f0Track == nil && pitchCurve == nil && snap == nil && vibrato == nil
+    }
+
+    /// Whether the pitch ratio aims at `aiming`'s target: it aims, and no ratio or median was asked for instead.
+    package var aimsPitch: Bool {
+        guard let aiming else { return false }
+        return aiming.aimsPitch && pitch == aiming.typicalPitch && pitchMedian == nil
+    }
+
+    /// Whether the formant ratio aims at `aiming`'s target: it aims, and no ratio was asked for instead.
+    package var aimsFormant: Bool {
+        guard let aiming else { return false }
+        return aiming.aimsFormant && formant == aiming.typicalFormant
     }
 
     /// Whether F0 changes depend on the voice's median.

@@ -30,6 +30,9 @@ package final class VoiceShift: BackgroundStage {
     private var pending: [Double] = []
     /// Set by `update`, handed to the synthesis with the next blocks.
     private var changedVoice: VoiceSettings?
+    /// Set by `aim`, handed to the synthesis with the next blocks: the speaker's profiles, each with the frame it
+    /// holds from.
+    private var scheduledProfiles: [ScheduledProfile] = []
     /// The blocks of the latest input, analysed or still to analyse; emptied, capacity kept, each time.
     private var analysedBlocks: [StreamingAnalyzer.Block] = []
     private var pendingBlocks: [StreamingAnalyzer.PendingBlock] = []
@@ -77,7 +80,13 @@ package final class VoiceShift: BackgroundStage {
         resynthesis.reserve(forOutputsOf: samples + analyzer.latency)
         analysedBlocks.reserveCapacity(analyzer.mostBlocks(perPushOf: samples) ?? 0)
         pending.reserveCapacity(latency + 2 * samples)
+        scheduledProfiles.reserveCapacity(Self.scheduledProfilesRoom)
+        resynthesis.reserve(scheduledProfiles: Self.scheduledProfilesRoom)
     }
+
+    /// Profiles a stream may schedule ahead of the frames it has synthesised: one each 100 ms of a voice
+    /// (`RunningSpeakerProfile`), far fewer than this within a block and the latency.
+    private static let scheduledProfilesRoom = 64
 
     /// Median F0 of the voiced input frames synthesised so far, in Hz; nil before any.
     package var medianInputF0: Double? { work.medians.input }
@@ -93,6 +102,18 @@ package final class VoiceShift: BackgroundStage {
     }
 
     package var lengthRatio: Double { 1 / voice.tempo }
+
+    /// The ratios the latest frame synthesised was given, and the aim they came from (nil where neither aimed).
+    package var aimState: AimState { work.aimState }
+
+    /// The speaker's profile (nil: none known) from input sample `position` on, for a voice that aims at a
+    /// preset's target (`VoiceSettings.aiming`): the frames from the first at or after it take their ratios from it.
+    /// Handed to the synthesis with the blocks the next `process` settles, which always precede that frame's.
+    package func aim(from profile: SpeakerProfile?, atSample position: Int) {
+        let framePeriodSamples = analysis.framePeriod * Double(sampleRate) / 1000
+        let frame = Int((Double(position) / framePeriodSamples).rounded(.up))
+        scheduledProfiles.append(ScheduledProfile(frame: frame, profile: profile))
+    }
 
     /// Changes the voice from the blocks the next `process` settles on, gliding there once the stream has
     /// started; the tempo stays the stream's own.
@@ -137,6 +158,7 @@ package final class VoiceShift: BackgroundStage {
         emitted = 0
         pending.removeAll(keepingCapacity: true)
         changedVoice = nil
+        scheduledProfiles.removeAll(keepingCapacity: true)
         analysedBlocks.removeAll(keepingCapacity: true)
         pendingBlocks.removeAll(keepingCapacity: true)
         if let reservedSamples { reserve(forBlocksOf: reservedSamples) }
@@ -151,11 +173,13 @@ package final class VoiceShift: BackgroundStage {
     ) throws {
         let voiceChange = changedVoice
         changedVoice = nil
+        defer { scheduledProfiles.removeAll(keepingCapacity: true) }
         switch work {
         case .onCaller(let resynthesis):
             defer { analysedBlocks.removeAll(keepingCapacity: true) }
             try analyse(analyzer, &analysedBlocks)
             if let voiceChange { resynthesis.update(voiceChange, gliding: gliding) }
+            for scheduled in scheduledProfiles { resynthesis.schedule(scheduled) }
             resynthesis.run(SynthesisJob(blocks: analysedBlocks, finalLength: isFinal ? outputLength : nil), into: &pending)
             analysedBlocks.forEach(analyzer.recycler.recycle)
         case .onThreads(let threads):
@@ -163,7 +187,7 @@ package final class VoiceShift: BackgroundStage {
             try handOver(analyzer, &pendingBlocks)
             threads.submit(
                 pendingBlocks, finalLength: isFinal ? outputLength : nil,
-                voiceChange: voiceChange.map { ($0, gliding: gliding) })
+                voiceChange: voiceChange.map { ($0, gliding: gliding) }, profiles: scheduledProfiles)
             if isFinal { threads.waitUntilIdle() }
             threads.drain(into: &pending)
         }
@@ -194,6 +218,19 @@ package final class VoiceShift: BackgroundStage {
         emitted += count
         if isFinal { pending.removeAll() }
     }
+}
+
+/// A speaker's profile and the first frame it holds for (see `VoiceShift.aim`).
+struct ScheduledProfile: Sendable {
+    var frame: Int
+    var profile: SpeakerProfile?
+}
+
+/// The ratios a voice's latest frame was given, and the aim they came from (nil where neither aimed).
+package struct AimState: Sendable {
+    package var pitch: Double
+    package var formant: Double
+    package var aim: Preset.Aim?
 }
 
 /// Analysed frames for synthesis; on the last job, the output length the stream ends at.
@@ -239,6 +276,19 @@ final class Resynthesis {
 
     var medians: (input: Double?, output: Double?) {
         (inputMedian.value > 0 ? inputMedian.value : nil, outputMedian.value > 0 ? outputMedian.value : nil)
+    }
+
+    var aimState: AimState {
+        AimState(pitch: modifier.applied.pitch, formant: modifier.applied.formant, aim: modifier.latestAim)
+    }
+
+    /// The speaker's profile from a frame on, for a voice that aims.
+    func schedule(_ scheduled: ScheduledProfile) {
+        modifier.schedule(scheduled.profile, fromFrame: scheduled.frame)
+    }
+
+    func reserve(scheduledProfiles count: Int) {
+        modifier.reserve(scheduledProfiles: count)
     }
 
     /// Synthesises the job's frames and appends the samples that became final.
@@ -314,6 +364,13 @@ private enum VocoderWork {
         switch self {
         case .onCaller(let resynthesis): resynthesis.medians
         case .onThreads(let threads): threads.medians
+        }
+    }
+
+    var aimState: AimState {
+        switch self {
+        case .onCaller(let resynthesis): resynthesis.aimState
+        case .onThreads(let threads): threads.aimState
         }
     }
 }

@@ -82,7 +82,9 @@ extension Convert {
         let (aimsPitch, aimsFormant) = settings.aimedRatios
         guard aimsPitch || aimsFormant else { return }
         guard let aim = stats.aim, let profile = stats.profile else {
-            let why = input == "-" ? "a stream cannot be measured before it is converted" : "no voice was found in \(input)"
+            let why = input == "-" || settings.analysis.live
+                ? "too little voice was heard to estimate the speaker (it takes 1 s of voiced speech)"
+                : "no voice was found in \(input)"
             Report.warning("--preset \(preset.name): \(why), so it takes a typical speaker's ratios (pitch \(preset.voice.pitch.formatted), formant \(preset.voice.formant.formatted)) instead of aiming at \(target.f0Median.formatted) Hz")
             return
         }

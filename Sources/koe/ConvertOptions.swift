@@ -30,6 +30,11 @@ struct VoiceOptions: ParsableArguments {
     @Flag(help: .setting("whisper"))
     var whisper = false
 
+    @Option(help: ArgumentHelp(
+        "The speaker's profile as koe profile --json writes it: a voice preset aims from it instead of measuring the input first (a file), or from the start until 1 s of voiced speech has been heard (a stream, --live, koe live).",
+        valueName: "file"))
+    var profile: String?
+
     func validate() throws {
         if pitch != nil && semitones != nil {
             throw ValidationError("give --pitch or --semitones, not both")
@@ -201,6 +206,7 @@ extension ConversionSettings {
         // `--preset NAME --pitch R` means the ratio R, not the target's.
         if voice.pitch != nil || voice.semitones != nil || voice.pitchMedian != nil { aimsPitch = false }
         if voice.formant != nil { aimsFormant = false }
+        if let profile = voice.profile { speakerProfile = try SpeakerProfile(json: profile) }
         self.equalizer = equalizer.bands
         gainDB = equalizer.gain ?? 0
         self.analysis = analysis.streamingOptions()
@@ -216,6 +222,7 @@ extension ConversionSettings {
         if gainDB != unchanged.gainDB { given.append("--gain") }
         if forceVocoder != unchanged.forceVocoder { given.append("--vocoder") }
         if limitsOutput != unchanged.limitsOutput { given.append("--no-limit") }
+        if speakerProfile != nil { given.append("--profile") }
         return given
     }
 

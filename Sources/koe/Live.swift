@@ -141,7 +141,7 @@ struct Live: ParsableCommand {
         LiveMemory.prefault()
         try stream.start()
         start(panel)
-        let status = LiveStatus(engine: engine, voice: voice, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
+        let status = LiveStatus(engine: engine, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
         while !quit && LiveSignals.received == 0 && stream.isActive {
             usleep(50_000)
@@ -187,7 +187,7 @@ struct Live: ParsableCommand {
 
         let keys = LiveKeys()
         defer { keys.restore() }
-        let status = LiveStatus(engine: engine, voice: voice, latency: latency, breakdown: breakdown, onTerminal: isatty(STDERR_FILENO) != 0)
+        let status = LiveStatus(engine: engine, latency: latency, breakdown: breakdown, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
         var failure: String?
         while !quit && LiveSignals.received == 0 {
@@ -228,6 +228,7 @@ struct Live: ParsableCommand {
         var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
         try curves.apply(to: &settings)
         settings.equalizer = equalizer.explicitBands
+        engine.changer.speakerProfile = settings.speakerProfile
         return try LiveSettings(engine: engine, settings: settings, graphicEQ: equalizer.graphicEQ)
     }
 
@@ -342,7 +343,6 @@ final class LiveKeys {
 /// The one-line status on a terminal, and the summary line at the end.
 final class LiveStatus {
     private let engine: LiveEngine
-    private let voice: LiveSettings
     /// What a listener waits, in seconds, now (a PipeWire graph's quantum can change while it runs).
     private let latency: () -> Double
     private let onTerminal: Bool
@@ -352,11 +352,9 @@ final class LiveStatus {
     private let breakdown: () -> String
 
     init(
-        engine: LiveEngine, voice: LiveSettings, latency: @escaping () -> Double, breakdown: @escaping () -> String = { "" },
-        onTerminal: Bool
+        engine: LiveEngine, latency: @escaping () -> Double, breakdown: @escaping () -> String = { "" }, onTerminal: Bool
     ) {
         self.engine = engine
-        self.voice = voice
         self.latency = latency
         self.breakdown = breakdown
         self.onTerminal = onTerminal
@@ -366,7 +364,8 @@ final class LiveStatus {
         let inLevel = Self.decibels(LiveEngine.takePeak(engine.inputPeak))
         let outLevel = Self.decibels(LiveEngine.takePeak(engine.outputPeak))
         guard onTerminal else { return }
-        let now = voice.current.settings.voice
+        // The ratios heard: while a preset aims, the aimed ones.
+        let now = engine.applied
         let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(now.pitch, 2))"
             + "  formant \(Self.fixed(now.formant, 2))  latency \(Int((latency() * 1000).rounded())) ms"
             + "  xruns \(engine.xruns.load(ordering: .relaxed))  [arrows, q]"

@@ -39,6 +39,30 @@ extension SpeakerProfile {
         ]
     }
 
+    /// The profile `koe profile --json` wrote into the file at `path`. Throws `KoeError.badInput` naming the file
+    /// for one that cannot be read, is not such an object, or holds a median F0 out of a median's range
+    /// (`pitch_median`'s) or a length that is not a positive number (null: unknown).
+    init(json path: String) throws(KoeError) {
+        func refuse(_ reason: String) -> KoeError { .badInput(source: path, reason: reason) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw refuse("cannot be read") }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw refuse("is not a JSON object as koe profile --json writes one")
+        }
+        func number(_ key: String) -> Double? { object[key] as? Double }
+        guard let median = number("f0_median_hz") else { throw refuse("has no number f0_median_hz") }
+        if let problem = Setting.pitchMedian.problem(median, as: "its f0_median_hz") { throw refuse(problem) }
+        var length = Double.nan
+        if !(object["vocal_tract_length_cm"] is NSNull) {
+            guard let value = number("vocal_tract_length_cm"), value > 0, value.isFinite else {
+                throw refuse("its vocal_tract_length_cm must be a positive number of cm, or null when unknown")
+            }
+            length = value
+        }
+        self.init(
+            f0Median: median, f0Spread: number("f0_spread_semitones") ?? 0, vocalTractLength: length,
+            voicedSeconds: number("voiced_seconds") ?? 0)
+    }
+
     var json: String {
         guard let data = try? JSONSerialization.data(withJSONObject: jsonObject, options: [.sortedKeys]) else { return "{}" }
         return String(decoding: data, as: UTF8.self)

@@ -58,4 +58,59 @@ import TestSupport
         let stats = try statistics(child)
         #expect(stats["clamped"] as? Bool == true && stats["formant_ratio"] as? Double == 1.35)
     }
+    /// Vowels of 0.6 s at about `f0` from a 17 cm tract, 0.3 s of silence after each: speech-like, 16 kHz.
+    private func writePhrases(f0: Double, parts: Int, to name: String = "phrases.wav") throws {
+        let formants = (1...4).map { Double(2 * $0 - 1) * 35_000 / (4 * 17.0) }
+        let silence = [Double](repeating: 0, count: 4800)
+        var samples: [Double] = []
+        for part in 0..<parts {
+            samples += Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: 16000, duration: 0.6, formants: formants) + silence
+        }
+        try koe.writeAudio(samples, to: name)
+    }
+
+    /// --live plays a file as a stream would: the voice aims from the profile estimated as it runs, which --json
+    /// reports with the ratios at the end; with too little voice, the typical ratios hold and it says why.
+    @Test func liveAimsFromTheProfileEstimatedAsItRuns() throws {
+        try writePhrases(f0: 110, parts: 4)
+        let live = try koe.run("convert", "phrases.wav", "out.wav", "--live", "--preset", "female", "--json", "--quiet")
+        #expect(live.status == 0 && live.errorLines.count == 1, "\(live.standardError)")
+        let stats = try statistics(live)
+        let profile = try #require(stats["profile"] as? [String: Any])
+        let median = try #require(profile["f0_median_hz"] as? Double)
+        #expect(abs(median / 110 - 1) < 0.03)
+        let pitch = try #require(stats["pitch_ratio"] as? Double)
+        #expect(abs(pitch / (210 / median) - 1) < 0.001, "\(pitch)")
+
+        try writePhrases(f0: 110, parts: 1, to: "short.wav")
+        let short = try koe.run("convert", "short.wav", "out.wav", "--live", "--preset", "female", "--json", "--quiet")
+        #expect(short.status == 0)
+        #expect(short.errorLines.first?.contains("too little voice was heard") == true, "\(short.standardError)")
+        #expect(try statistics(short)["pitch_ratio"] as? Double == 1.7)
+    }
+
+    /// --profile takes what koe profile --json wrote as the speaker's: a file is not measured again, the ratios
+    /// follow it; a file that is not such a profile is refused, naming it.
+    @Test func aProfileFileStandsForTheSpeakers() throws {
+        try writePhrases(f0: 110, parts: 4)
+        let measured = try koe.run("profile", "phrases.wav", "--json")
+        try #require(measured.status == 0)
+        _ = koe.write(Array(measured.standardOutput.utf8), to: "me.json")
+        _ = koe.write(Array(#"{"f0_median_hz": 150, "vocal_tract_length_cm": null}"#.utf8), to: "other.json")
+        let other = try statistics(try koe.run("convert", "phrases.wav", "out.wav", "--preset", "female", "--profile", "other.json", "--json", "--quiet"))
+        #expect(other["pitch_ratio"] as? Double == 210.0 / 150 && other["formant_ratio"] as? Double == 1.15)
+        let live = try statistics(try koe.run("convert", "phrases.wav", "out.wav", "--live", "--preset", "female", "--profile", "me.json", "--json", "--quiet"))
+        #expect((live["profile"] as? [String: Any])?["voiced_seconds"] as? Double != nil)
+
+        for (name, content, reason) in [
+            ("none.json", nil, "cannot be read"), ("list.json", "[1, 2]", "is not a JSON object"),
+            ("low.json", #"{"f0_median_hz": 3}"#, "f0_median_hz must be between 10 and 5000 Hz (got 3)"),
+            ("tract.json", #"{"f0_median_hz": 150, "vocal_tract_length_cm": -2}"#, "vocal_tract_length_cm must be a positive number"),
+        ] {
+            if let content { _ = koe.write(Array(content.utf8), to: name) }
+            let refused = try koe.run("convert", "phrases.wav", "out.wav", "--preset", "female", "--profile", name)
+            #expect(refused.status != 0 && refused.errorLines.count == 1, "\(name): \(refused.standardError)")
+            #expect(refused.errorLines.first?.contains(name) == true && refused.errorLines.first?.contains(reason) == true, "\(refused.standardError)")
+        }
+    }
 }

@@ -185,6 +185,45 @@ import TestSupport
         let equal = late == expected
         #expect(equal, "largest difference \(largestDifference(late, expected))")
     }
+
+    /// koe_set_aim aims the ratios at a voice preset's target from the speaker's profile, here one given with
+    /// koe_set_profile; koe_get_ratios tells what the vocoder applies, koe_get_profile what it aims from.
+    @Test func aimsFromAGivenProfileAndSaysWhatItApplies() throws {
+        let changer = try makeChanger()
+        defer { koe_destroy(changer) }
+        var profile = [Double](repeating: -1, count: 4)
+        func current() -> [Double] {
+            #expect(profile.withUnsafeMutableBytes { koe_get_profile(changer, $0.baseAddress) } == 0)
+            return profile
+        }
+        func ratios() -> (pitch: Double, formant: Double) {
+            var pitch = 0.0, formant = 0.0
+            #expect(koe_get_ratios(changer, &pitch, &formant) == 0)
+            return (pitch, formant)
+        }
+        #expect(current().allSatisfy { $0.isNaN })
+        #expect(koe_set_aim(changer, 0) == 0)
+        _ = processInPlace(changer, [Float](repeating: 0, count: 1600), block: 256)
+        #expect(ratios() == (1.6, 1.2), "kawaii's own ratios until a profile is known")
+        let known: [Double] = [200, 3, 14.5, 5]
+        #expect(known.withUnsafeBytes { koe_set_profile(changer, $0.baseAddress) } == 0)
+        #expect(current() == known)
+        _ = processInPlace(changer, Signals.vowel(f0: 200, sampleRate: Int(sampleRate), duration: 0.3).map(Float.init), block: 256)
+        #expect(ratios().pitch == 1.5 && abs(ratios().formant - 14.5 / 13.5) < 1e-12, "300 Hz from 200, 13.5 cm from 14.5")
+
+        for bad in [[3.0, 3, 14.5, 5], [200, 3, -1, 5], [200, -3, 14.5, 5], [200, 3, 14.5, .infinity]] {
+            #expect(bad.withUnsafeBytes { koe_set_profile(changer, $0.baseAddress) } == -1, "\(bad)")
+        }
+        #expect(current() == known, "a refused profile changes nothing")
+        #expect([200.0, 3, .nan, 5].withUnsafeBytes { koe_set_profile(changer, $0.baseAddress) } == 0, "a length unknown")
+        #expect(koe_set_aim(changer, 6) == -1 && koe_set_aim(changer, -2) == -1)
+        #expect(koe_set_aim(changer, -1) == 0)
+        _ = processInPlace(changer, Signals.vowel(f0: 200, sampleRate: Int(sampleRate), duration: 0.3).map(Float.init), block: 256)
+        #expect(ratios() == (1.6, 1.2), "off: the ratios set, which the aim left at kawaii's own")
+        #expect(koe_set_profile(changer, nil) == 0 && current().allSatisfy { $0.isNaN })
+        #expect(koe_set_aim(nil, 0) == -1 && koe_set_profile(nil, nil) == -1)
+        #expect(koe_get_ratios(changer, nil, nil) == -1)
+    }
 }
 
 /// WORLD through koe_world.h: KoeWorld's numbers in the caller's buffers; every refusal a status and a message.

@@ -134,4 +134,90 @@ import Testing
             #expect(abs(log2(tracker.value / middle)) < 1.0 / 1200, "after \(seen.count) values")
         }
     }
+
+    // MARK: a voice that aims at a preset's target
+
+    /// kawaii's voice as a stream plays it: the preset's ratios, aiming at its target.
+    private var kawaii: VoiceSettings {
+        var voice = VoiceSettings()
+        let aiming = Preset.named("kawaii")!.aiming!
+        (voice.pitch, voice.formant, voice.aiming) = (aiming.typicalPitch, aiming.typicalFormant, aiming)
+        return voice
+    }
+
+    private let speaker = SpeakerProfile(f0Median: 100, f0Spread: 4, vocalTractLength: 17, voicedSeconds: 2)
+
+    /// The ratios `modifier` gives frames `frames` of a steady 100 Hz voice.
+    private func ratios(_ modifier: inout FrameModifier, frames: Range<Int>) throws -> [(pitch: Double, formant: Double)] {
+        var frame = ParameterFrame(bins: 3)
+        let matrix = try Matrix(rows: 1, columns: 3, storage: [1, 1, 1])
+        return frames.map { index in
+            modifier.modify(frame: index, f0: 100, spectrogram: matrix, aperiodicity: matrix, row: 0, into: &frame)
+            return modifier.applied
+        }
+    }
+
+    /// The largest change, in semitones, of the pitch or formant ratio within any `window` frames.
+    private func largestStep(_ ratios: [(pitch: Double, formant: Double)], window: Int) -> Double {
+        var largest = 0.0
+        for start in ratios.indices {
+            let span = ratios[start..<min(ratios.count, start + window + 1)]
+            for ratio in [span.map(\.pitch), span.map(\.formant)] {
+                largest = max(largest, 12 * log2(ratio.max()! / ratio.min()!))
+            }
+        }
+        return largest
+    }
+
+    /// Until the profile is known the preset's ratios hold; then the ratios move to the target's, 300 Hz from
+    /// 100 Hz and a 13.5 cm tract from 17 cm, at 12 semitones a second: no more than 0.6 semitones in any 50 ms.
+    @Test func anAimedRatioMovesToTheTargetsAtTwelveSemitonesASecond() throws {
+        var modifier = FrameModifier(voice: kawaii, bins: 3, framePeriod: 5, glideFrames: 10)
+        modifier.schedule(speaker, fromFrame: 100)
+        let applied = try ratios(&modifier, frames: 0..<600)
+        #expect(applied[..<100].allSatisfy { $0 == (1.6, 1.2) })
+        #expect(applied[100].pitch > 1.6 && applied[100].pitch < 1.6 * exp2(0.06 / 12 + 1e-9))
+        #expect(applied.last!.pitch == 3 && abs(applied.last!.formant - 17 / 13.5) < 1e-12)
+        // 1.6 to 3 is 10.9 semitones: 0.91 s at 12 a second.
+        let arrived = try #require(applied.firstIndex { $0.pitch == 3 })
+        #expect(abs(Double(arrived - 100) * 0.005 - 12 * log2(3 / 1.6) / 12) < 0.01, "\(arrived)")
+        let step = largestStep(applied, window: 10)
+        #expect(step > 0.59 && step <= 0.6 + 1e-9, "\(step)")
+        #expect(modifier.latestAim?.pitch == 3 && modifier.latestAim?.clamped == false)
+    }
+
+    /// A profile known before the stream starts is taken by the first frame at once.
+    @Test func aProfileKnownFromTheStartIsTakenAtOnce() throws {
+        var modifier = FrameModifier(voice: kawaii, bins: 3, framePeriod: 5, glideFrames: 10)
+        modifier.schedule(speaker, fromFrame: 0)
+        let applied = try ratios(&modifier, frames: 0..<3)
+        #expect(applied.allSatisfy { $0.pitch == 3 && abs($0.formant - 17 / 13.5) < 1e-12 })
+    }
+
+    /// A ratio set explicitly means what it says: the aim lets go and the ratio glides there as any change does,
+    /// while the other ratio goes on aiming; back at the preset's own ratio, it aims again, gliding.
+    @Test func aRatioSetExplicitlyStopsItsAim() throws {
+        var modifier = FrameModifier(voice: kawaii, bins: 3, framePeriod: 5, glideFrames: 10)
+        modifier.schedule(speaker, fromFrame: 0)
+        _ = try ratios(&modifier, frames: 0..<10)
+        var explicit = kawaii
+        explicit.pitch = 1.3
+        modifier.update(explicit, gliding: true)
+        var applied = try ratios(&modifier, frames: 10..<30)
+        #expect(applied[0].pitch < 3 && applied[0].pitch > 1.3 && applied[9].pitch == 1.3 && applied.last!.pitch == 1.3)
+        #expect(applied.allSatisfy { abs($0.formant - 17 / 13.5) < 1e-12 })
+        modifier.update(kawaii, gliding: true)
+        applied = try ratios(&modifier, frames: 30..<50)
+        #expect(applied[9].pitch == 3 && applied.last!.pitch == 3)
+    }
+
+    /// A profile that goes away (one known, then forgotten) lets the aimed ratios glide back to the preset's.
+    @Test func aProfileForgottenGlidesBackToThePresetsRatios() throws {
+        var modifier = FrameModifier(voice: kawaii, bins: 3, framePeriod: 5, glideFrames: 10)
+        modifier.schedule(speaker, fromFrame: 0)
+        modifier.schedule(nil, fromFrame: 20)
+        let applied = try ratios(&modifier, frames: 0..<40)
+        #expect(applied[19].pitch == 3 && abs(applied[19].formant - 17 / 13.5) < 1e-12)
+        #expect(applied[29] == (1.6, 1.2) && applied.last! == (1.6, 1.2) && modifier.latestAim == nil)
+    }
 }

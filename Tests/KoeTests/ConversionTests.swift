@@ -208,22 +208,81 @@ import TestSupport
         #expect(statistics.pitchRatio == 1.6 && statistics.formantRatio == 1.1 && statistics.aim == nil)
     }
 
-    @Test func aStreamOrAFileWithoutAVoiceKeepsThePresetsTypicalRatios() throws {
-        let female = try #require(Preset.named("female"))
-        var settings = ConversionSettings()
-        try settings.apply(preset: "female")
-        let samples = try AudioFile(reading: try voice(f0: 110, to: "voice.wav")).readChannel(0)
+    /// Speech-like: vowels of 0.6 s at about `f0` from a 17 cm tract, 0.3 s of silence after each.
+    private func phrases(f0: Double, sampleRate: Int = 16000, parts: Int) -> [Double] {
+        let formants = (1...4).map { Double(2 * $0 - 1) * 35_000 / (4 * 17.0) }
+        let silence = [Double](repeating: 0, count: sampleRate * 3 / 10)
+        return (0..<parts).flatMap { (part: Int) -> [Double] in
+            Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: sampleRate, duration: 0.6, formants: formants) + silence
+        }
+    }
+
+    private func stream(_ samples: [Double], sampleRate: Int = 16000) -> ConversionInput {
         var position = 0
-        let stream = ConversionInput.stream(name: "stream", sampleRate: 16000, channels: 1) { maxFrames in
+        return .stream(name: "stream", sampleRate: sampleRate, channels: 1) { maxFrames in
             guard position < samples.count else { return nil }
             defer { position += maxFrames }
             return Array(samples[position..<min(samples.count, position + maxFrames)])
         }
-        var statistics = try convert(stream, to: .file(folder.file("out.wav")), settings: settings)
+    }
+
+    /// A stream cannot be measured first: its voice aims from the profile estimated as it runs, which reaches the
+    /// target's ratio by the end; with less than 1 s of voice in it, or in a file without a voice, the preset's
+    /// typical ratios hold.
+    @Test func aStreamAimsFromTheProfileItEstimates() throws {
+        let female = try #require(Preset.named("female"))
+        var settings = ConversionSettings()
+        try settings.apply(preset: "female")
+        var statistics = try convert(stream(phrases(f0: 110, parts: 4)), to: .file(folder.file("out.wav")), settings: settings)
+        let profile = try #require(statistics.profile)
+        #expect(abs(profile.f0Median / 110 - 1) < 0.03, "\(profile.f0Median)")
+        #expect(abs(statistics.pitchRatio - 210 / profile.f0Median) < 1e-9, "\(statistics.pitchRatio)")
+        #expect(statistics.aim?.pitch == statistics.pitchRatio && statistics.aim?.clamped == false)
+
+        statistics = try convert(stream(phrases(f0: 110, parts: 1)), to: .file(folder.file("out.wav")), settings: settings)
         #expect(statistics.profile == nil && statistics.pitchRatio == female.voice.pitch && statistics.formantRatio == female.voice.formant)
 
         let silence = try writeAudio([Double](repeating: 0, count: 16000), to: "silence.wav")
         statistics = try convert(.file(silence), to: .file(folder.file("out.wav")), settings: settings)
         #expect(statistics.profile == nil && statistics.pitchRatio == female.voice.pitch)
+    }
+
+    /// A profile known before stands for the speaker's: a file is not measured, a stream aims from its start.
+    @Test func aKnownProfileStandsForTheSpeakers() throws {
+        let known = SpeakerProfile(f0Median: 150, f0Spread: 3, vocalTractLength: 16, voicedSeconds: 8)
+        var settings = ConversionSettings()
+        try settings.apply(preset: "female")
+        settings.speakerProfile = known
+        let input = try writeAudio(phrases(f0: 110, parts: 1), to: "voice.wav")
+        var statistics = try convert(.file(input), to: .file(folder.file("out.wav")), settings: settings)
+        #expect(statistics.profile?.f0Median == 150 && statistics.pitchRatio == 210.0 / 150)
+        statistics = try convert(stream(phrases(f0: 110, parts: 1)), to: .file(folder.file("out.wav")), settings: settings)
+        #expect(statistics.profile?.f0Median == 150 && statistics.pitchRatio == 210.0 / 150)
+    }
+
+    /// A live conversion plays a file as a stream would, its voice aiming from the profile it estimates: the same
+    /// samples from a file and a pipe, whatever the chunking and the threads.
+    @Test func aLiveConversionAimsAlikeWhateverTheChunkingAndThreads() throws {
+        let input = try writeAudio(phrases(f0: 120, parts: 4), to: "voice.wav")
+        let samples = try AudioFile(reading: input).readChannel(0)
+        func converted(_ source: ConversionInput, chunk: Int, threads: Int, live: Bool = true) throws -> (statistics: ConversionStatistics, samples: [Double]) {
+            var settings = ConversionSettings()
+            try settings.apply(preset: "kawaii")
+            settings.analysis.live = live
+            settings.chunkFrames = chunk
+            settings.threads = threads
+            let statistics = try convert(source, to: .file(folder.file("out.wav")), settings: settings)
+            return (statistics, try AudioFile(reading: folder.file("out.wav")).readChannel(0))
+        }
+        let reference = try converted(.file(input), chunk: 4096, threads: 1)
+        #expect(reference.statistics.profile != nil && reference.statistics.pitchRatio > 2)
+        for (chunk, threads) in [(17, 1), (1000, 3)] {
+            #expect(try converted(.file(input), chunk: chunk, threads: threads).samples == reference.samples, "chunk \(chunk), threads \(threads)")
+        }
+        #expect(try converted(stream(samples), chunk: 777, threads: 2).samples == reference.samples, "a pipe")
+        // A stream without --live aims as it runs too, on the worker threads alike.
+        let plain = try converted(stream(samples), chunk: 4096, threads: 1, live: false)
+        #expect(plain.statistics.profile != nil)
+        #expect(try converted(stream(samples), chunk: 333, threads: 3, live: false).samples == plain.samples)
     }
 }

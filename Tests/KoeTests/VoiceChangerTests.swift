@@ -422,6 +422,92 @@ import TestSupport
         #expect(changer.voice.formant == settings.voice.formant, "a refused apply changes nothing")
     }
 
+    // MARK: a voice preset that aims at its target
+
+    /// Speech-like: vowels of 0.6 s at about `f0`, 0.3 s of silence after each.
+    private func phrases(f0: Double, parts: Int) -> [Double] {
+        let silence = [Double](repeating: 0, count: sampleRate * 3 / 10)
+        return (0..<parts).flatMap { (part: Int) -> [Double] in
+            Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: sampleRate, duration: 0.6) + silence
+        }
+    }
+
+    /// The ratios applied after each block of `block` frames of `input`.
+    private func appliedRatios(_ changer: VoiceChanger, _ input: [Double], block: Int) throws -> [(pitch: Double, formant: Double)] {
+        var ratios: [(pitch: Double, formant: Double)] = []
+        for start in stride(from: 0, to: input.count, by: block) {
+            _ = try changer.process([Array(input[start..<min(input.count, start + block)])])
+            ratios.append(changer.appliedRatios)
+        }
+        return ratios
+    }
+
+    /// A voice preset holds its typical ratios until 1 s of voice has been heard, then moves to the ratios that take
+    /// this voice to its target, never more than a semitone in any 50 ms; the profile is the voice's.
+    @Test func aPresetAimsAtItsTargetAsTheVoiceRuns() throws {
+        var options = VoiceChanger.Options()
+        options.analysis.live = true
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        try changer.apply(preset: "female")
+        #expect(changer.speakerProfile == nil && changer.voice.pitch == 1.7)
+        let ratios = try appliedRatios(changer, phrases(f0: 110, parts: 5), block: sampleRate / 200)
+        #expect(ratios[..<200].allSatisfy { $0 == (1.7, 1.15) }, "the first second")
+        let profile = try #require(changer.speakerProfile)
+        #expect(abs(profile.f0Median / 110 - 1) < 0.03)
+        #expect(abs(ratios.last!.pitch - 210 / profile.f0Median) < 1e-9, "\(ratios.last!.pitch)")
+        #expect(changer.voice.pitch == 1.7, "the voice's own ratio stays the preset's")
+        var largest = 0.0
+        for start in ratios.indices {
+            let span = ratios[start..<min(ratios.count, start + 11)]
+            largest = max(largest, 12 * log2(span.map(\.pitch).max()! / span.map(\.pitch).min()!))
+            largest = max(largest, 12 * log2(span.map(\.formant).max()! / span.map(\.formant).min()!))
+        }
+        #expect(largest <= 0.6 + 1e-9 && largest > 0.3, "\(largest) semitones in 50 ms")
+
+        changer.voice.pitch = 1.3
+        _ = try appliedRatios(changer, phrases(f0: 110, parts: 1), block: sampleRate / 200)
+        #expect(changer.appliedRatios.pitch == 1.3, "a ratio set means what it says")
+    }
+
+    /// A profile measured before aims the voice from the first block.
+    @Test func aKnownProfileAimsFromTheFirstBlock() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        try changer.apply(preset: "kawaii")
+        changer.speakerProfile = SpeakerProfile(f0Median: 100, f0Spread: 4, vocalTractLength: 17, voicedSeconds: 9)
+        let ratios = try appliedRatios(changer, phrases(f0: 100, parts: 1), block: 512)
+        // The preset's ratios until the first frame is synthesised (the latency), the aim's from that frame on.
+        let first = try #require(ratios.firstIndex { $0.pitch != 1.6 })
+        #expect(first <= changer.latency / 512 + 1, "\(first)")
+        #expect(ratios[first...].allSatisfy { $0.pitch == 3 && abs($0.formant - 17 / 13.5) < 1e-12 })
+    }
+
+    /// The library equals the CLI here too: a changer whose preset aims gives what `convert --live` of the same
+    /// samples gives, delayed by its latency, in blocks of any size.
+    @Test(arguments: [17, 480])
+    func anAimingChangerEqualsALiveConversion(block: Int) throws {
+        let speech = phrases(f0: 120, parts: 4).map { Double(Float($0)) }
+        var settings = ConversionSettings()
+        try settings.apply(preset: "kawaii")
+        settings.analysis.live = true
+        var position = 0
+        let source = ConversionInput.stream(name: "speech", sampleRate: sampleRate, channels: 1) { maxFrames in
+            guard position < speech.count else { return nil }
+            defer { position += maxFrames }
+            return Array(speech[position..<min(speech.count, position + maxFrames)])
+        }
+        var converted: [Double] = []
+        let statistics = try convert(source, to: .stream(fullScale: 1) { converted += $0; return 0 }, settings: settings)
+        #expect(statistics.profile != nil)
+
+        var options = VoiceChanger.Options()
+        options.analysis.live = true
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        try changer.apply(preset: "kawaii")
+        let (out, tail) = try stream(changer, [speech], block: block)
+        let changed = Array((out[0] + tail[0]).dropFirst(changer.latency))
+        #expect(changed == converted, "largest difference \(largestDifference(changed, converted))")
+    }
+
     /// A change made ready on another thread and taken between blocks (`prepare`, `take`: what koe live's audio
     /// thread does) gives what `apply` gives at the same moment, sample for sample: the same glides.
     @Test func aChangeTakenGivesWhatApplyGives() throws {

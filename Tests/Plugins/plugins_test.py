@@ -146,7 +146,8 @@ SETTING_PORTS = {"pitch": "pitch", "formant": "formant", "gain_db": "gain", "pit
                  "snap_strength": "snap_strength", "snap_speed": "snap_speed", "vibrato_rate": "vibrato_rate",
                  "vibrato_depth": "vibrato_depth"}
 KOE_PORTS = [("pitch", 1), ("formant", 1), ("gain_db", 0), ("pitch_range", 1), ("whisper", 0), ("snap", 0),
-             ("snap_key", 0), ("snap_strength", 1), ("snap_speed", 0), ("vibrato_rate", 0), ("vibrato_depth", 50)]
+             ("snap_key", 0), ("snap_strength", 1), ("snap_speed", 0), ("vibrato_rate", 0), ("vibrato_depth", 50),
+             ("aim", 0)]
 # What the `voice` check sets, and the flags that say the same to `koe convert --live`.
 SCALES = ["chromatic", "major", "minor", "dorian", "phrygian", "lydian", "mixolydian", "locrian", "harmonic-minor",
           "melodic-minor", "major-pentatonic", "minor-pentatonic", "blues", "whole-tone"]
@@ -530,7 +531,7 @@ class Session:
         return summary
 
     def moving_realtime(self, case, counter, plugins):
-        """koe's LV2 plugin run by this script as a host that moves pitch, formant and gain while it plays
+        """koe's LV2 plugin run by this script as a host that moves pitch, formant, gain and the aim while it plays
         (`play_moving_controls`): no heap or lock call within run()."""
         long_input = self.long_input(case)
         report = self.root / "counts-moving"
@@ -581,10 +582,11 @@ MOVING_CONTROLS = [(0, {"pitch": 1.2}), (1.0, {"pitch": 1.5, "formant": 1.3, "ga
                           "vibrato_depth": 100, "whisper": 1}),
                    (2.5, {"pitch": 2.0, "formant": 1.2, "gain_db": -3, "snap": 0, "vibrato_rate": 0, "whisper": 0}),
                    (3.0, {"pitch": 1.0, "pitch_range": 1.0, "snap": 14, "snap_key": 11}),
-                   (3.5, {"snap": 0})]
+                   (3.5, {"snap": 0, "aim": 3}), (6.0, {"aim": 1}), (9.0, {"aim": 0})]
 # koe.lv2's control ports by index (the latency output is port 5).
 LV2_CONTROL_INDEX = {"pitch": 2, "formant": 3, "gain_db": 4, "latency": 5, "pitch_range": 6, "whisper": 7, "snap": 8,
-                     "snap_key": 9, "snap_strength": 10, "snap_speed": 11, "vibrato_rate": 12, "vibrato_depth": 13}
+                     "snap_key": 9, "snap_strength": 10, "snap_speed": 11, "vibrato_rate": 12, "vibrato_depth": 13,
+                     "aim": 14}
 MOVING_BLOCK = 256
 
 
@@ -634,12 +636,15 @@ def contract_lv2(hosts, koe):
     _, _, ports, info = lv2_ports("urn:koe:voice", hosts.environment)
     by_symbol = {symbol: (classes, default, low, high) for symbol, classes, default, low, high in ports}
     symbols = ["in", "out", "pitch", "formant", "gain_db", "latency", "pitch_range", "whisper", "snap", "snap_key",
-               "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth"]
+               "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth", "aim"]
     check([symbol for symbol, *_ in ports] == symbols, f"ports {[symbol for symbol, *_ in ports]}")
     # The ports that are settings span the settings table's ranges, with its defaults, logarithmic where it is;
-    # the others (whisper, snap, snap_key) are the plugins' own encodings of a flag and a text.
+    # the others (whisper, snap, snap_key, aim) are the plugins' own encodings of a flag and a text (aim: the
+    # preset setting's voice presets, whose targets the ratios aim at).
     table = settings_table(koe)
-    expected = {"whisper": (0.0, 0.0, 1.0), "snap": (0.0, 0.0, 14.0), "snap_key": (0.0, 0.0, 11.0)}
+    voices = [name for name, entry in json.loads(run([koe, "presets", "--json"])).items() if entry["f0_median_hz"]]
+    expected = {"whisper": (0.0, 0.0, 1.0), "snap": (0.0, 0.0, 14.0), "snap_key": (0.0, 0.0, 11.0),
+                "aim": (0.0, 0.0, float(len(voices)))}
     for symbol, name in SETTING_PORTS.items():
         setting = table[name]
         expected[symbol] = (setting["default"], setting["minimum"], setting["maximum"])
@@ -649,13 +654,15 @@ def contract_lv2(hosts, koe):
         check(by_symbol[symbol][1:] == values,
               f"{symbol}: default, minimum, maximum {by_symbol[symbol][1:]}, the settings table's {values}")
     check(dict(KOE_PORTS) == {symbol: values[0] for symbol, values in expected.items()}, "KOE_PORTS is not the ports' defaults")
-    check({"integer", "enumeration"} <= by_symbol["snap"][0] and {"integer", "enumeration"} <= by_symbol["snap_key"][0],
-          "snap and snap_key are not integer enumerations")
+    check(all({"integer", "enumeration"} <= by_symbol[symbol][0] for symbol in ("snap", "snap_key", "aim")),
+          "snap, snap_key and aim are not integer enumerations")
     scale_points = re.findall(r'(\d+) = "([^"]+)"', info)
     for value, label in enumerate(["off"] + SCALES):
         check((str(value), label.replace("-", " ")) in scale_points, f"snap has no scale point {value} = {label}")
     for value, label in enumerate(KEYS):
         check((str(value), label) in scale_points, f"snap_key has no scale point {value} = {label}")
+    for value, label in enumerate(voices, start=1):
+        check((str(value), label) in scale_points, f"aim has no scale point {value} = {label} (koe presets' order)")
     check({"OutputPort", "ControlPort", "reportsLatency"} <= by_symbol["latency"][0], "latency: not a reportsLatency output")
     check(re.search(r"Has latency:\s+yes, reported by port 5", info), "lv2info does not see the latency port")
     check("lv2core#hardRTCapable" in info, "not declared hard real-time capable")
@@ -667,7 +674,7 @@ def contract_lv2(hosts, koe):
     for name, pitch, formant in presets:
         check(f"--pitch {pitch} --formant {formant}" in listed.get(name, ""),
               f"preset {name} ({pitch}, {formant}) is not koe's: {listed.get(name)}")
-    return (f"ports {', '.join(symbols)} (latency reportsLatency; snap and snap_key enumerations; ranges and defaults "
+    return (f"ports {', '.join(symbols)} (latency reportsLatency; snap, snap_key and aim enumerations; ranges and defaults "
             f"the settings table's); hardRTCapable; "
             f"presets {', '.join(p[0] for p in presets)} agree")
 

@@ -180,3 +180,50 @@ def test_bad_arguments():
     stereo = koe.VoiceChanger(16000, channels=2)
     with pytest.raises(ValueError, match=r"\(2, frames\)"):
         stereo.process(np.zeros((3, 10), dtype=np.float32))
+
+
+def test_a_preset_aims_from_the_profile_it_estimates_as_the_cli_does(speech, koe_binary, scratch):
+    """A voice preset aims at its target from the speaker's profile, estimated as the voice runs: the preset's own
+    ratios until 1 s of voice has been heard, then this speaker's, reached by steps of at most 0.6 semitones in any
+    50 ms; the output is `koe convert --live --preset`'s."""
+    x, fs = speech["samples/ja-f-16k.wav"]
+    x = x.astype(np.float32)
+    changer = koe.VoiceChanger(fs, live=True)
+    changer.preset = "kawaii"
+    assert changer.profile is None
+    block = fs // 200
+    ratios, pieces = [], []
+    for start in range(0, x.size, block):
+        pieces.append(changer.process(x[start:start + block]))
+        ratios.append(changer.ratios)
+    out = np.concatenate(pieces + [changer.finish()])
+    profile = changer.profile
+    assert set(profile) == {"f0_median_hz", "f0_spread_semitones", "vocal_tract_length_cm", "voiced_seconds"}
+    assert abs(profile["f0_median_hz"] / koe.profile(x.astype(np.float64), fs)["f0_median_hz"] - 1) < 0.03
+    assert changer.pitch == 1.6 and ratios[0] == (1.6, 1.2), "the preset's own ratios first"
+    assert abs(ratios[-1][0] - 300 / profile["f0_median_hz"]) < 0.02 * ratios[-1][0]
+    semitones = 12 * np.log2(np.array(ratios))
+    steps = [np.ptp(semitones[i:i + 11], axis=0).max() for i in range(len(ratios))]
+    assert 0 < max(steps) <= 0.6 + 1e-9
+    expected = cli_conversion(koe_binary, scratch, x, fs, "--live", "--preset", "kawaii")
+    assert np.array_equal(out[changer.latency:], expected)
+
+
+def test_a_known_profile_aims_at_once_and_bad_ones_are_refused(speech):
+    x, fs = speech["samples/en-m-16k.wav"]
+    changer = koe.VoiceChanger(fs, live=True)
+    changer.preset = "female"
+    changer.profile = {"f0_median_hz": 100.0, "vocal_tract_length_cm": None}
+    assert changer.profile["f0_median_hz"] == 100 and np.isnan(changer.profile["vocal_tract_length_cm"])
+    changer.process(x[: fs // 2].astype(np.float32))
+    assert changer.ratios == (2.1, 1.15), "210 Hz from 100 Hz; the preset's formant ratio where the length is unknown"
+    with pytest.raises(ValueError, match="not a voice's profile"):
+        changer.profile = {"f0_median_hz": 3.0}
+    with pytest.raises(TypeError):
+        changer.profile = 120
+    with pytest.raises(TypeError):
+        changer.profile = {"f0_median_hz": "low"}
+    with pytest.raises(ValueError, match="f0_median_hz"):
+        changer.profile = {"vocal_tract_length_cm": 15.0}
+    changer.profile = None
+    assert changer.profile is None

@@ -8,6 +8,7 @@
     koe.profile(x, fs)                     # {"f0_median_hz": 112.3, "f0_spread_semitones": 7.9, ...}
 """
 
+import collections.abc
 import numbers
 import operator
 import os
@@ -98,7 +99,9 @@ class VoiceChanger:
     ``semitones``, ``formant``, ``gain_db``, ``pitch_range``, ``pitch_median`` (None: the voice's own),
     ``whisper``, ``limit`` (the output limiter, on by default), ``eq`` (bands in the CLI's form), ``snap`` (pitch
     correction to a scale), ``vibrato`` and ``preset``.
-    Out-of-range values are clamped, as a live changer clamps them; reading gives the value in use.
+    Out-of-range values are clamped, as a live changer clamps them; reading gives the value in use. A voice preset
+    (``"kawaii"``, ``"female"``, ...) aims at its target from the speaker's ``profile``, estimated as the voice runs:
+    ``ratios`` gives what the vocoder applies, ``pitch`` and ``formant`` the preset's own ratios.
 
     sample_rate: 8000 to 192000 Hz; channels: at least 1; live: koe's lowest-latency analysis (about 47 ms) instead
     of WORLD's (about 215 ms); threads: 1 (the default) computes on the calling thread alone. Not for use from two
@@ -176,7 +179,9 @@ class VoiceChanger:
     @property
     def preset(self):
         """The named voice last applied (``koe presets`` lists them), or None. Setting one sets pitch, pitch range,
-        formant, whisper and the EQ; settings changed afterwards override it."""
+        formant, whisper and the EQ; settings changed afterwards override it. A voice preset aims its pitch and
+        formant at its target from the speaker's ``profile``: the preset's ratios until it is known, then this
+        speaker's, reached at 12 semitones a second."""
         return self._preset
 
     @preset.setter
@@ -235,6 +240,43 @@ class VoiceChanger:
             raise ValueError(f"vibrato rate must be a positive number of Hz (got {rate})")
         self._changer.set_vibrato(rate, depth)
         self._vibrato = (rate, depth)
+
+    _PROFILE_KEYS = ("f0_median_hz", "f0_spread_semitones", "vocal_tract_length_cm", "voiced_seconds")
+
+    @property
+    def profile(self):
+        """The speaker's profile a voice preset aims from, a dict as ``koe.profile`` returns: the changer estimates it
+        as the voice runs, once 1 s of voiced speech has been heard (silence, whisper and breath leave it as it is);
+        until then the one set here, or None. Set a profile measured before (``koe.profile(x, fs)`` of the same
+        speaker, or the JSON ``koe profile --json`` wrote, loaded) to aim from the first block; None forgets it."""
+        figures = self._changer.profile()
+        return None if figures is None else dict(zip(self._PROFILE_KEYS, figures))
+
+    @profile.setter
+    def profile(self, value):
+        if value is None:
+            self._changer.set_profile(None)
+            return
+        if not isinstance(value, collections.abc.Mapping):
+            raise TypeError(f"profile must be a dict as koe.profile returns, or None (got {type(value).__name__})")
+        if "f0_median_hz" not in value:
+            raise ValueError("profile needs f0_median_hz")
+        defaults = {"f0_spread_semitones": 0.0, "vocal_tract_length_cm": None, "voiced_seconds": 0.0}
+        figures = []
+        for key in self._PROFILE_KEYS:
+            figure = value.get(key, defaults.get(key))
+            if figure is None and key == "vocal_tract_length_cm":
+                figure = float("nan")
+            if isinstance(figure, (bool, np.bool_)) or not isinstance(figure, (numbers.Real, np.floating, np.integer)):
+                raise TypeError(f"profile's {key} must be a number (got {type(figure).__name__})")
+            figures.append(float(figure))
+        self._changer.set_profile(*figures)
+
+    @property
+    def ratios(self):
+        """(pitch, formant): the ratios the vocoder gave its latest frame; while a preset aims, the aimed ones, where
+        ``pitch`` and ``formant`` keep the preset's own."""
+        return self._changer.ratios()
 
     def _planar(self, x):
         """x as (channels, frames) C-contiguous float32, checked; and its dtype."""

@@ -11,6 +11,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
+
 #include "koe.h"
 #include "koe_world.h"
 
@@ -399,9 +401,15 @@ static void Changer_dealloc(Changer *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The error of a call on a changer whose init did not run or failed; NULL. */
+static PyObject *not_initialised(void) {
+    PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
+    return NULL;
+}
+
 /* Claims the changer for one call; fails when it is not made or another thread is in it. */
 static int claim(Changer *self) {
-    if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return -1; }
+    if (!self->changer) { not_initialised(); return -1; }
     if (self->busy) { PyErr_SetString(PyExc_RuntimeError, "the changer is in use by another thread"); return -1; }
     self->busy = 1;
     return 0;
@@ -447,7 +455,7 @@ static PyObject *Changer_process(Changer *self, PyObject *args) {
 static PyObject *Changer_finish(Changer *self, PyObject *args) {
     PyObject *output_object;
     if (!PyArg_ParseTuple(args, "O", &output_object)) return NULL;
-    if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return NULL; }
+    if (!self->changer) return not_initialised();
     Py_ssize_t latency = koe_latency(self->changer);
     Values output;
     if (get_values(output_object, &output, 'f', 1, "output") != 0) return NULL;
@@ -556,16 +564,53 @@ static PyObject *Changer_set_vibrato(Changer *self, PyObject *args) {
 static PyObject *Changer_voice(Changer *self, PyObject *unused) {
     koe_voice_settings voice;
     if (!self->changer || koe_get_voice(self->changer, &voice) != KOE_OK) {
-        PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised");
-        return NULL;
+        return not_initialised();
     }
     return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:O,s:O}", "pitch", voice.pitch, "formant", voice.formant,
                          "pitch_range", voice.pitch_range, "pitch_median", voice.pitch_median, "gain_db", voice.gain_db,
                          "whisper", voice.whisper ? Py_True : Py_False, "limit", voice.limit ? Py_True : Py_False);
 }
 
+/* set_profile(None) or set_profile(f0_median_hz, f0_spread_semitones, vocal_tract_length_cm, voiced_seconds). */
+static PyObject *Changer_set_profile(Changer *self, PyObject *args) {
+    koe_profile_result profile;
+    int known = PyTuple_GET_SIZE(args) != 1 || PyTuple_GET_ITEM(args, 0) != Py_None;
+    if (known && !PyArg_ParseTuple(args, "dddd", &profile.f0_median_hz, &profile.f0_spread_semitones,
+                                   &profile.vocal_tract_length_cm, &profile.voiced_seconds))
+        return NULL;
+    if (claim(self) != 0) return NULL;
+    int status = koe_set_profile(self->changer, known ? &profile : NULL);
+    self->busy = 0;
+    if (status != KOE_OK) {
+        return PyErr_Format(PyExc_ValueError, "not a voice's profile: f0_median_hz must be 10 to 5000 Hz, "
+                            "vocal_tract_length_cm positive or NaN, the spread and voiced seconds at least 0");
+    }
+    Py_RETURN_NONE;
+}
+
+/* profile(): the profile the voice aims from, (f0_median_hz, f0_spread_semitones, vocal_tract_length_cm,
+ * voiced_seconds), or None. */
+static PyObject *Changer_profile(Changer *self, PyObject *unused) {
+    koe_profile_result profile;
+    if (!self->changer || koe_get_profile(self->changer, &profile) != KOE_OK) {
+        return not_initialised();
+    }
+    if (isnan(profile.f0_median_hz)) Py_RETURN_NONE;
+    return Py_BuildValue("(dddd)", profile.f0_median_hz, profile.f0_spread_semitones, profile.vocal_tract_length_cm,
+                         profile.voiced_seconds);
+}
+
+/* ratios(): (pitch, formant) the vocoder gave its latest frame. */
+static PyObject *Changer_ratios(Changer *self, PyObject *unused) {
+    double pitch, formant;
+    if (!self->changer || koe_get_ratios(self->changer, &pitch, &formant) != KOE_OK) {
+        return not_initialised();
+    }
+    return Py_BuildValue("(dd)", pitch, formant);
+}
+
 static PyObject *Changer_latency(Changer *self, void *closure) {
-    if (!self->changer) { PyErr_SetString(PyExc_RuntimeError, "the changer was not initialised"); return NULL; }
+    if (!self->changer) return not_initialised();
     return PyLong_FromLong(koe_latency(self->changer));
 }
 
@@ -579,6 +624,10 @@ static PyMethodDef Changer_methods[] = {
     {"set_snap", (PyCFunction)Changer_set_snap, METH_VARARGS, "set_snap(scale or None, strength, speed, a4)."},
     {"set_vibrato", (PyCFunction)Changer_set_vibrato, METH_VARARGS, "set_vibrato(rate, depth): rate 0 is off."},
     {"voice", (PyCFunction)Changer_voice, METH_NOARGS, "voice(): the settings, a dict."},
+    {"set_profile", (PyCFunction)Changer_set_profile, METH_VARARGS,
+     "set_profile(f0_median_hz, f0_spread_semitones, vocal_tract_length_cm, voiced_seconds) or set_profile(None)."},
+    {"profile", (PyCFunction)Changer_profile, METH_NOARGS, "profile(): the profile aimed from, a 4-tuple, or None."},
+    {"ratios", (PyCFunction)Changer_ratios, METH_NOARGS, "ratios(): (pitch, formant) of the latest frame."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -50,7 +50,8 @@ int koe_set_formant(koe_changer *changer, double ratio);
 /* Output gain in dB, clamped to -60...60; non-finite ignored. */
 int koe_set_gain_db(koe_changer *changer, double decibels);
 
-/* Sets pitch, formant, EQ and the rest from a named voice (kawaii, deep, ...). Allocates. */
+/* Sets pitch, formant, EQ and the rest from a named voice (kawaii, deep, ...). A voice preset (kawaii, child,
+ * female, male, deep, giant) aims its pitch and formant ratios at its target, as koe_set_aim() says. Allocates. */
 int koe_set_preset(koe_changer *changer, const char *name);
 
 /* How many frames the output lags the input; fixed for the changer's life. -1 for a NULL changer. */
@@ -144,6 +145,37 @@ typedef struct koe_profile_result {
  * calling thread. */
 int koe_profile(const double *samples, long frames, int sample_rate, koe_profile_result *result, char *message,
                 size_t message_size);
+
+/* Presets as targets, live. A changer estimates the speaker's profile (koe_profile()'s measure) as the voice runs,
+ * usable once 1 s of voiced speech has been heard (silence, whisper and breath leave it as it is). A voice that aims
+ * at a preset's target holds the preset's typical ratios until then (or takes koe_set_profile()'s at once), then
+ * moves its pitch and formant ratios to those that take this speaker to the target, at 12 semitones a second, and
+ * follows the estimate. koe_set_pitch() or koe_set_formant() with another value than the preset's ends the aim of
+ * that ratio. */
+
+/* The voice presets koe_set_aim() takes, in `koe presets`' order. */
+typedef enum koe_aim {
+    KOE_AIM_OFF = -1, KOE_AIM_KAWAII, KOE_AIM_CHILD, KOE_AIM_FEMALE, KOE_AIM_MALE, KOE_AIM_DEEP, KOE_AIM_GIANT
+} koe_aim;
+
+/* Aims the pitch and formant ratios at a voice preset's target, and sets them to its typical ones meanwhile; only
+ * the ratios, not the preset's EQ or other settings (koe_set_preset() sets those). KOE_AIM_OFF ends the aim: the
+ * ratios are the ones set. Allocates nothing. KOE_ERROR_ARGUMENT for a value outside the list. */
+int koe_set_aim(koe_changer *changer, int aim);
+
+/* Starts from a known speaker: the profile koe_profile() or `koe profile --json` measured, which a voice aims from
+ * until the changer's own estimate is usable; NULL forgets it. KOE_ERROR_ARGUMENT, nothing changed, for a median
+ * outside 10...5000 Hz, a length that is neither NaN (unknown) nor positive, or a spread or voiced time that is
+ * negative or not finite. Allocates nothing. */
+int koe_set_profile(koe_changer *changer, const koe_profile_result *profile);
+
+/* The profile a voice aims from now: the changer's estimate once usable, before that koe_set_profile()'s; when
+ * there is none yet, every figure is NaN. */
+int koe_get_profile(const koe_changer *changer, koe_profile_result *profile);
+
+/* The pitch and formant ratios the vocoder gave its latest frame (the first channel's): while a voice aims, the
+ * aimed ones, which koe_get_voice() does not show (it gives the ratios set). */
+int koe_get_ratios(const koe_changer *changer, double *pitch, double *formant);
 
 /* A one-line English description of a status, for messages. Never NULL. */
 const char *koe_status_string(int status);

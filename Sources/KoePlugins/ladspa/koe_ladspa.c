@@ -73,11 +73,12 @@ static const LADSPA_PortDescriptor port_descriptors[PORT_COUNT] = {
     LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
     LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
     LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
+    LADSPA_PORT_INPUT | LADSPA_PORT_CONTROL,
 };
 
 static const char *const port_names[PORT_COUNT] = {
     "pitch", "formant", "gain_db", "latency", "Input", "Output", "pitch_range", "whisper",
-    "snap", "snap_key", "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth",
+    "snap", "snap_key", "snap_strength", "snap_speed", "vibrato_rate", "vibrato_depth", "aim",
 };
 
 static const LADSPA_PortRangeHint port_hints[PORT_COUNT] = {
@@ -103,6 +104,9 @@ static const LADSPA_PortRangeHint port_hints[PORT_COUNT] = {
     /* LADSPA's default hints cannot say KOE_VIBRATO_DEPTH_DEFAULT (50) within 0 to 1200: 100 is the nearest they
      * can. The vibrato is off until the rate moves, and an unconnected port still gets 50 (voice.c). */
     { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_DEFAULT_100, 0, KOE_VIBRATO_DEPTH_MAX },
+    /* 0 off, then 1 + koe_aim: 1 kawaii, 2 child, 3 female, 4 male, 5 deep, 6 giant. */
+    { LADSPA_HINT_BOUNDED_BELOW | LADSPA_HINT_BOUNDED_ABOVE | LADSPA_HINT_INTEGER | LADSPA_HINT_DEFAULT_0,
+      0, KOE_AIM_PORT_MAX },
 };
 
 static const LADSPA_Descriptor descriptor = {

@@ -13,6 +13,8 @@
 // `VoiceChanger-block` is what an audio callback (an LV2 plugin's run) costs: 480-frame blocks of 48 kHz mono
 // through the library's pointer form on one thread, pitch 1.2 and formant 1.1; its bar is 0. It warms up over the
 // speech twice: StoneMask keeps a window for each length F0 asks for, made the first time that length comes.
+// `VoiceChanger-aiming-block` is the same with the kawaii preset aiming from the profile the changer estimates as
+// the speech runs; its bar is 0 too.
 //
 // The per-stage benchmarks call koe's `package` declarations (this package is built with koe's package name).
 
@@ -222,20 +224,31 @@ let benchmarks: @Sendable () -> Void = {
     let inputChannels = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
     let outputChannels = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
     outputChannels[0] = .allocate(capacity: blockFrames)
-    let changerBlocks = Cursor(count: speechFloats.count / blockFrames)
-    var twoPasses = configuration
-    twoPasses.warmupIterations = 2 * speechFloats.count / blockFrames
-    Benchmark("VoiceChanger-block", configuration: twoPasses) { benchmark in
-        for _ in benchmark.scaledIterations {
-            inputChannels[0] = UnsafePointer(speechFloats.baseAddress! + changerBlocks.next() * blockFrames)
-            do {
-                try changer.process(inputChannels, into: outputChannels, frames: blockFrames)
-            } catch {
-                fatalError("the voice changer failed: \(error)")
+    var passes = configuration
+    passes.warmupIterations = 2 * speechFloats.count / blockFrames
+    let twoPasses = passes
+    /// `changer` fed the speech block by block, as a host's callback feeds it.
+    func blocks(_ name: String, _ changer: VoiceChanger) {
+        let cursor = Cursor(count: speechFloats.count / blockFrames)
+        Benchmark(name, configuration: twoPasses) { benchmark in
+            for _ in benchmark.scaledIterations {
+                inputChannels[0] = UnsafePointer(speechFloats.baseAddress! + cursor.next() * blockFrames)
+                do {
+                    try changer.process(inputChannels, into: outputChannels, frames: blockFrames)
+                } catch {
+                    fatalError("\(name) failed: \(error)")
+                }
+                blackHole(outputChannels[0][0])
             }
-            blackHole(outputChannels[0][0])
         }
     }
+    blocks("VoiceChanger-block", changer)
+
+    // The same with a voice preset that aims at its target: the speaker's profile estimated as the voice runs,
+    // its frames analysed in the blocks that complete them, and the ratios following it.
+    let aiming = setUp("the aiming voice changer") { try VoiceChanger(sampleRate: rate, channels: 1) }
+    setUp("the kawaii preset") { try aiming.apply(preset: "kawaii") }
+    blocks("VoiceChanger-aiming-block", aiming)
 }
 
 /// What the benchmarks write into, kept from iteration to iteration.
