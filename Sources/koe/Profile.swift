@@ -39,10 +39,7 @@ extension SpeakerProfile {
         ]
     }
 
-    var json: String {
-        guard let data = try? JSONSerialization.data(withJSONObject: jsonObject, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    var json: String { jsonLine(jsonObject) }
 
     /// The profile in lines a person reads.
     var text: String {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Koe
 
-struct Settings: ParsableCommand {
+struct Settings: TableListing {
     static let configuration = CommandConfiguration(
         abstract: "List the settings: each one's name, range, default and help, as every front end takes it.",
         discussion: """
@@ -14,18 +14,8 @@ struct Settings: ParsableCommand {
     @Flag(help: "Print one JSON object keyed by setting name instead.")
     var json = false
 
-    func run() {
-        if json {
-            print(Self.json)
-            return
-        }
-        let width = Setting.all.map(\.name.count).max() ?? 0
-        let valuesWidth = Setting.all.map { Self.values(of: $0).count }.max() ?? 0
-        for setting in Setting.all {
-            let name = setting.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            let values = Self.values(of: setting).padding(toLength: valuesWidth, withPad: " ", startingAt: 0)
-            print("\(name)  \(values)  \(setting.summary)")
-        }
+    static var rows: [[String]] {
+        Setting.all.map { [$0.name, values(of: $0), $0.summary] }
     }
 
     /// What a setting takes, in a few words: `1/16 to 16 ratio (1)`, `flag`, `text: key:scale`.
@@ -43,7 +33,7 @@ struct Settings: ParsableCommand {
 
     /// The table as one JSON object, keys sorted: `{"pitch": {"type": "number", "unit": "ratio", "minimum":
     /// 0.0625, "maximum": 16, "default": 1, "logarithmic": true, "flag": "--pitch", "help": "..."}, ...}`.
-    static var json: String {
+    static var jsonObject: [String: Any] {
         var table: [String: Any] = [:]
         for setting in Setting.all {
             table[setting.name] = [
@@ -52,7 +42,6 @@ struct Settings: ParsableCommand {
                 "logarithmic": setting.isLogarithmic, "flag": setting.flag, "help": setting.summary,
             ] as [String: Any]
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: table, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return table
     }
 }
