@@ -1,7 +1,7 @@
 import Foundation
-import KoeDSP
+@testable import KoeDSP
 import KoeStages
-import KoeWorld
+@testable import KoeWorld
 import Testing
 import TestSupport
 
