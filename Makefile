@@ -82,6 +82,7 @@ test: check release
 	$(PYTHON) Tests/Library/library_test.py --koe $(RELEASE_KOE)
 	$(MAKE) --no-print-directory test-plugins
 	$(MAKE) --no-print-directory test-virtual-mic
+	$(MAKE) --no-print-directory test-panel
 	$(MAKE) --no-print-directory test-python
 	$(MAKE) --no-print-directory test-install
 	$(MAKE) --no-print-directory test-dist
@@ -117,8 +118,9 @@ bench-convert: deps test-deps release
 # runs, the lost share's spread over the rates; bench/LiveF0's live-voicing); then F0 ratios, PESQ against
 # pyworld, V/UV agreement, one-thread speed and chunk/thread/pipe equivalence on the corpus and codec2-examples'
 # male voices at 16 and 48 kHz and the samples, with PESQ and agreement of WORLD's own F0 on the signal so far
-# alongside. About 15 minutes.
-CODEC2_VOICES := $(foreach voice,kristoff cq_ref g3plx,/usr/share/codec2/raw/$(voice).raw)
+# alongside; then issue 40's false voicing (against whole-file DIO and Praat together), DNSMOS and PESQ per file
+# (bench/voicing.py, with --base KOE to compare with another build). About 25 minutes.
+CODEC2_VOICES := $(foreach voice,kristoff cq_ref g3plx big_dog hts1 ve9qrp_10s vk5qi,/usr/share/codec2/raw/$(voice).raw)
 LIVE_SPEECH := $(sort $(wildcard ../shared/corpus/*.wav) $(wildcard samples/*.wav)) $(CODEC2_VOICES)
 bench-live: deps test-deps bench-deps release
 	@$(call apt_install,codec2-examples)
@@ -126,6 +128,7 @@ bench-live: deps test-deps bench-deps release
 	@status=0; \
 	$(PYTHON) bench/latency.py --koe $(RELEASE_KOE) --options "--live --pitch 1.25 --formant 1.1" --p95-bar 50 || status=1; \
 	bench/LiveF0/.build/release/live-voicing $(LIVE_SPEECH) || status=1; \
+	$(PYTHON) bench/voicing.py --koe $(RELEASE_KOE) || status=1; \
 	$(PYTHON) bench/live.py --koe $(RELEASE_KOE) || status=1; \
 	exit $$status
 
@@ -267,6 +270,22 @@ test-virtual-mic: release test-deps virtual-mic-test-deps
 
 virtual-mic-test-deps:
 	@$(call apt_install,$(VIRTUAL_MIC_TEST_DEPS))
+
+# `koe live --virtual-mic ... --panel` in the virtual microphone's private PipeWire session, its page driven in headless
+# Chromium through WebDriver (Debian's chromium and chromium-driver, selenium from PyPI): the controls, presets,
+# meters and F0 chart against Praat on the recording, --set shown on the page, the refusals, no port without
+# --panel (Tests/Panel). It writes docs/panel.png, the page with speech playing. About 45 s. Part of `make test`.
+PANEL_TEST_DEPS    := chromium chromium-driver iproute2
+PY_PANEL_TEST_DEPS := selenium
+
+.PHONY: test-panel panel-test-deps
+
+test-panel: release test-deps virtual-mic-test-deps panel-test-deps
+	$(PYTHON) Tests/Panel/panel_test.py --koe $(RELEASE_KOE)
+
+panel-test-deps:
+	@$(call apt_install,$(PANEL_TEST_DEPS))
+	@$(PYTHON) -c "import selenium" 2>/dev/null || $(PYTHON) -m pip install --quiet $(PY_PANEL_TEST_DEPS)
 
 plugin-test-deps:
 	@$(call apt_install,$(PLUGIN_TEST_DEPS))

@@ -12,6 +12,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `koe live --panel`'s server: FlyingFox's HTTP and WebSocket types over its epoll socket layer, plain
+        // Swift without SwiftNIO (a release build takes far less time).
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         .systemLibrary(
@@ -55,6 +58,16 @@ let package = Package(
         .target(name: "KoeBatch", dependencies: ["Koe", "KoeDSP", "KoeIO", "KoeWorld"]),
         .target(name: "KoeLive", dependencies: ["Koe", "CPortAudio", "CKoePipeWire"]),
         .target(name: "KoePlot", dependencies: ["KoeWorld", "KoeDSP", "KoeIO", "CRsvg"]),
+        // The live panel's server and page; linked by the command line only. The page's files are compiled into
+        // the binary, so an installed koe needs no resource folder.
+        .target(
+            name: "KoePanel",
+            dependencies: [
+                "Koe", "KoeLive", .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
+            ],
+            resources: [.embedInCode("Page/panel.html"), .embedInCode("Page/panel.css"), .embedInCode("Page/panel.js")]
+        ),
         .executableTarget(
             name: "koe",
             dependencies: [
@@ -62,6 +75,7 @@ let package = Package(
                 "KoeBatch",
                 "KoeIO",
                 "KoeLive",
+                "KoePanel",
                 "KoePlot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -77,6 +91,9 @@ let package = Package(
         .testTarget(name: "KoeTests", dependencies: ["Koe", "KoeIO", "KoeStages", "KoeWorld", "TestSupport"]),
         .testTarget(name: "KoePlotTests", dependencies: ["KoePlot", "CRsvg", "TestSupport"]),
         .testTarget(name: "KoeCTests", dependencies: ["KoeC", "Koe", "KoeIO", "KoeWorld", "TestSupport"]),
+        .testTarget(name: "KoeLiveTests", dependencies: ["KoeLive", "Koe"]),
+        .testTarget(
+            name: "KoePanelTests", dependencies: ["KoePanel", "KoeLive", "Koe", .product(name: "FlyingFox", package: "FlyingFox")]),
         // Runs the built `koe` binary; depending on the executable makes the test build produce it first.
         .testTarget(name: "KoeCLITests", dependencies: ["koe", "KoeIO", "KoeWorld", "TestSupport"]),
     ]

@@ -62,7 +62,6 @@ final class Engine {
         latency = lanes[0].chain.latency
         lengthRatio = lanes[0].chain.lengthRatio
         voice = settings.voice
-        self.bands = bands
         gainDB = settings.gainDB
         limitsOutput = settings.limitsOutput
         if delaysOutput {
@@ -91,6 +90,9 @@ final class Engine {
 
     /// The vocoder stage of the first channel, for a conversion's statistics; nil when the voice is left out.
     var firstVoiceStage: VoiceShift? { lanes[0].voiceShift }
+
+    /// The first channel's F0 of the frame last synthesised, analysed and changed (`VoiceShift.latestF0`).
+    var latestF0: (input: Double, output: Double)? { lanes[0].voiceShift?.latestF0 }
 
     // MARK: Interleaved chunks (Conversion)
 
@@ -282,7 +284,7 @@ final class Engine {
     /// The settings the stream plays with now (those a conversion's engine was made with, for one).
     private(set) var voice: VoiceSettings
     /// The EQ bands that act.
-    private(set) var bands: [EqualizerBand]
+    var bands: [EqualizerBand] { lanes[0].equalizer?.bands ?? [] }
     private(set) var gainDB: Double
     private(set) var limitsOutput: Bool
     /// A change out of the input's pass-through, for the vocoder once the crossfade to it is over and the frames
@@ -320,8 +322,22 @@ final class Engine {
     /// Takes the bands this sample rate can build and that change something, gliding once the stream has started.
     func set(bands newBands: [EqualizerBand]) {
         let sampleRate = sampleRate
-        bands = newBands.filter { !$0.isFlat && (try? $0.filter(sampleRate: sampleRate)) != nil }
+        let bands = newBands.filter { !$0.isFlat && (try? $0.filter(sampleRate: sampleRate)) != nil }
         for lane in lanes { try? lane.equalizer?.set(bands: bands, gliding: hasStarted) }
+    }
+
+    /// Takes a change made ready on another thread: the voice as `change(voice:)` takes it, each channel's EQ
+    /// design (`Equalizer.take`), the gain and the limiter. Allocates and frees nothing: the voice and the bands
+    /// it replaces go back into `newVoice` and `designs`, to be freed on the thread that made them.
+    func take(
+        voice newVoice: inout VoiceSettings, designs: inout [Equalizer.Design], gainDB newGain: Double, limitsOutput isLimiting: Bool
+    ) {
+        let previous = voice
+        change(voice: newVoice)
+        newVoice = previous
+        for index in lanes.indices { lanes[index].equalizer?.take(&designs[index], gliding: hasStarted) }
+        if newGain != gainDB { set(gainDB: newGain) }
+        if isLimiting != limitsOutput { set(limitsOutput: isLimiting) }
     }
 
     /// Takes a finite gain, gliding once the stream has started.
@@ -420,6 +436,7 @@ private final class Lane {
     func reserve(forBlocksOf frames: Int) {
         ready.reserveCapacity(ready.count + chain.latency + frames)
         input.reserveCapacity(frames)
+        equalizer?.reserveRealTimeBands()
         if let voiceShift {
             mix?.reserveCapacity(heldSamples: voiceShift.latency + frames)
             voiceShift.reserve(forBlocksOf: frames)

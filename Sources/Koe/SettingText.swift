@@ -1,6 +1,10 @@
 import KoeStages
 import KoeWorld
 
+/// The `geq` setting's gains, for koe's own front ends below the door (the live voice keeps them apart from the
+/// explicit bands).
+package typealias GraphicEqualizer = KoeStages.GraphicEqualizer
+
 /// Settings by name, from text: how the C ABI's `koe_convert`, Python's `koe.convert` and the command line's
 /// text options reach a conversion's settings, checked by the settings table.
 extension ConversionSettings {
@@ -15,19 +19,22 @@ extension ConversionSettings {
         }
         switch setting.kind {
         case .flag:
-            let on: Bool
-            switch text.lowercased() {
-            case "1", "true": on = true
-            case "0", "false": on = false
-            default: throw .invalidArgument("\(setting.name) must be true or false (got '\(text)')")
-            }
-            set(setting, on)
+            set(setting, try Self.flag(text, named: setting.name))
         case .number, .count:
             guard let value = Double(text) else { throw .invalidArgument("\(setting.name) must be a number (got '\(text)')") }
             try setting.validate(value)
             try set(setting, value)
         case .text:
             try set(setting, text: text)
+        }
+    }
+
+    /// A flag's text, `true` or `1`, `false` or `0` (any case), as every setting's and a live switch's.
+    package static func flag(_ text: String, named name: String) throws(KoeError) -> Bool {
+        switch text.lowercased() {
+        case "1", "true": true
+        case "0", "false": false
+        default: throw .invalidArgument("\(name) must be true or false (got '\(text)')")
         }
     }
 

@@ -154,6 +154,15 @@ public final class VoiceChanger {
     /// construction and not read here.
     /// **When:** between any two `process` calls, on their thread. **Real time:** no: it builds the filters.
     public func apply(_ settings: ConversionSettings) throws(KoeError) {
+        try check(settings)
+        voice = settings.voice
+        equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
+        gainDB = settings.gainDB
+        limitsOutput = settings.limitsOutput
+    }
+
+    /// Refuses what `apply(_:)` refuses.
+    private func check(_ settings: ConversionSettings) throws(KoeError) {
         try settings.validateSound()
         guard settings.voice.tempo == 1 else {
             throw .invalidArgument("a live changer keeps time: its tempo is 1 (got \(settings.voice.tempo))")
@@ -162,11 +171,50 @@ public final class VoiceChanger {
             throw .invalidArgument("an F0 track is made for one whole input; a live changer cannot take one")
         }
         try ConversionSettings.requireBuildable(settings.equalizer, sampleRate: sampleRate)
-        voice = settings.voice
-        equalizer = (settings.preset?.bands(sampleRate: sampleRate) ?? []) + settings.equalizer
-        gainDB = settings.gainDB
-        limitsOutput = settings.limitsOutput
     }
+
+    // MARK: Changes made ready on another thread
+
+    /// What `apply(_:)` changes, made ready by `prepare(_:)` on a thread other than the audio thread (the voice
+    /// checked, the EQ filters designed) for `take(_:)` on it. Once taken it holds what it replaced, so that
+    /// releasing it frees that on the thread that releases it.
+    package final class Change: @unchecked Sendable {
+        fileprivate var voice: VoiceSettings
+        fileprivate var designs: [Equalizer.Design]
+        fileprivate let gainDB: Double
+        fileprivate let limitsOutput: Bool
+
+        fileprivate init(voice: VoiceSettings, designs: [Equalizer.Design], gainDB: Double, limitsOutput: Bool) {
+            self.voice = voice
+            self.designs = designs
+            self.gainDB = gainDB
+            self.limitsOutput = limitsOutput
+        }
+    }
+
+    /// `settings` made ready for `take(_:)`: refused as `apply(_:)` refuses them, and for more EQ bands than
+    /// `Equalizer.realTimeBands` (a preset's count too). **When:** on any thread, while another runs `process`:
+    /// it reads only what is fixed for the changer's life.
+    package func prepare(_ settings: ConversionSettings) throws(KoeError) -> Change {
+        try check(settings)
+        let design = try Equalizer.Design(bands: settings.bands(sampleRate: sampleRate), sampleRate: sampleRate)
+        // Checked, so nothing is clamped or kept: only what a stream does not take (tempo, F0 track) is reset.
+        return Change(
+            voice: settings.voice.clamped(keeping: settings.voice), designs: Array(repeating: design, count: channels),
+            gainDB: settings.gainDB, limitsOutput: settings.limitsOutput)
+    }
+
+    /// Takes a change `prepare(_:)` made: the voice, the EQ, the gain and the limiter, gliding as the setters do.
+    /// **When:** between any two `process` calls, on their thread, once per change. **Real time:** allocates and
+    /// frees nothing: the voice and the bands it replaces go into `change`, freed where `change` is released.
+    /// (A pitch curve's points are shared with the settings the change was made from, never freed here.)
+    package func take(_ change: Change) {
+        engine.take(voice: &change.voice, designs: &change.designs, gainDB: change.gainDB, limitsOutput: change.limitsOutput)
+    }
+
+    /// The first channel's F0 of the frame last synthesised, as analysed and as changed, in Hz (0: unvoiced); nil
+    /// with more than one thread. **When:** on the thread that calls `process`, between calls.
+    package var latestF0: (input: Double, output: Double)? { engine.latestF0 }
 
     // MARK: Processing
 

@@ -3,12 +3,10 @@ import Koe
 
 /// The voice of a running virtual microphone, changed from outside: `koe live --set NAME pitch=1.4` connects to
 /// a Unix socket the microphone listens on, `$XDG_RUNTIME_DIR/koe-live-NODENAME.sock`, and sends one line of
-/// `key=value` words; the answer is one line, the ratios now asked for or `error: ...`. The main thread serves
-/// the socket between its other chores and hands the ratios to the audio thread through `LiveEngine`'s atomics.
+/// `name=value` words; the answer is one line, the settings now (`pitch R formant R gain DB` and those the line
+/// named) or `error: ...`. The main thread serves the socket between its other chores and changes the voice
+/// through `LiveSettings`, as the arrow keys and the panel do.
 package final class LiveControl {
-    /// The settings a line can change.
-    package static let keys = ["pitch", "formant", "semitones", "gain"]
-
     private let path: String
     private let socket: Int32
 
@@ -41,7 +39,7 @@ package final class LiveControl {
 
     /// Answers every request waiting, without blocking: each connection gets at most half a second to send its
     /// line.
-    package func serve(_ engine: LiveEngine) {
+    package func serve(_ settings: LiveSettings) {
         while true {
             // Blocking: Linux does not pass the listener's O_NONBLOCK on; reads wait for SO_RCVTIMEO at most.
             let connection = accept(socket, nil, nil)
@@ -53,9 +51,11 @@ package final class LiveControl {
             let reply: String
             if let line = Self.readLine(connection) {
                 do {
-                    let request = try Self.parse(line)
-                    engine.request(pitch: request.pitch, formant: request.formant, gainDB: request.gainDB)
-                    reply = "pitch \(engine.pitch) formant \(engine.formant) gain \(engine.gainDB)"
+                    let assignments = try Self.parse(line)
+                    let state = try settings.set(assignments)
+                    let shown = ["pitch", "formant", "gain"] + assignments.map(\.name).filter { !["pitch", "formant", "gain"].contains($0) }
+                    reply = shown.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+                        .map { "\($0) \(state.value(of: $0).text)" }.joined(separator: " ")
                 } catch {
                     reply = "error: \(error)"
                 }
@@ -88,40 +88,36 @@ package final class LiveControl {
         return reply
     }
 
-    /// What one `--set` line asks for: any of the pitch and formant ratios and the gain in dB.
-    package struct Request: Equatable {
-        package var pitch: Double?
-        package var formant: Double?
-        package var gainDB: Double?
-    }
-
-    /// `pitch=R formant=R semitones=N gain=DB` (any of them, in any order; `semitones` is the pitch as a shift),
-    /// each refused outside its setting's range (`Setting`).
-    package static func parse(_ line: String) throws(KoeError) -> Request {
-        var request = Request()
+    /// The `name=value` words of a `--set` line, each name a live setting (`LiveSettings.names`, or the command
+    /// line's spelling with dashes) and each number within its range; what a value means beyond that (a band, a
+    /// scale, a snap to tune) the running voice checks.
+    package static func parse(_ line: String) throws(KoeError) -> [(name: String, text: String)] {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
         guard !words.isEmpty else { throw KoeError.invalidArgument("nothing to set: give \(Self.usage)") }
+        var assignments: [(name: String, text: String)] = []
         for word in words {
-            let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, keys.contains(parts[0]), let setting = Setting.named(parts[0]) else {
-                throw KoeError.invalidArgument("'\(word)' is not one of \(Self.usage)")
+            let parts = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 2 else { throw KoeError.invalidArgument("'\(word)' is not NAME=VALUE (\(Self.usage))") }
+            let setting = Setting.named(parts[0])
+            let name = setting?.name ?? parts[0]
+            guard LiveSettings.names.contains(name) else {
+                let reason = setting == nil ? "is not a setting koe live changes" : "cannot change while koe live runs"
+                throw KoeError.invalidArgument("'\(word)' \(reason) (\(Self.usage))")
             }
-            guard let value = Double(parts[1]) else {
-                throw KoeError.invalidArgument("\(parts[0]) must be a number: '\(parts[1])'")
+            // `off` unsets what is optional (pitch_median); the running voice refuses it for the others.
+            if let setting, setting.type == "number" || setting.type == "integer", parts[1].lowercased() != LiveSettings.off {
+                guard let value = Double(parts[1]) else {
+                    throw KoeError.invalidArgument("\(name) must be a number (got '\(parts[1])')")
+                }
+                try setting.validate(value)
             }
-            try setting.validate(value)
-            switch setting.name {
-            case "gain": request.gainDB = value
-            case "semitones": request.pitch = exp2(value / 12)
-            case "formant": request.formant = value
-            default: request.pitch = value
-            }
+            assignments.append((name, parts[1]))
         }
-        return request
+        return assignments
     }
 
     /// The settings `--set` takes, as its messages name them.
-    package static let usage = "pitch=R, formant=R, semitones=N, gain=DB"
+    package static let usage = "NAME=VALUE, NAME one of \(LiveSettings.names.joined(separator: ", "))"
 
     private static func path(for nodeName: String) throws(KoeError) -> String {
         guard let directory = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !directory.isEmpty else {

@@ -2,16 +2,18 @@ import Glibc
 import Koe
 import Synchronization
 
-/// What the audio callback and the main thread share: the changer, which only the callback touches once the
-/// stream runs, the settings the main thread asks for, and the meters. The callback neither allocates nor
-/// locks here; the changer's own real-time behaviour is `VoiceChanger`'s (see its documentation).
-package final class LiveEngine {
+/// What the audio callback and the other threads share: the changer, which only the callback touches once the
+/// stream runs (other threads make changes ready for it: `VoiceChanger.prepare`), the change handed over, the
+/// meters and counters, and the panel's telemetry. The callback neither allocates nor locks here; the changer's
+/// own real-time behaviour is `VoiceChanger`'s (see its documentation).
+package final class LiveEngine: @unchecked Sendable {
     package let changer: VoiceChanger
-    /// The pitch and formant ratios and the gain in dB asked for, as Double bit patterns; the callback hands them
-    /// to the changer.
-    package let requestedPitch: Atomic<UInt64>
-    package let requestedFormant: Atomic<UInt64>
-    package let requestedGain: Atomic<UInt64>
+    /// The change made ready for the callback, and the last one it took (holding what that replaced), as retained
+    /// `VoiceChanger.Change` pointers: other threads publish and free them, the callback takes and retires them.
+    private let pending = Atomic<UnsafeMutableRawPointer?>(nil)
+    private let retired = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Levels and F0 for the panel (`LiveTelemetry.recordsPerSecond`), written by the callback.
+    package let telemetry = LiveTelemetry()
     /// Peak magnitudes since the main thread last took them, as Float bit patterns (ordered like the values).
     package let inputPeak = Atomic<UInt32>(0)
     package let outputPeak = Atomic<UInt32>(0)
@@ -32,48 +34,58 @@ package final class LiveEngine {
     /// Blocks in which koe's thread gave up its CPU of its own accord (a voluntary context switch: it waited on a
     /// lock, a sleep or a read from disk), which a real-time callback must never do.
     package let waitedBlocks = Atomic<Int>(0)
+    /// What a listener waits, in seconds, as koe reports it (koe's latency and the devices' or the graph's), as a
+    /// Double bit pattern: the main thread knows it, the panel shows it.
+    private let latency = Atomic<UInt64>(0)
     /// Frames the callback has been given work for; only the callback touches it.
     private var processedFrames = 0
+    /// The telemetry record being gathered, and its frames so far; only the callback touches them.
+    private var stretch = LiveTelemetry.Record(frame: 0, inputPeak: 0, outputPeak: 0, inputF0: 0, outputF0: 0)
+    private var stretchFrames = 0
 
     private let inputs = UnsafeMutablePointer<UnsafePointer<Float>>.allocate(capacity: 1)
     private let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 1)
 
     package init(changer: VoiceChanger) {
         self.changer = changer
-        requestedPitch = Atomic(changer.voice.pitch.bitPattern)
-        requestedFormant = Atomic(changer.voice.formant.bitPattern)
-        requestedGain = Atomic(changer.gainDB.bitPattern)
     }
 
     deinit {
         inputs.deallocate()
         outputs.deallocate()
+        for slot in [pending.exchange(nil, ordering: .acquiring), retired.exchange(nil, ordering: .acquiring)] {
+            if let slot { Unmanaged<VoiceChanger.Change>.fromOpaque(slot).release() }
+        }
     }
 
-    package var pitch: Double { Double(bitPattern: requestedPitch.load(ordering: .relaxed)) }
-    package var formant: Double { Double(bitPattern: requestedFormant.load(ordering: .relaxed)) }
-    package var gainDB: Double { Double(bitPattern: requestedGain.load(ordering: .relaxed)) }
-
-    /// Asks for these ratios and this gain, each clamped to its setting's range (`Setting`; a value that is not a
-    /// number is ignored); from any thread but the callback's.
-    package func request(pitch: Double? = nil, formant: Double? = nil, gainDB: Double? = nil) {
-        if let pitch = pitch.flatMap(Setting.pitch.clamped) { requestedPitch.store(pitch.bitPattern, ordering: .relaxed) }
-        if let formant = formant.flatMap(Setting.formant.clamped) { requestedFormant.store(formant.bitPattern, ordering: .relaxed) }
-        if let gainDB = gainDB.flatMap(Setting.gain.clamped) { requestedGain.store(gainDB.bitPattern, ordering: .relaxed) }
+    /// Hands `change` to the callback, which takes it at its next block (one it has not taken yet is replaced, and
+    /// freed here), and frees the change the callback took before. From any thread but the callback's.
+    package func publish(_ change: VoiceChanger.Change) {
+        collect()
+        let published = Unmanaged.passRetained(change).toOpaque()
+        if let untaken = pending.exchange(published, ordering: .acquiringAndReleasing) {
+            Unmanaged<VoiceChanger.Change>.fromOpaque(untaken).release()
+        }
     }
 
-    /// Moves the pitch by semitones; from the main thread.
-    package func nudge(pitch semitones: Int) {
-        request(pitch: pitch * exp2(Double(semitones) / 12))
+    /// Frees the change the callback took last, which holds what it replaced, so that the callback may take the
+    /// next. From any thread but the callback's.
+    package func collect() {
+        if let taken = retired.exchange(nil, ordering: .acquiring) {
+            Unmanaged<VoiceChanger.Change>.fromOpaque(taken).release()
+        }
     }
 
-    /// Moves the formants by steps of 5 %; from the main thread.
-    package func nudge(formant steps: Int) {
-        request(formant: formant * pow(1.05, Double(steps)))
+    /// The callback's side: takes the change published since the last block, once the one before it is freed,
+    /// so that nothing is ever freed here.
+    private func takeChange() {
+        guard retired.load(ordering: .acquiring) == nil, let change = pending.exchange(nil, ordering: .acquiring) else { return }
+        changer.take(Unmanaged<VoiceChanger.Change>.fromOpaque(change).takeUnretainedValue())
+        retired.store(change, ordering: .releasing)
     }
 
-    /// The callback's work: settings, the block through the changer, the meters. No input (a cycle the host
-    /// brought nothing to) gives silence.
+    /// The callback's work: a change handed over, the block through the changer, the meters and telemetry. No
+    /// input (a cycle the host brought nothing to) gives silence.
     package func process(_ input: UnsafePointer<Float>?, _ output: UnsafeMutablePointer<Float>, frames: Int, xrun: Bool) {
         if xrun { xruns.add(1, ordering: .relaxed) }
         guard let input else {
@@ -82,11 +94,8 @@ package final class LiveEngine {
         }
         let started = Self.now(), startUsage = Self.threadUsage()
         defer { timeBlock(frames: frames, started: started, startUsage: startUsage) }
-        let pitch = self.pitch, formant = self.formant, gainDB = self.gainDB
-        if pitch != changer.voice.pitch { changer.voice.pitch = pitch }
-        if formant != changer.voice.formant { changer.voice.formant = formant }
-        if gainDB != changer.gainDB { changer.gainDB = gainDB }
-        Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
+        takeChange()
+        let inputLevel = Self.raise(inputPeak, to: UnsafeBufferPointer(start: input, count: frames))
         inputs[0] = input
         outputs[0] = output
         do {
@@ -95,7 +104,32 @@ package final class LiveEngine {
             output.update(repeating: 0, count: frames)
             refusedBlocks.add(1, ordering: .relaxed)
         }
-        Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
+        let outputLevel = Self.raise(outputPeak, to: UnsafeBufferPointer(start: output, count: frames))
+        gather(frames: frames, inputLevel: inputLevel, outputLevel: outputLevel)
+    }
+
+    /// Adds a block to the telemetry record being gathered, and writes the record once it spans its share of a
+    /// second.
+    private func gather(frames: Int, inputLevel: Float, outputLevel: Float) {
+        stretch.inputPeak = max(stretch.inputPeak, inputLevel)
+        stretch.outputPeak = max(stretch.outputPeak, outputLevel)
+        stretchFrames += frames
+        guard stretchFrames * LiveTelemetry.recordsPerSecond >= changer.sampleRate else { return }
+        let f0 = changer.latestF0 ?? (0, 0)
+        stretch.frame = processedFrames + frames
+        stretch.inputF0 = f0.input
+        stretch.outputF0 = f0.output
+        telemetry.write(stretch)
+        stretch.inputPeak = 0
+        stretch.outputPeak = 0
+        stretchFrames = 0
+    }
+
+    /// The latency reported (see `latency`).
+    package var reportedLatency: Double { Double(bitPattern: latency.load(ordering: .relaxed)) }
+
+    package func report(latency seconds: Double) {
+        latency.store(seconds.bitPattern, ordering: .relaxed)
     }
 
     /// Busiest block as a share of its duration (see `busiestBlock`).
@@ -146,10 +180,11 @@ package final class LiveEngine {
     }
 
     /// Only the callback raises a peak and only the main thread resets it, so a load and a store lose nothing
-    /// worse than one block's peak at the moment of a reset.
-    private static func raise(_ peak: borrowing Atomic<UInt32>, to samples: UnsafeBufferPointer<Float>) {
+    /// worse than one block's peak at the moment of a reset. Returns the block's peak.
+    private static func raise(_ peak: borrowing Atomic<UInt32>, to samples: UnsafeBufferPointer<Float>) -> Float {
         var block: Float = 0
         for sample in samples { block = max(block, abs(sample)) }
         if block.bitPattern > peak.load(ordering: .relaxed) { peak.store(block.bitPattern, ordering: .relaxed) }
+        return block
     }
 }

@@ -211,18 +211,53 @@ package final class Equalizer: InPlaceStage {
             (self.bands, filters) = (acting, targets)
             return
         }
-        let slots = max(filters.count, targets.count)
-        for slot in 0..<slots {
+        glide(to: targets, samples: glideSamples)
+        self.bands = acting
+    }
+
+    /// Each filter glides to its target, or to a flat filter once its band is gone; a new band glides in from one.
+    private func glide(to targets: [Biquad], samples: Int) {
+        for slot in 0..<max(filters.count, targets.count) {
             let target = slot < targets.count ? targets[slot] : .identity
             if slot < filters.count {
-                filters[slot].glide(to: target, samples: glideSamples)
+                filters[slot].glide(to: target, samples: samples)
             } else {
                 var added = Biquad.identity
-                added.glide(to: target, samples: glideSamples)
+                added.glide(to: target, samples: samples)
                 filters.append(added)
             }
         }
-        self.bands = acting
+    }
+
+    /// Bands designed for `take`, on a thread other than the one that runs the equalizer.
+    package struct Design: Sendable {
+        /// The bands that act; after `take`, the bands the equalizer held before.
+        package fileprivate(set) var bands: [EqualizerBand]
+        fileprivate let filters: [Biquad]
+
+        /// Refused as `init` refuses, and for more bands than `realTimeBands`.
+        package init(bands: [EqualizerBand], sampleRate: Int) throws(KoeError) {
+            (self.bands, filters) = try Equalizer.design(bands, sampleRate: sampleRate)
+            guard filters.count <= Equalizer.realTimeBands else {
+                throw .invalidArgument("a live voice takes at most \(Equalizer.realTimeBands) EQ bands at once (got \(filters.count))")
+            }
+        }
+    }
+
+    /// Bands `take` changes to without allocating, once `reserveRealTimeBands` has made room.
+    package static let realTimeBands = 32
+
+    /// Room for `take`: filters for `realTimeBands` bands (a band taken away glides out in its own slot).
+    package func reserveRealTimeBands() {
+        filters.reserveCapacity(Self.realTimeBands)
+    }
+
+    /// Takes `design`'s bands from the next sample on, gliding as `set(bands:)` does (over one sample when not
+    /// `gliding`). Allocates and frees nothing once `reserveRealTimeBands` has made room: the band list it
+    /// replaces goes back in `design.bands`, to be freed where `design` is.
+    package func take(_ design: inout Design, gliding: Bool) {
+        glide(to: design.filters, samples: gliding ? glideSamples : 1)
+        swap(&bands, &design.bands)
     }
 
     /// Fresh filters for the bands that act, as `init` makes them: a glide under way is over, bands gliding out
@@ -230,7 +265,10 @@ package final class Equalizer: InPlaceStage {
     package func reset() {
         // The bands were built at this rate once, so they build again.
         if let (acting, fresh) = try? Self.design(bands, sampleRate: sampleRate) {
-            (bands, filters) = (acting, fresh)
+            bands = acting
+            // In place, so that the room `reserveRealTimeBands` made stays.
+            filters.removeAll(keepingCapacity: true)
+            filters += fresh
         }
     }
 

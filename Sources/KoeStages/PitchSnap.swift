@@ -146,7 +146,8 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
 
     private static let aliases = ["ionian": "major", "aeolian": "minor"]
     private static let letters: [Character: Int] = ["c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11]
-    private static let keyNames = ["C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]
+    /// The keys' names by pitch class, as `description` writes them.
+    package static let keyNames = ["C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B"]
 
     private static func pitchClass(of name: String) -> Int? {
         guard let letter = name.first, let natural = letters[Character(letter.lowercased())] else { return nil }

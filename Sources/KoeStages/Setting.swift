@@ -35,6 +35,10 @@ public struct Setting: Sendable {
     public let defaultValue: Double?
     /// Whether the number is a ratio a control moves on a logarithmic scale.
     public let isLogarithmic: Bool
+    /// Whether a running voice takes a change to it (`koe live --set`, the live panel). Not live: tempo (a stream
+    /// keeps time), the vocoder switch and the analysis (fixed when the changer is made, its latency with them),
+    /// and the files (a new pitch curve's points would be freed on the audio thread; an F0 file is one input's).
+    package let changesLive: Bool
     /// One line of help.
     public let summary: String
 
@@ -74,7 +78,7 @@ public struct Setting: Sendable {
 
     private init(
         _ name: String, _ kind: Kind, _ unit: String = "", range: ClosedRange<Double>? = nil, default defaultValue: Double? = nil,
-        logarithmic: Bool = false, _ summary: String
+        logarithmic: Bool = false, live: Bool = false, _ summary: String
     ) {
         self.name = name
         self.kind = kind
@@ -82,6 +86,7 @@ public struct Setting: Sendable {
         self.range = range
         self.defaultValue = defaultValue
         self.isLogarithmic = logarithmic
+        self.changesLive = live
         self.summary = summary
     }
 
@@ -89,23 +94,23 @@ public struct Setting: Sendable {
     /// off towards infinity rather than towards a voice, and a formant leaves the band.
     private static let ratios = 1.0 / 16...16
 
-    package static let preset = Setting("preset", .text, "name", "A named voice (see `koe presets`); explicit settings override it.")
-    package static let pitch = Setting("pitch", .number, "ratio", range: ratios, default: 1, logarithmic: true, "F0 ratio: 2 is an octave up.")
+    package static let preset = Setting("preset", .text, "name", live: true, "A named voice (see `koe presets`); explicit settings override it.")
+    package static let pitch = Setting("pitch", .number, "ratio", range: ratios, default: 1, logarithmic: true, live: true, "F0 ratio: 2 is an octave up.")
     package static let semitones = Setting(
-        "semitones", .number, "semitones", range: -48...48, default: 0, "The pitch as a shift in semitones (instead of pitch).")
+        "semitones", .number, "semitones", range: -48...48, default: 0, live: true, "The pitch as a shift in semitones (instead of pitch).")
     package static let pitchMedian = Setting(
-        "pitch_median", .number, "Hz", range: 10...5000,
+        "pitch_median", .number, "Hz", range: 10...5000, live: true,
         "Move the median F0 of voiced frames to this, as Praat's \"new pitch median\".")
     package static let pitchRange = Setting(
-        "pitch_range", .number, "ratio", range: 0...10, default: 1,
+        "pitch_range", .number, "ratio", range: 0...10, default: 1, live: true,
         "Scale F0 excursions around the median in log-F0: 0 monotone, 1 unchanged. A file's median comes from a first pass over it; a stream uses the running median.")
     package static let formant = Setting(
-        "formant", .number, "ratio", range: ratios, default: 1, logarithmic: true,
+        "formant", .number, "ratio", range: ratios, default: 1, logarithmic: true, live: true,
         "Scale the spectral envelope's frequency axis: above 1 moves formants up.")
     package static let tempo = Setting(
         "tempo", .number, "ratio", range: ratios, default: 1, logarithmic: true,
         "Speed (2 = twice as fast) with pitch and formants kept; a file's setting, not a stream's.")
-    package static let whisper = Setting("whisper", .flag, "", "Replace the voice's excitation by noise: breath only.")
+    package static let whisper = Setting("whisper", .flag, "", live: true, "Replace the voice's excitation by noise: breath only.")
     package static let vocoder = Setting("vocoder", .flag, "", "Run the vocoder even when the voice is unchanged (analysis and resynthesis).")
     package static let pitchCurve = Setting(
         "pitch_curve", .text, "file",
@@ -114,30 +119,30 @@ public struct Setting: Sendable {
         "f0_file", .text, "file",
         "F0 in Hz for each analysis frame (0 = unvoiced), replacing the analysed F0: a float64 .npy as `koe analyze` writes f0.npy, or text with one value a line. Its length must be the input's frame count.")
     package static let snap = Setting(
-        "snap", .text, "key:scale",
+        "snap", .text, "key:scale", live: true,
         "Pull voiced F0 to the nearest note: chromatic, or KEY:SCALE such as C:major, A:minor, F#:dorian (\(MusicalScale.modeNames)).")
     package static let snapStrength = Setting(
-        "snap_strength", .number, range: 0...1, default: 1, "How far snap moves F0 to its note: 0 not at all, 1 all the way.")
+        "snap_strength", .number, range: 0...1, default: 1, live: true, "How far snap moves F0 to its note: 0 not at all, 1 all the way.")
     package static let snapSpeed = Setting(
-        "snap_speed", .number, "ms", range: 0...10_000, default: 0,
+        "snap_speed", .number, "ms", range: 0...10_000, default: 0, live: true,
         "Time constant with which snap reaches a note (0: at once; up to 10 s: slower than that a note never arrives).")
     package static let a4 = Setting(
-        "a4", .number, "Hz", range: 400...480, default: 440, "Tuning of snap: A4, from baroque's 415 Hz to the highest orchestras'.")
+        "a4", .number, "Hz", range: 400...480, default: 440, live: true, "Tuning of snap: A4, from baroque's 415 Hz to the highest orchestras'.")
     package static let vibrato = Setting(
-        "vibrato", .text, "hz:cents", "Sinusoidal vibrato on voiced frames: vibrato_rate:vibrato_depth, such as 5.5:50.")
+        "vibrato", .text, "hz:cents", live: true, "Sinusoidal vibrato on voiced frames: vibrato_rate:vibrato_depth, such as 5.5:50.")
     package static let vibratoRate = Setting(
-        "vibrato_rate", .number, "Hz", range: 0...20, default: 0,
+        "vibrato_rate", .number, "Hz", range: 0...20, default: 0, live: true,
         "Vibrato's oscillations a second, from none (0) or a slow swell to a fast trill; well below half the frame rate.")
     package static let vibratoDepth = Setting(
-        "vibrato_depth", .number, "cents", range: 0...1200, default: 50, "Vibrato's peak deviation from F0, up to an octave either way.")
+        "vibrato_depth", .number, "cents", range: 0...1200, default: 50, live: true, "Vibrato's peak deviation from F0, up to an octave either way.")
     package static let eq = Setting(
-        "eq", .text, "type:freq[:gain-db[:q]]",
+        "eq", .text, "type:freq[:gain-db[:q]]", live: true,
         "An EQ band, repeatable; TYPE is peak, lowshelf, highshelf, lowpass or highpass (e.g. peak:1000:6:1.4).")
-    package static let geq = Setting("geq", .text, "g1,...,g10", "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).")
+    package static let geq = Setting("geq", .text, "g1,...,g10", live: true, "10-band graphic EQ: gains in dB at 31.25 Hz ... 16 kHz (octaves).")
     /// Beyond ±60 dB a gain only amplifies rounding noise, and far beyond, a band's amplitude 10^(dB/40) overflows.
-    package static let gain = Setting("gain", .number, "dB", range: -60...60, default: 0, "Output gain.")
+    package static let gain = Setting("gain", .number, "dB", range: -60...60, default: 0, live: true, "Output gain.")
     package static let noLimit = Setting(
-        "no_limit", .flag, "", "Turn off the output limiter: samples beyond full scale are clipped and counted instead.")
+        "no_limit", .flag, "", live: true, "Turn off the output limiter: samples beyond full scale are clipped and counted instead.")
     package static let f0Method = Setting("f0_method", .text, "dio|harvest", "F0 estimator.")
     package static let framePeriod = Setting(
         "frame_period", .number, "ms", range: AnalysisOptions.streamingFramePeriods, default: AnalysisOptions().framePeriod,

@@ -85,6 +85,13 @@ package final class VoiceShift: BackgroundStage {
     /// Median F0 of the voiced frames sent to synthesis so far, in Hz; nil before any.
     package var medianOutputF0: Double? { work.medians.output }
 
+    /// The F0 of the frame last sent to synthesis, as analysed and as changed, in Hz (0: unvoiced); nil when the
+    /// stage works on threads of the pool, which synthesise on a thread of their own.
+    package var latestF0: (input: Double, output: Double)? {
+        guard case .onCaller(let resynthesis) = work else { return nil }
+        return resynthesis.latestF0
+    }
+
     package var lengthRatio: Double { 1 / voice.tempo }
 
     /// Changes the voice from the blocks the next `process` settles on, gliding there once the stream has
@@ -205,6 +212,8 @@ final class Resynthesis {
     private var scratch: ParameterFrame
     private var inputMedian = MedianTracker()
     private var outputMedian = MedianTracker()
+    /// The last frame's F0, analysed and changed, in Hz (0: unvoiced).
+    private(set) var latestF0 = (input: 0.0, output: 0.0)
 
     /// `isCausal`: synthesize for live use (`StreamingSynthesizer.isCausal`).
     init(voice: VoiceSettings, sampleRate: Int, framePeriod: Double, fftSize: Int, glideFrames: Int, isCausal: Bool) {
@@ -263,6 +272,7 @@ final class Resynthesis {
                 aperiodicity: block.aperiodicity, row: row, into: &scratch)
             if block.f0[row] > 0 { inputMedian.add(block.f0[row]) }
             if scratch.f0 > 0 { outputMedian.add(scratch.f0) }
+            latestF0 = (block.f0[row], scratch.f0)
             timeline.add(&scratch)
             while let output = timeline.nextOutputFrame() {
                 append(output)

@@ -13,7 +13,10 @@ extension Dio {
     ///    of it, as DIO itself prefers among bands that agree (the nearest is often a weaker band's, off by 1-3 %);
     /// 3. failing that, the run holds the last F0 if the input is clearly periodic at it;
     /// 4. a frame after an unvoiced one starts a run at DIO's best candidate if that is steady (a low score) and
-    ///    the input clearly periodic at it.
+    ///    the input clearly periodic at it; or resumes one, while the last run's credit lasts, if the input is
+    ///    fairly periodic at it and the look-ahead's next frames carry on from it (a deep voice's run that broke
+    ///    off where DIO's window lost it, or at an octave error, would otherwise wait for a clearly periodic frame,
+    ///    and its weaker middle was heard as a whisper).
     /// Periodicity is `Periodicity`'s correlation at the F0, from the samples the frame's look-ahead brought.
     /// Credit is the hysteresis: a clearly periodic frame gives the run `creditFrames`, a frame DIO voices on weakly
     /// periodic input at least half that, and each frame on less spends one, as does each unvoiced frame. A run
@@ -29,6 +32,11 @@ extension Dio {
         static let creditFrames = 8
         /// Highest DIO score (the relative spread of a band's four event frequencies) a run may start at.
         static let steadyScore = 0.1
+        /// Correlation at or above which the input is fairly periodic: enough to resume a run that the look-ahead
+        /// confirms.
+        static let fairlyPeriodic = 0.6
+        /// Frames after the one decided that must carry a steady candidate near its F0 to confirm it: 25 ms.
+        static let confirmingFrames = 5
 
         let allowedRange: Double
         /// Frames unvoiced at either end of the signal, as in DIO's contour repair.
@@ -46,11 +54,12 @@ extension Dio {
         /// frame count.
         mutating func decide(
             frame: Int, dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>,
-            frameCount: Int?, periodicity: (Double) -> Double
+            ahead: Ahead, frameCount: Int?, periodicity: (Double) -> Double
         ) -> Double {
             let inMargin = frame < margin || frameCount.map { frame >= $0 - margin } ?? false
             let (f0, followed) = inMargin
-                ? (dio, dio) : decided(dio: dio, candidates: candidates, scores: scores, periodicity: periodicity)
+                ? (dio, dio)
+                : decided(dio: dio, candidates: candidates, scores: scores, ahead: ahead, periodicity: periodicity)
             if f0 == 0 {
                 credit = max(0, credit - 1)
             }
@@ -60,7 +69,7 @@ extension Dio {
 
         /// The frame's F0, and the F0 the run follows from it (the same but in step 2).
         private mutating func decided(
-            dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>,
+            dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>, ahead: Ahead,
             periodicity: (Double) -> Double
         ) -> (f0: Double, followed: Double) {
             if dio > 0 {
@@ -87,11 +96,44 @@ extension Dio {
             for band in 1..<candidates.count where scores[band] < scores[best] {
                 best = band
             }
-            guard candidates[best] > 0, scores[best] <= Self.steadyScore,
-                  periodicity(candidates[best]) >= Self.clearlyPeriodic
-            else { return (0, 0) }
-            credit = Self.creditFrames
+            guard candidates[best] > 0, scores[best] <= Self.steadyScore else { return (0, 0) }
+            let correlation = periodicity(candidates[best])
+            if correlation >= Self.clearlyPeriodic {
+                credit = Self.creditFrames
+            } else if credit > 0, correlation >= Self.fairlyPeriodic,
+                      ahead.isSteady(near: candidates[best], within: allowedRange) {
+                credit = Self.creditFrames / 2
+            } else {
+                return (0, 0)
+            }
             return (candidates[best], candidates[best])
+        }
+
+        /// The candidates and scores of the frames after the one decided, as far as the look-ahead reveals them
+        /// (a band a cell, row after row).
+        struct Ahead {
+            let candidates: UnsafeBufferPointer<Double>
+            let scores: UnsafeBufferPointer<Double>
+            let bands: Int
+
+            /// Whether each of the next `confirmingFrames` frames has a steady candidate within `range` of the one
+            /// before, starting from `f0`: the voice goes on past the frame.
+            func isSteady(near f0: Double, within range: Double) -> Bool {
+                guard bands > 0, candidates.count >= LiveVoicing.confirmingFrames * bands else { return false }
+                var followed = f0
+                for row in 0..<LiveVoicing.confirmingFrames {
+                    var next = 0.0
+                    for cell in (row * bands)..<((row + 1) * bands)
+                    where candidates[cell] > 0 && scores[cell] <= LiveVoicing.steadyScore
+                        && abs(candidates[cell] / followed - 1) <= range
+                        && abs(candidates[cell] - followed) < abs(next - followed) {
+                        next = candidates[cell]
+                    }
+                    guard next > 0 else { return false }
+                    followed = next
+                }
+                return true
+            }
         }
 
         /// Renews the credit on a clearly periodic frame; spends a frame of it on one not even weakly periodic.

@@ -372,7 +372,11 @@ package final class StreamingDio {
             windowScores.withUnsafeBufferPointer { scores in
                 voicing.decide(
                     frame: frame, dio: dio, candidates: UnsafeBufferPointer(rebasing: candidates[cells]),
-                    scores: UnsafeBufferPointer(rebasing: scores[cells]), frameCount: frameCount
+                    scores: UnsafeBufferPointer(rebasing: scores[cells]),
+                    ahead: Dio.LiveVoicing.Ahead(
+                        candidates: UnsafeBufferPointer(rebasing: candidates[cells.upperBound...]),
+                        scores: UnsafeBufferPointer(rebasing: scores[cells.upperBound...]), bands: bands),
+                    frameCount: frameCount
                 ) { [periodicity] f0 in
                     periodicity.correlation(around: centre, f0: f0, available: available)
                 }

@@ -110,8 +110,8 @@ struct EqualizerOptions: ParsableArguments {
     var explicitBands: [EqualizerBand] = []
 
     /// Gains and the gain may be negative: taken as values even when they start with a minus sign.
-    @Option(name: .customLong("geq"), parsing: .unconditional, help: .setting("geq"), transform: parsed(Self.graphicBands))
-    var graphicBands: [EqualizerBand]?
+    @Option(name: .customLong("geq"), parsing: .unconditional, help: .setting("geq"), transform: parsed(GraphicEqualizer.init(parsing:)))
+    var graphicEQ: GraphicEqualizer?
 
     @Option(parsing: .unconditional, help: .setting("gain"))
     var gain: Double?
@@ -122,14 +122,7 @@ struct EqualizerOptions: ParsableArguments {
 
     /// The explicit bands: the `--eq` ones, then the graphic EQ's. They follow the preset's.
     var bands: [EqualizerBand] {
-        explicitBands + (graphicBands ?? [])
-    }
-
-    /// The graphic EQ's bands, read as a conversion reads its `geq` setting.
-    private static func graphicBands(_ gains: String) throws(KoeError) -> [EqualizerBand] {
-        var settings = ConversionSettings()
-        try settings.set("geq", to: gains)
-        return settings.equalizer
+        explicitBands + (graphicEQ?.bands ?? [])
     }
 }
 

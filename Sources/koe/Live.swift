@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import Koe
 import KoeLive
+import KoePanel
 import Synchronization
 
 /// `koe live`: capture, change, play (or offer as a virtual microphone). Parses, validates, wires the devices to
@@ -19,8 +20,13 @@ struct Live: ParsableCommand {
             and offers the changed voice as a PipeWire source described as NAME (node name: NAME lowercased, \
             other characters as _), mono at the graph's rate, which every PipeWire and PulseAudio program can \
             pick as its microphone. The latency printed is koe's plus the graph's quantum. While it runs, \
-            `koe live --set NAME pitch=R formant=R semitones=N gain=DB` changes its voice from any shell (through a socket in \
-            $XDG_RUNTIME_DIR). SIGINT ends it with exit status 130, SIGTERM with 0; the source goes with it.
+            `koe live --set NAME pitch=R gain=DB snap=C:major ...` changes its voice from any shell (any setting \
+            `koe settings` marks live, through a socket in $XDG_RUNTIME_DIR). SIGINT ends it with exit status 130, \
+            SIGTERM with 0; the source goes with it.
+
+            With --panel, koe serves a page on 127.0.0.1 with a control for every live setting, the presets, a \
+            bypass switch, level meters and a chart of F0 in and out, and prints its address (with a token no \
+            other page knows) on one line of standard output; --open hands it to xdg-open.
             """)
 
     @Option(help: ArgumentHelp("Capture device: a name (or its start) or a number from --list-devices (default: the system's); with --virtual-mic, a PipeWire node's name or description.", valueName: "dev"))
@@ -29,11 +35,20 @@ struct Live: ParsableCommand {
     @Option(name: .customLong("virtual-mic"), help: ArgumentHelp("Offer the changed voice as a PipeWire source described as NAME, instead of playing it.", valueName: "name"))
     var virtualMic: String?
 
-    @Option(name: .customLong("set"), help: ArgumentHelp("Change the voice of the running koe live --virtual-mic NAME to the settings that follow (pitch=R, formant=R, semitones=N, gain=DB), then exit.", valueName: "name"))
+    @Option(name: .customLong("set"), help: ArgumentHelp("Change the voice of the running koe live --virtual-mic NAME to the settings that follow (pitch=R, gain=DB, snap=C:major, ...), then exit.", valueName: "name"))
     var setTarget: String?
 
-    @Argument(help: ArgumentHelp("With --set: any of pitch=R, formant=R, semitones=N and gain=DB, as --pitch, --formant, --semitones and --gain take them.", valueName: "setting"))
+    @Argument(help: ArgumentHelp("With --set: NAME=VALUE for any setting koe settings marks live (pitch, formant, gain, eq, geq, snap, vibrato_rate, preset, bypass, ...), as the options take them; off unsets snap, pitch_median, vibrato, eq and geq.", valueName: "setting"))
     var settings: [String] = []
+
+    @Flag(help: "Serve a control page on 127.0.0.1 and print its address (see --panel-port, --open).")
+    var panel = false
+
+    @Option(name: .customLong("panel-port"), help: ArgumentHelp("The panel's port (default: a free one).", valueName: "port"))
+    var panelPort: Int?
+
+    @Flag(help: "Open the panel in the desktop's browser (xdg-open).")
+    var open = false
 
     @Option(help: ArgumentHelp("Playback device: a name (or its start) or a number from --list-devices (default: the system's).", valueName: "dev"))
     var output: String?
@@ -50,8 +65,8 @@ struct Live: ParsableCommand {
     func validate() throws {
         if setTarget != nil {
             if settings.isEmpty { throw ValidationError("--set NAME needs settings: \(LiveControl.usage)") }
-            if virtualMic != nil || input != nil || output != nil || listDevices {
-                throw ValidationError("--set changes a running virtual microphone: it takes no device option")
+            if virtualMic != nil || input != nil || output != nil || listDevices || panel {
+                throw ValidationError("--set changes a running virtual microphone: it takes no device or panel option")
             }
             var options = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
             try curves.apply(to: &options)
@@ -69,6 +84,15 @@ struct Live: ParsableCommand {
         // A stray word is a setting without --set, or the value of an option koe live does not have.
         if let word = settings.first {
             throw ValidationError("unexpected argument '\(word)': settings such as pitch=1.2 go with --set NAME (see koe live --help)")
+        }
+        if (panelPort != nil || open) && !panel {
+            throw ValidationError("--panel-port and --open go with --panel")
+        }
+        if let panelPort, !(1...65535).contains(panelPort) {
+            throw ValidationError("--panel-port must be between 1 and 65535 (got \(panelPort))")
+        }
+        if panel && listDevices {
+            throw ValidationError("--list-devices lists and exits: it takes no --panel")
         }
         if virtualMic != nil && (output != nil || listDevices) {
             throw ValidationError("--virtual-mic offers the voice as a source: it takes no --output or --list-devices")
@@ -105,19 +129,24 @@ struct Live: ParsableCommand {
         }
         let sampleRate = outputDevice.defaultSampleRate
         let engine = LiveEngine(changer: try makeChanger(sampleRate: Int(sampleRate)))
+        let voice = try liveSettings(engine)
+        let panel = try makePanel(voice, engine)
         let stream = try LiveStream(
             library: library, engine: engine, input: inputDevice, output: outputDevice, sampleRate: sampleRate)
         let latency = Double(engine.changer.latency) / sampleRate + stream.deviceLatency
+        engine.report(latency: latency)
 
         let keys = LiveKeys()
         defer { keys.restore() }
         LiveMemory.prefault()
         try stream.start()
-        let status = LiveStatus(engine: engine, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
+        start(panel)
+        let status = LiveStatus(engine: engine, voice: voice, latency: { latency }, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
         while !quit && LiveSignals.received == 0 && stream.isActive {
             usleep(50_000)
-            quit = keys.steer(engine)
+            quit = keys.steer(voice)
+            voice.collect()
             status.show()
         }
         stream.stop()
@@ -132,6 +161,8 @@ struct Live: ParsableCommand {
         let microphone = try VirtualMicrophone(description: name, input: input)
         let sampleRate = microphone.sampleRate
         let engine = LiveEngine(changer: try makeChanger(sampleRate: sampleRate))
+        let voice = try liveSettings(engine)
+        let panel = try makePanel(voice, engine)
         let changerLatency = engine.changer.latency
         var control: LiveControl?
         do {
@@ -144,6 +175,7 @@ struct Live: ParsableCommand {
         // The quantum is known from the first cycle, which comes within one once the capture runs.
         for _ in 0..<Int(VirtualMicrophone.timeout * 100) where microphone.quantum == 0 { usleep(10_000) }
         let latency = { Double(changerLatency + microphone.quantum) / Double(sampleRate) }
+        engine.report(latency: latency())
         let breakdown = {
             " (koe \(LiveStatus.fixed(Double(changerLatency) / Double(sampleRate) * 1000, 1)) ms + quantum \(microphone.quantum) frames)"
         }
@@ -151,16 +183,19 @@ struct Live: ParsableCommand {
             "virtual mic '\(name)' (node \(try VirtualMicrophone.nodeName(for: name))) from \(microphone.input) at "
                 + "\(sampleRate) Hz, latency \(LiveStatus.fixed(latency() * 1000, 1)) ms\(breakdown()); change it with: "
                 + "koe live --set '\(name)' pitch=R formant=R")
+        start(panel)
 
         let keys = LiveKeys()
         defer { keys.restore() }
-        let status = LiveStatus(engine: engine, latency: latency, breakdown: breakdown, onTerminal: isatty(STDERR_FILENO) != 0)
+        let status = LiveStatus(engine: engine, voice: voice, latency: latency, breakdown: breakdown, onTerminal: isatty(STDERR_FILENO) != 0)
         var quit = false
         var failure: String?
         while !quit && LiveSignals.received == 0 {
             usleep(50_000)
-            quit = keys.steer(engine)
-            control?.serve(engine)
+            quit = keys.steer(voice)
+            control?.serve(voice)
+            voice.collect()
+            engine.report(latency: latency())
             failure = microphone.failure
             if failure != nil { break }
             status.show()
@@ -180,15 +215,35 @@ struct Live: ParsableCommand {
         }
     }
 
-    /// The preset's voice and EQ, the explicit options over them, and the analysis asked for.
+    /// A changer with the analysis asked for.
     private func makeChanger(sampleRate: Int) throws -> VoiceChanger {
         var options = VoiceChanger.Options()
         options.analysis = analysis.streamingOptions(liveByDefault: true)
-        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+        return try VoiceChanger(sampleRate: sampleRate, channels: 1, options: options)
+    }
+
+    /// The voice the stream starts with, taken by `engine`'s changer: the preset's voice and EQ, the explicit
+    /// options over them; `--set`, the keys and the panel change it from there.
+    private func liveSettings(_ engine: LiveEngine) throws -> LiveSettings {
         var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
         try curves.apply(to: &settings)
-        try changer.apply(settings)
-        return changer
+        settings.equalizer = equalizer.explicitBands
+        return try LiveSettings(engine: engine, settings: settings, graphicEQ: equalizer.graphicEQ)
+    }
+
+    /// The panel, listening from now on when asked for (a port that is taken is an error before any audio runs).
+    private func makePanel(_ voice: LiveSettings, _ engine: LiveEngine) throws -> LivePanel? {
+        guard panel else { return nil }
+        return try LivePanel(settings: voice, engine: engine, port: panelPort)
+    }
+
+    /// Serves the panel, prints its address on one line of standard output, and opens it when asked.
+    private func start(_ panel: LivePanel?) {
+        guard let panel else { return }
+        panel.start { Report.warning($0) }
+        print("koe live panel: \(panel.url)")
+        fflush(nil)
+        if open { PanelBrowser.open(panel.url) { Report.warning($0) } }
     }
 }
 
@@ -237,15 +292,15 @@ final class LiveKeys {
         if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
     }
 
-    /// Applies the keys pressed since the last call to `engine`'s voice (the arrows nudge the pitch and formants);
+    /// Applies the keys pressed since the last call to the voice (the arrows nudge the pitch and formants);
     /// true once q was pressed.
-    func steer(_ engine: LiveEngine) -> Bool {
+    func steer(_ voice: LiveSettings) -> Bool {
         var quit = false
         while let key = next() {
             switch key {
             case .quit: quit = true
-            case .pitch(let steps): engine.nudge(pitch: steps)
-            case .formant(let steps): engine.nudge(formant: steps)
+            case .pitch(let steps): voice.nudge(pitch: steps)
+            case .formant(let steps): voice.nudge(formant: steps)
             }
         }
         return quit
@@ -287,6 +342,7 @@ final class LiveKeys {
 /// The one-line status on a terminal, and the summary line at the end.
 final class LiveStatus {
     private let engine: LiveEngine
+    private let voice: LiveSettings
     /// What a listener waits, in seconds, now (a PipeWire graph's quantum can change while it runs).
     private let latency: () -> Double
     private let onTerminal: Bool
@@ -295,8 +351,12 @@ final class LiveStatus {
     /// Where the latency comes from, for the summary (empty: nothing to add).
     private let breakdown: () -> String
 
-    init(engine: LiveEngine, latency: @escaping () -> Double, breakdown: @escaping () -> String = { "" }, onTerminal: Bool) {
+    init(
+        engine: LiveEngine, voice: LiveSettings, latency: @escaping () -> Double, breakdown: @escaping () -> String = { "" },
+        onTerminal: Bool
+    ) {
         self.engine = engine
+        self.voice = voice
         self.latency = latency
         self.breakdown = breakdown
         self.onTerminal = onTerminal
@@ -306,8 +366,9 @@ final class LiveStatus {
         let inLevel = Self.decibels(LiveEngine.takePeak(engine.inputPeak))
         let outLevel = Self.decibels(LiveEngine.takePeak(engine.outputPeak))
         guard onTerminal else { return }
-        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(engine.pitch, 2))"
-            + "  formant \(Self.fixed(engine.formant, 2))  latency \(Int((latency() * 1000).rounded())) ms"
+        let now = voice.current.settings.voice
+        let line = "in \(Self.meter(inLevel)) out \(Self.meter(outLevel))  pitch \(Self.fixed(now.pitch, 2))"
+            + "  formant \(Self.fixed(now.formant, 2))  latency \(Int((latency() * 1000).rounded())) ms"
             + "  xruns \(engine.xruns.load(ordering: .relaxed))  [arrows, q]"
         Self.write("\r" + line + "\u{1B}[K")
     }

@@ -39,7 +39,7 @@ struct Presets: TableListing {
 
     /// `{"female": {"f0_median_hz": 210, "vocal_tract_length_cm": 14.5, "source": "...", "summary": "...",
     /// "pitch": 1.7, "formant": 1.15, ...}, ...}`, keys sorted; an effect's target fields are null.
-    static var jsonObject: [String: Any] {
+    static var json: String {
         var table: [String: Any] = [:]
         for preset in Preset.all {
             let voice = preset.voice
@@ -50,6 +50,6 @@ struct Presets: TableListing {
                 "whisper": voice.whisper, "eq": preset.bands.map { "\($0)" },
             ] as [String: Any]
         }
-        return table
+        return jsonLine(table)
     }
 }

@@ -31,14 +31,14 @@ protocol TableListing: ParsableCommand {
     var json: Bool { get }
     /// A row a line, a cell a column.
     static var rows: [[String]] { get }
-    /// The table keyed by its rows' names.
-    static var jsonObject: [String: Any] { get }
+    /// The table as one JSON object keyed by its rows' names.
+    static var json: String { get }
 }
 
 extension TableListing {
     func run() {
         if json {
-            print(jsonLine(Self.jsonObject))
+            print(Self.json)
         } else {
             printColumns(Self.rows)
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Koe
+import KoePanel
 
 struct Settings: TableListing {
     static let configuration = CommandConfiguration(
@@ -32,16 +33,7 @@ struct Settings: TableListing {
     }
 
     /// The table as one JSON object, keys sorted: `{"pitch": {"type": "number", "unit": "ratio", "minimum":
-    /// 0.0625, "maximum": 16, "default": 1, "logarithmic": true, "flag": "--pitch", "help": "..."}, ...}`.
-    static var jsonObject: [String: Any] {
-        var table: [String: Any] = [:]
-        for setting in Setting.all {
-            table[setting.name] = [
-                "type": setting.type, "unit": setting.unit, "minimum": setting.range?.lowerBound ?? NSNull(),
-                "maximum": setting.range?.upperBound ?? NSNull(), "default": setting.defaultValue ?? NSNull(),
-                "logarithmic": setting.isLogarithmic, "flag": setting.flag, "help": setting.summary,
-            ] as [String: Any]
-        }
-        return table
-    }
+    /// 0.0625, "maximum": 16, "default": 1, "logarithmic": true, "live": true, "flag": "--pitch", "help": "..."},
+    /// ...}`; `live` says whether `koe live --set` and the panel change it while the voice runs.
+    static var json: String { PanelDocument.table }
 }

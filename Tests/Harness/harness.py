@@ -1,7 +1,8 @@
-"""What the suites that start servers of their own share (Tests/Plugins, Tests/VirtualMic, Tests/Cluster): a check
-that fails with one line, the programs a suite starts (each writing to a log of its own, stopped by PID however the
-suite ends), one PASS or FAIL line a check with the closing count, and what the audio suites play and ask koe.
-Beside it, measures.py (what they measure on audio) and terminal.py (koe live on a pseudo-terminal)."""
+"""What the suites that start servers of their own share (Tests/Plugins, Tests/VirtualMic, Tests/Panel, Tests/Cluster):
+a check that fails with one line, the programs a suite starts (each writing to a log of its own, stopped by PID
+however the suite ends), one PASS or FAIL line a check with the closing count, and what the audio suites play and
+ask koe. Beside it, measures.py (what they measure on audio), terminal.py (koe live on a pseudo-terminal) and
+pipewire.py (a private PipeWire session)."""
 
 import argparse
 import contextlib

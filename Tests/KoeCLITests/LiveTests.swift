@@ -54,4 +54,17 @@ import Testing
             #expect(refused.standardError.contains(words), "\(arguments): stderr: \(refused.standardError)")
         }
     }
+
+    /// The panel's options, checked before any device or PipeWire is reached.
+    @Test func panelUsage() throws {
+        for (arguments, words) in [(["live", "--panel-port", "8765"], "--panel-port and --open go with --panel"),
+                                   (["live", "--open"], "--panel-port and --open go with --panel"),
+                                   (["live", "--panel", "--panel-port", "0"], "--panel-port must be between 1 and 65535 (got 0)"),
+                                   (["live", "--panel", "--list-devices"], "--list-devices lists and exits: it takes no --panel"),
+                                   (["live", "--set", "koe cli test", "pitch=1.2", "--panel"], "it takes no device or panel option")] {
+            let refused = try koe.run(arguments)
+            #expect(refused.status == 2, "\(arguments): exit status \(refused.status)")
+            #expect(refused.errorLines.count == 1 && refused.standardError.contains(words), "\(arguments): stderr: \(refused.standardError)")
+        }
+    }
 }

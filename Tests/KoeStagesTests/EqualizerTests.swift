@@ -234,4 +234,34 @@ private let soxEquivalents: [SoxEquivalent] = [
         #expect(abs(try level(1000 * 2.0.squareRoot()) - 3) < 0.1)
         #expect(abs(try level(1000 / 2.0.squareRoot()) - 3) < 0.1)
     }
+
+    /// A design taken between two blocks (koe live's audio thread) glides as `set(bands:)` does, sample for sample,
+    /// and hands back the bands it replaced, to be freed where the design was made.
+    @Test func takingADesignGlidesAsSettingTheBands() throws {
+        let input = Signals.whiteNoise(count: 4800)
+        let before = [try EqualizerBand(parsing: "peak:1000:6")]
+        let after = try ["lowshelf:200:-4", "highpass:80", "peak:3000:3:2"].map { try EqualizerBand(parsing: $0) }
+        func run(taking: Bool) throws -> (output: [Double], replaced: [EqualizerBand]) {
+            let equalizer = try Equalizer(bands: before, sampleRate: 16000, glideSamples: 480)
+            equalizer.reserveRealTimeBands()
+            var output = input
+            var replaced: [EqualizerBand] = []
+            output.withUnsafeMutableBufferPointer { equalizer.apply(UnsafeMutableBufferPointer(rebasing: $0[..<1000])) }
+            if taking {
+                var design = try Equalizer.Design(bands: after, sampleRate: 16000)
+                equalizer.take(&design, gliding: true)
+                replaced = design.bands
+            } else {
+                try equalizer.set(bands: after)
+            }
+            output.withUnsafeMutableBufferPointer { equalizer.apply(UnsafeMutableBufferPointer(rebasing: $0[1000...])) }
+            #expect(equalizer.bands == after)
+            return (output, replaced)
+        }
+        let taken = try run(taking: true), set = try run(taking: false)
+        #expect(taken.output == set.output, "largest difference \(largestDifference(taken.output, set.output))")
+        #expect(taken.replaced == before)
+        let many = (1...(Equalizer.realTimeBands + 1)).map { EqualizerBand(kind: .peak, frequency: Double(100 * $0), gainDB: 1) }
+        #expect(throws: KoeError.self) { _ = try Equalizer.Design(bands: many, sampleRate: 16000) }
+    }
 }

@@ -421,4 +421,56 @@ import TestSupport
         #expect(throws: KoeError.invalidArgument("formant must be between 0.0625 and 16 (got 40)")) { try changer.apply(wide) }
         #expect(changer.voice.formant == settings.voice.formant, "a refused apply changes nothing")
     }
+
+    /// A change made ready on another thread and taken between blocks (`prepare`, `take`: what koe live's audio
+    /// thread does) gives what `apply` gives at the same moment, sample for sample: the same glides.
+    @Test func aChangeTakenGivesWhatApplyGives() throws {
+        let input = Signals.speechLike(sampleRate: sampleRate)
+        var settings = ConversionSettings()
+        try settings.set("pitch", to: "1.4")
+        try settings.set("formant", to: "0.9")
+        try settings.set("eq", to: "peak:1500:6:1.4")
+        try settings.set("geq", to: "3,0,0,0,0,-4,0,0,0,0")
+        try settings.set("gain", to: "-3")
+        func run(taking: Bool) throws -> [Double] {
+            let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+            changer.equalizer = [EqualizerBand(kind: .lowshelf, frequency: 200, gainDB: 4)]
+            let half = input.count / 2
+            var out = try changer.process([Array(input[..<half])])[0]
+            if taking { changer.take(try changer.prepare(settings)) } else { try changer.apply(settings) }
+            out += try changer.process([Array(input[half...])])[0]
+            return out + (try changer.finish(as: Double.self))[0]
+        }
+        let taken = try run(taking: true), applied = try run(taking: false)
+        #expect(taken == applied, "largest difference \(largestDifference(taken, applied))")
+    }
+
+    /// `prepare` refuses what `apply` refuses, and more EQ bands than a live voice takes without allocating.
+    @Test func prepareRefusesWhatApplyRefuses() throws {
+        let changer = try VoiceChanger(sampleRate: 16000, channels: 1)
+        var tempo = ConversionSettings()
+        tempo.voice.tempo = 1.2
+        var aboveNyquist = ConversionSettings()
+        aboveNyquist.equalizer = [EqualizerBand(kind: .peak, frequency: 9000, gainDB: 3)]
+        var many = ConversionSettings()
+        many.equalizer = (1...33).map { EqualizerBand(kind: .peak, frequency: Double(100 * $0), gainDB: 1) }
+        for settings in [tempo, aboveNyquist, many] {
+            #expect(throws: KoeError.self) { _ = try changer.prepare(settings) }
+        }
+        many.equalizer.removeLast()
+        _ = try changer.prepare(many)
+    }
+
+    /// The F0 the vocoder heard and made, frame by frame, for koe live's chart: the made one is the heard one
+    /// times the pitch ratio on a voiced vowel.
+    @Test func latestF0IsTheHeardF0TimesTheRatio() throws {
+        let changer = try VoiceChanger(sampleRate: sampleRate, channels: 1)
+        changer.voice.pitch = 1.5
+        #expect(changer.latestF0.map { $0.input == 0 && $0.output == 0 } == true, "before any frame")
+        let vowel = Signals.vowel(f0: 140, sampleRate: sampleRate, duration: 1)
+        _ = try changer.process([vowel])
+        let f0 = try #require(changer.latestF0)
+        #expect(abs(f0.input / 140 - 1) < 0.05, "heard \(f0.input) Hz")
+        #expect(abs(f0.output / f0.input - 1.5) < 1e-9, "made \(f0.output) Hz from \(f0.input) Hz")
+    }
 }

@@ -17,14 +17,22 @@ import TestSupport
         var correlation = 0.0
     }
 
-    /// Decides `frames` in order, after the leading margin; returns the F0 of each.
+    /// Decides `frames` in order, after the leading margin, each with the frames after it as its look-ahead;
+    /// returns the F0 of each.
     private func decide(_ frames: [Frame], frameCount: Int? = nil) -> [Double] {
         var voicing = Dio.LiveVoicing(options: Dio.Options(), margin: margin)
+        let bands = frames.first?.candidates.count ?? 0
+        let allCandidates = frames.flatMap(\.candidates), allScores = frames.flatMap(\.scores)
         return frames.enumerated().map { index, frame in
-            frame.candidates.withUnsafeBufferPointer { candidates in
-                frame.scores.withUnsafeBufferPointer { scores in
-                    voicing.decide(
-                        frame: margin + index, dio: frame.dio, candidates: candidates, scores: scores,
+            allCandidates.withUnsafeBufferPointer { candidates in
+                allScores.withUnsafeBufferPointer { scores in
+                    let cells = (index * bands)..<((index + 1) * bands)
+                    let ahead = Dio.LiveVoicing.Ahead(
+                        candidates: UnsafeBufferPointer(rebasing: candidates[cells.upperBound...]),
+                        scores: UnsafeBufferPointer(rebasing: scores[cells.upperBound...]), bands: bands)
+                    return voicing.decide(
+                        frame: margin + index, dio: frame.dio, candidates: UnsafeBufferPointer(rebasing: candidates[cells]),
+                        scores: UnsafeBufferPointer(rebasing: scores[cells]), ahead: ahead,
                         frameCount: frameCount.map { $0 + margin }) { _ in frame.correlation }
                 }
             }
@@ -108,6 +116,24 @@ import TestSupport
         var weakly = onset
         weakly.correlation = 0.8
         #expect(decide([weakly]) == [0])
+    }
+
+    /// A deep voice's run that broke off (DIO's window lost it) resumes on a steady candidate the input is only
+    /// fairly periodic at, while the run's credit lasts and the look-ahead's frames carry on from it; without a
+    /// run before, or where the look-ahead does not carry on, it waits for clearly periodic input.
+    @Test func resumesARecentRunWhereTheLookAheadCarriesItOn() {
+        let lost = Frame(dio: 0, candidates: [0, 0, 0], scores: [1, 1, 1], correlation: 0.3)
+        let fair = Frame(dio: 0, candidates: [80, 0, 0], scores: [0.02, 1, 1], correlation: 0.7)
+        let confirming = Dio.LiveVoicing.confirmingFrames
+        let resumed = decide([clear(84), lost, lost] + Array(repeating: fair, count: confirming + 1))
+        #expect(resumed[0] == 84 && resumed[1...2] == [0, 0])
+        #expect(resumed[3] == 80, "\(resumed)")
+        #expect(decide(Array(repeating: fair, count: confirming + 1))[0] == 0)
+        let unconfirmed = decide([clear(84), lost, fair] + Array(repeating: lost, count: confirming))
+        #expect(unconfirmed[2] == 0, "\(unconfirmed)")
+        let credit = Dio.LiveVoicing.creditFrames
+        let creditSpent = decide([clear(84)] + Array(repeating: lost, count: credit) + Array(repeating: fair, count: confirming + 1))
+        #expect(creditSpent[credit + 1] == 0, "\(creditSpent)")
     }
 
     /// DIO also voices background noise: a run it would start on input not even weakly periodic is refused,

@@ -5,13 +5,7 @@ Usage: python3 Tests/VirtualMic/virtual_mic_test.py --koe .build/release/koe
 (`make test-virtual-mic` installs pipewire, wireplumber, pipewire-pulse, pipewire-bin, pulseaudio-utils and dbus
 and runs it.)
 
-The session: `dbus-daemon --session`, `pipewire`, `wireplumber` and `pipewire-pulse` on a temporary
-XDG_RUNTIME_DIR (with XDG_CONFIG_HOME and XDG_STATE_HOME there too, so nothing of the user's is read or written),
-each a child process stopped by PID when the test ends, however it ends. A null sink `koe_test_in` (pactl
-load-module module-null-sink) is the default source through its monitor; speech is played into it with pw-play.
-The recorder is one pw-record stream of two channels, linked with pw-link to the null sink's monitor (what koe
-hears) and to the "koe voice" source (what koe offers): both are recorded in the same graph cycles, so the delay
-between the two channels is koe's, end to end through PipeWire.
+The session, the player and the two-channel recorder (what koe hears, what it offers) are Tests/Harness/pipewire.py's.
 
   appear     `koe live --virtual-mic "koe voice" --pitch 1.2` (under Tests/VirtualMic/stream_call_counter.c,
              LD_PRELOAD): `pactl list sources` shows `Description: koe voice`, mono at the graph's rate, within
@@ -41,7 +35,6 @@ between the two channels is koe's, end to end through PipeWire.
 One PASS or FAIL line per check; the last line reads `virtual-mic: N passed, M failed`; exits 1 when one fails.
 """
 
-import os
 import re
 import signal
 import subprocess
@@ -50,21 +43,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-import soundfile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Harness"))
 import measures  # noqa: E402
 import terminal  # noqa: E402
-from harness import (Children, Failure, Suite, cannot_run, changer_bound, check, missing_tools,  # noqa: E402
-                     option_parser, run, speech)
+from harness import Failure, Suite, cannot_run, changer_bound, check, missing_tools, option_parser, speech  # noqa: E402
+from pipewire import (COUNTER_TOOLS, NAME, NODE, RATE, SINK, TOOLS, WAIT_SECONDS, Recorder, Session,  # noqa: E402
+                      call_counter, counts, play, realtime_summary, wait_done)
 
-COUNTER_SOURCE = Path(__file__).resolve().parent / "stream_call_counter.c"
-
-NAME = "koe voice"
-NODE = "koe_voice"
-SINK = "koe_test_in"
 OTHER_SINK = "koe_test_other"   # a second device, named with --input
-RATE = 48000               # the session's clock.rate (PipeWire's default)
 PITCH = 1.2
 SET_PITCH = 1.5
 SET_GAIN_DB = -6.0         # sent with the new pitch
@@ -75,64 +62,7 @@ APPEAR_SECONDS = 5.0       # "within a few seconds of the start"
 VANISH_SECONDS = 3.0
 SET_SECONDS = 1.0          # the new pitch heard within this of the command
 ERROR_SECONDS = 15.0       # an error comes before this, never a hang
-# Frames the recorder and the player ask the graph for, which sets its quantum: PipeWire's default. (At 128 frames
-# koe missed cycles here: a 2-core machine shared with builds and with other jobs' audio stacks.)
-RECORDER_LATENCY = "1024"
-WAIT_SECONDS = 30
 SILENT_DB = -30            # the output's level against the input's above this: not silent
-
-
-class Session(Children):
-    """The private desktop session and the programs run in it, each a child process stopped by PID."""
-
-    def __init__(self, root):
-        runtime = root / "run"
-        runtime.mkdir(mode=0o700)
-        for folder in ("config", "state", "data"):
-            (root / folder).mkdir()
-        environment = {name: value for name, value in os.environ.items()
-                       if name not in ("PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH",
-                                       "DBUS_SESSION_BUS_ADDRESS", "LD_PRELOAD")}
-        environment.update(XDG_RUNTIME_DIR=str(runtime), XDG_CONFIG_HOME=str(root / "config"),
-                           XDG_STATE_HOME=str(root / "state"), XDG_DATA_HOME=str(root / "data"))
-        super().__init__(root, environment)
-
-    def run(self, argv, timeout=WAIT_SECONDS, extra=None):
-        return subprocess.run([str(part) for part in argv], capture_output=True, text=True, timeout=timeout,
-                              env=dict(self.environment, **(extra or {})))
-
-    def up(self):
-        """dbus, pipewire, wireplumber, pipewire-pulse; returns once pulse answers and the null sink is the
-        default source's device."""
-        bus = self.start("dbus", ["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE)
-        address = bus.stdout.readline().decode().strip()
-        check(address.startswith("unix:"), f"dbus-daemon gave no address: {self.log('dbus')[-200:]!r}")
-        self.environment["DBUS_SESSION_BUS_ADDRESS"] = address
-        self.start("pipewire", ["pipewire"])
-        self.wait_for(lambda: (self.folder / "run" / "pipewire-0").exists(), "pipewire's socket")
-        self.start("wireplumber", ["wireplumber"])
-        self.start("pipewire-pulse", ["pipewire-pulse"])
-        self.wait_for(lambda: self.run(["pactl", "info"], timeout=5).returncode == 0, "pipewire-pulse answering")
-        loaded = self.run(["pactl", "load-module", "module-null-sink", f"sink_name={SINK}",
-                           "sink_properties=device.description=koe-test-input"])
-        check(loaded.returncode == 0, f"pactl load-module module-null-sink: {loaded.stderr.strip()}")
-        # The null sink's monitor appears a moment after load-module returns; made the default before, it is refused.
-        self.wait_for(lambda: f"{SINK}.monitor" in self.run(["pactl", "list", "short", "sources"]).stdout,
-                      f"{SINK}.monitor among the sources")
-        made_default = self.run(["pactl", "set-default-source", f"{SINK}.monitor"])
-        check(made_default.returncode == 0, f"set-default-source failed: {made_default.stderr.strip()}")
-        self.wait_for(lambda: f"Default Source: {SINK}.monitor" in self.run(["pactl", "info"]).stdout,
-                      f"{SINK}.monitor as the default source")
-
-    def sources(self):
-        return self.run(["pactl", "list", "sources"], timeout=10).stdout
-
-    def source_block(self):
-        """`pactl list sources`'s entry for the virtual microphone, or None."""
-        for block in self.sources().split("\n\n"):
-            if f"Description: {NAME}" in block:
-                return block
-        return None
 
 
 class Koe:
@@ -182,46 +112,7 @@ class Koe:
         return summary, int(quantum.group(1))
 
     def counts(self):
-        check(self.report.exists(), "the call counter wrote nothing: was it preloaded?")
-        counts = {key: int(value) for key, value in (line.split() for line in self.report.read_text().splitlines())}
-        check(counts["runs"] > 0, "the counter saw no process step")
-        return counts
-
-
-class Recorder:
-    """pw-record of two channels: the null sink's monitor (koe's input) and the virtual source (its output)."""
-
-    def __init__(self, session, name):
-        self.session = session
-        self.path = session.folder / f"recording-{name}.wav"
-        self.node = f"koe-test-recorder-{name}"
-        self.process = session.start(name, ["pw-record", "--target", "0", "-P", f"node.name={self.node}",
-                                            "--rate", RATE, "--channels", 2, "--channel-map", "FL,FR",
-                                            "--format", "f32", "--latency", RECORDER_LATENCY, self.path])
-        ports = lambda: self.session.run(["pw-link", "-i"]).stdout  # noqa: E731
-        session.wait_for(lambda: f"{self.node}:input_FR" in ports(), "recorder's ports")
-        for source, target in ((f"{SINK}:monitor_FL", "input_FL"), (f"{NODE}:capture_MONO", "input_FR")):
-            linked = session.run(["pw-link", source, f"{self.node}:{target}"])
-            check(linked.returncode == 0, f"pw-link {source}: {linked.stderr.strip()}")
-
-    def finish(self):
-        self.session.stop(self.process, signal.SIGINT)
-        recording, rate = soundfile.read(str(self.path), dtype="float32")
-        check(rate == RATE and recording.ndim == 2 and len(recording) > RATE, f"recorded {recording.shape} at {rate}")
-        return recording[:, 0], recording[:, 1]
-
-
-def play(session, samples, name):
-    path = session.folder / f"{name}.wav"
-    soundfile.write(str(path), samples, RATE, subtype="FLOAT")
-    return session.start(f"play-{name}", ["pw-play", "--target", SINK, "--latency", RECORDER_LATENCY, path])
-
-
-def wait_done(process, seconds):
-    try:
-        return process.wait(seconds)
-    except subprocess.TimeoutExpired:
-        raise Failure(f"pw-play did not end in {seconds:.0f} s")
+        return counts(self.report)
 
 
 def pitch_between(played, recorded, delay, start, end):
@@ -263,8 +154,7 @@ def capture_peers(session):
 def main():
     arguments = option_parser(__doc__).parse_args()
     koe = arguments.koe.resolve()
-    tools = ("dbus-daemon", "pipewire", "wireplumber", "pipewire-pulse", "pw-play", "pw-record", "pw-link", "pactl",
-             "sox", "cc", "pkg-config")
+    tools = TOOLS + COUNTER_TOOLS + ("sox",)
     missing = missing_tools(tools) + ([] if koe.is_file() else [str(koe)])
     if missing:
         return cannot_run("virtual-mic", missing, "make test-virtual-mic")
@@ -273,10 +163,7 @@ def main():
     root = suite.root
     session = Session(root)
     with suite.running(session.stop_all):
-        counter = root / "stream_call_counter.so"
-        cflags = run(["pkg-config", "--cflags", "libpipewire-0.3"]).split()
-        run(["cc", "-O2", "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", *cflags, "-o", counter, COUNTER_SOURCE,
-             "-ldl"])
+        counter = call_counter(root)
         stimulus = speech(root, SESSION_SECONDS, RATE)
         session.up()
         print(f"virtual-mic: session up in {root} (dbus, pipewire, wireplumber, pipewire-pulse: PIDs "
@@ -374,12 +261,8 @@ def main():
         suite.attempt("xruns", xruns)
 
         def realtime():
-            counts = shifted.counts()
-            summary = (f"{counts['runs']} process steps over {counts['frames'] / RATE:.1f} s: {counts['heap']} heap and "
-                       f"{counts['lock']} lock calls within them"
-                       + (f", the last in the step ending at frame {counts['last_frame']}" if counts["last_frame"] else "")
-                       + f"; first block {counts['first_frames']} frames")
-            check(counts["last_frame"] <= counts["first_frames"], f"{summary}: a heap or lock call after the first block")
+            summary, clean = realtime_summary(shifted.counts(), RATE)
+            check(clean, f"{summary}: a heap or lock call after the first block")
             return summary
         suite.attempt("realtime", realtime)
 
