@@ -312,9 +312,11 @@ import TestSupport
 
     // MARK: Helpers
 
+    /// Close-on-exec: a process another test starts meanwhile must not hold an end open (a closed reader would
+    /// then not be one).
     private func makePipe() -> (readEnd: Int32, writeEnd: Int32) {
         var ends: [Int32] = [0, 0]
-        precondition(pipe(&ends) == 0, "cannot make a pipe")
+        precondition(pipe2(&ends, O_CLOEXEC) == 0, "cannot make a pipe")
         return (ends[0], ends[1])
     }
 
