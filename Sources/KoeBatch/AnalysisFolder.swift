@@ -15,11 +15,11 @@ extension WorldParameters {
 /// Here rather than in Koe: meta.json goes through Foundation's JSON, and Koe links no Foundation, so that the
 /// plugins built on it stay small.
 package enum AnalysisFolder {
-    package static let f0Name = "f0.npy"
-    package static let timeName = "time.npy"
-    package static let spectrogramName = "sp.npy"
-    package static let aperiodicityName = "ap.npy"
-    package static let metaName = "meta.json"
+    static let f0Name = "f0.npy"
+    static let timeName = "time.npy"
+    static let spectrogramName = "sp.npy"
+    static let aperiodicityName = "ap.npy"
+    static let metaName = "meta.json"
     package static let names = [f0Name, timeName, spectrogramName, aperiodicityName, metaName]
 
     /// Temporary files for the folder's, which `write` fills and moves into place: taken before a long analysis,
@@ -67,7 +67,7 @@ package enum AnalysisFolder {
     // MARK: Reading
 
     /// Reads and cross-checks a folder written by `koe analyze` (or laid out the same way by other tools).
-    package static func read(_ folder: String) throws -> WorldParameters {
+    static func read(_ folder: String) throws -> WorldParameters {
         try requireFolder(folder)
         let path = { (name: String) in folder.hasSuffix("/") ? folder + name : folder + "/" + name }
         let meta = try readMeta(path(metaName))

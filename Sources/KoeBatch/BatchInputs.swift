@@ -5,17 +5,17 @@ import KoeIO
 /// One input of a batch and the output it mirrors to. An input that cannot be converted, as is known before
 /// trying (a folder given without --recursive, a path that climbs out with ..), has a problem and no output.
 package struct BatchItem: Equatable {
-    package let input: String
+    let input: String
     package let output: String?
-    package let problem: String?
+    let problem: String?
 
-    package init(input: String, output: String) {
+    init(input: String, output: String) {
         self.input = input
         self.output = output
         problem = nil
     }
 
-    package init(input: String, problem: String) {
+    init(input: String, problem: String) {
         self.input = input
         output = nil
         self.problem = problem
@@ -27,10 +27,10 @@ package struct BatchItem: Equatable {
 /// that folder. With an output type, the output's extension is replaced by it; an analysis writes a folder
 /// named as the input without its extension.
 package struct BatchInputs {
-    package let outputFolder: String
-    package let outputType: String?
-    package let recursive: Bool
-    package let writesFolders: Bool
+    let outputFolder: String
+    let outputType: String?
+    let recursive: Bool
+    let writesFolders: Bool
 
     package init(outputFolder: String, outputType: String?, recursive: Bool, writesFolders: Bool = false) {
         self.outputFolder = outputFolder
@@ -126,7 +126,7 @@ package struct BatchInputs {
 
     /// The path's components as mirrored under the output folder: no root, no "." and each ".." resolved
     /// against the component before it; nil if a ".." would climb above where the path starts.
-    package static func mirroredComponents(of path: String) -> [String]? {
+    static func mirroredComponents(of path: String) -> [String]? {
         var components: [String] = []
         for component in path.split(separator: "/") where component != "." {
             if component == ".." {
@@ -138,11 +138,11 @@ package struct BatchInputs {
         return components.isEmpty ? nil : components
     }
 
-    package static func replacingExtension(of name: String, with newExtension: String) -> String {
+    static func replacingExtension(of name: String, with newExtension: String) -> String {
         removingExtension(of: name) + "." + newExtension
     }
 
-    package static func removingExtension(of name: String) -> String {
+    static func removingExtension(of name: String) -> String {
         guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
         return String(name[..<dot])
     }
@@ -154,7 +154,7 @@ package struct BatchInputs {
     }
 
     /// The names in `folder`, sorted.
-    package static func entries(of folder: String) throws -> [String] {
+    static func entries(of folder: String) throws -> [String] {
         guard let stream = opendir(folder) else {
             throw KoeError.badInput(source: folder, reason: "cannot list this folder (\(String(cString: strerror(errno))))")
         }
@@ -173,14 +173,14 @@ package struct BatchInputs {
 }
 
 /// What `stat` says about a path, following symbolic links, and whether the path itself is one.
-package struct FileIdentity {
-    package let device: UInt64
-    package let inode: UInt64
-    package let isFolder: Bool
-    package let isRegularFile: Bool
-    package let isSymbolicLink: Bool
+struct FileIdentity {
+    let device: UInt64
+    let inode: UInt64
+    let isFolder: Bool
+    let isRegularFile: Bool
+    let isSymbolicLink: Bool
 
-    package init?(path: String) {
+    init?(path: String) {
         var status = stat()
         guard stat(path, &status) == 0 else { return nil }
         var link = stat()
@@ -191,7 +191,7 @@ package struct FileIdentity {
         isSymbolicLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
     }
 
-    package func isSameFile(as other: FileIdentity?) -> Bool {
+    func isSameFile(as other: FileIdentity?) -> Bool {
         device == other?.device && inode == other?.inode
     }
 }
@@ -199,7 +199,7 @@ package struct FileIdentity {
 /// File name extensions that name an audio format libsndfile knows.
 package enum AudioExtensions {
     /// Whether `name` ends in such an extension.
-    package static func isAudio(_ name: String) -> Bool {
+    static func isAudio(_ name: String) -> Bool {
         guard let dot = name.lastIndex(of: ".") else { return false }
         return isKnown(name[name.index(after: dot)...].lowercased())
     }

@@ -8,19 +8,19 @@ package struct BatchRecord: Codable, Equatable {
         case ok, failed, skipped
     }
 
-    package var input: String
+    var input: String
     /// Nil when the input has no place in the output folder.
-    package var output: String?
+    var output: String?
     package var status: Status
     /// Why the input failed; nil otherwise.
-    package var error: String?
+    var error: String?
     /// Length of the input; nil when it could not be read.
     package var audioSeconds: Double?
     /// Wall-clock time spent on the input, opening and writing included.
-    package var processingSeconds: Double
-    package var realTimeFactor: Double?
+    var processingSeconds: Double
+    var realTimeFactor: Double?
     /// Output samples clipped at full scale.
-    package var clippedSamples: Int?
+    var clippedSamples: Int?
 
     package init(item: BatchItem, status: Status, error: String? = nil, audioSeconds: Double? = nil, processingSeconds: Double = 0,
          clippedSamples: Int? = nil) {
@@ -56,7 +56,7 @@ package struct BatchRecord: Codable, Equatable {
 /// The manifest of a batch, a JSON Lines file: one record is appended and flushed to disk as each input
 /// completes, so a crash loses at most the inputs in flight. Only the batch's main process writes it.
 package final class BatchManifest {
-    package let path: String
+    let path: String
     private let descriptor: Int32
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

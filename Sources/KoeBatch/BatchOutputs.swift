@@ -5,8 +5,8 @@ import KoeIO
 
 /// `--shard I/N`: the inputs at positions I-1, I-1+N, I-1+2N, ... of the sorted list.
 package struct BatchShard: Sendable {
-    package let index: Int
-    package let count: Int
+    let index: Int
+    let count: Int
 
     /// `I/N`, with N at least 1 and I from 1 to N; throws naming what is wrong.
     package init(parsing argument: String) throws(KoeError) {
@@ -47,14 +47,14 @@ package enum BatchListFile {
 /// The batch's outputs on disk.
 package enum BatchOutputs {
     /// The earlier record saying `item`'s output was completed, if there is one and the output is still there.
-    package static func completedRecord(of item: BatchItem, in records: [String: BatchRecord]) -> BatchRecord? {
+    static func completedRecord(of item: BatchItem, in records: [String: BatchRecord]) -> BatchRecord? {
         guard let output = item.output, let record = records[output], record.status != .failed,
               let identity = FileIdentity(path: output), identity.isRegularFile || identity.isFolder else { return nil }
         return record
     }
 
     /// Why `item`'s output cannot be written, when that shows before converting.
-    package static func problem(writing item: BatchItem) -> String? {
+    static func problem(writing item: BatchItem) -> String? {
         guard let output = item.output else { return nil }
         if let existing = FileIdentity(path: output), existing.isSameFile(as: FileIdentity(path: item.input)) {
             return "\(item.input): input and output are the same file"

@@ -39,7 +39,7 @@ package final class BatchWorkerPool {
     private var workers: [Worker] = []
 
     /// Where a worker finds its end of the lifeline.
-    package static let lifelineDescriptor: Int32 = 3
+    static let lifelineDescriptor: Int32 = 3
 
     /// How long the main process waits for an answer before it lets the progress bar move.
     private static let tickMilliseconds: Int32 = 250
@@ -317,8 +317,8 @@ private final class Worker {
 package enum BatchWorker {
     /// What the manifest records of a completed order.
     package struct Outcome {
-        package var audioSeconds: Double
-        package var clippedSamples: Int
+        var audioSeconds: Double
+        var clippedSamples: Int
 
         package init(audioSeconds: Double, clippedSamples: Int = 0) {
             self.audioSeconds = audioSeconds

@@ -23,19 +23,10 @@ final class CChanger {
     }
 }
 
+/// koe_create_changer's live changer on one thread, the calling one.
 @_cdecl("koe_create")
 public func koe_create(_ sampleRate: Int32, _ channels: Int32, _ status: UnsafeMutablePointer<Int32>?) -> OpaquePointer? {
-    var options = VoiceChanger.Options()
-    options.threads = 1
-    options.analysis.live = true
-    do {
-        let changer = try VoiceChanger(sampleRate: Int(sampleRate), channels: Int(channels), options: options)
-        status?.pointee = statusOK
-        return OpaquePointer(Unmanaged.passRetained(CChanger(changer: changer, channels: Int(channels))).toOpaque())
-    } catch {
-        status?.pointee = statusArgument
-        return nil
-    }
+    koe_create_changer(sampleRate, channels, 1, 1, status, nil, 0)
 }
 
 @_cdecl("koe_create_changer")

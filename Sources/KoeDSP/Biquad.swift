@@ -45,7 +45,7 @@ package struct Biquad: Sendable {
 
     /// Feed-forward (b) and feedback (a) coefficients, divided by a0.
     package struct Coefficients: Equatable, Sendable {
-        package let b0, b1, b2, a1, a2: Double
+        let b0, b1, b2, a1, a2: Double
 
         static let zero = Coefficients(b0: 0, b1: 0, b2: 0, a1: 0, a2: 0)
 
@@ -133,12 +133,12 @@ package struct Biquad: Sendable {
         output2 = y2
     }
 
-    package mutating func process(_ samples: inout [Double]) {
+    mutating func process(_ samples: inout [Double]) {
         samples.withUnsafeMutableBufferPointer { process($0) }
     }
 
     /// Forgets the past: the next sample is filtered as if it were the first.
-    package mutating func reset() {
+    mutating func reset() {
         input1 = 0
         input2 = 0
         output1 = 0

@@ -78,7 +78,7 @@ package class RealFFT {
     package let spectrum: UnsafeMutableBufferPointer<Complex>
     private let plan: fftw_plan
     /// Whether the plan came from `fftwWisdom` (see `makePlan`).
-    package let isFromWisdom: Bool
+    let isFromWisdom: Bool
 
     /// `planning` makes FFTW's plan of the transform from the two buffers and the planner's flags.
     fileprivate init(
@@ -127,7 +127,7 @@ package final class ComplexFFT {
         case forward, backward
     }
 
-    package let size: Int
+    let size: Int
     package let input: UnsafeMutableBufferPointer<Complex>
     package let output: UnsafeMutableBufferPointer<Complex>
     private let plan: fftw_plan

@@ -15,7 +15,7 @@ package enum Matlab {
 
     /// Linear interpolation of (`x`, `y`) at `xi`; `x` must be increasing. Points outside `x`
     /// extrapolate from the nearest segment, as WORLD's `interp1` does.
-    package static func interp1(x: [Double], y: [Double], at xi: [Double]) -> [Double] {
+    static func interp1(x: [Double], y: [Double], at xi: [Double]) -> [Double] {
         var result = [Double](repeating: 0, count: xi.count)
         x.withUnsafeBufferPointer { xs in
             y.withUnsafeBufferPointer { ys in
@@ -74,7 +74,7 @@ package enum Matlab {
     }
 
     /// Array form of `interp1Q`.
-    package static func interp1Q(origin: Double, step: Double, y: [Double], at xi: [Double]) -> [Double] {
+    static func interp1Q(origin: Double, step: Double, y: [Double], at xi: [Double]) -> [Double] {
         var result = [Double](repeating: 0, count: xi.count)
         y.withUnsafeBufferPointer { ys in
             xi.withUnsafeBufferPointer { queries in

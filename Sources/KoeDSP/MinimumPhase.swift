@@ -1,7 +1,7 @@
 /// Minimum-phase spectrum from a power spectrum, through the real cepstrum of its log amplitude:
 /// fold the cepstrum onto positive quefrencies, transform back, exponentiate.
 package final class MinimumPhase {
-    package let size: Int
+    let size: Int
     /// Input: the power for bins `0 ... size / 2`, every value positive. `execute()` turns it into the log
     /// amplitude (half the power's logarithm) in place and mirrors the upper half.
     package let powerSpectrum: UnsafeMutableBufferPointer<Double>

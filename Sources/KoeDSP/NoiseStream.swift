@@ -4,7 +4,7 @@
 /// (a window here, a spectrum there) cost what long ones do.
 package final class NoiseStream {
     /// The longest slice one `take` may ask for.
-    package let maximumTake: Int
+    let maximumTake: Int
     private let prefix: UnsafeBufferPointer<Double>
     /// Where the next draw taken lies in the sequence.
     private var position = 0
@@ -82,12 +82,12 @@ package final class NoiseStream {
 }
 
 /// The first draws of `Randn`'s sequence, made once per process and shared by every `NoiseStream`.
-package final class RandnPrefix: Sendable {
-    package static let shared = RandnPrefix()
+final class RandnPrefix: Sendable {
+    static let shared = RandnPrefix()
 
     /// Enough for a frame of D4C (the most any analysis draws for one frame: 15 periods of 40 to 47 Hz) at
     /// the highest rate koe supports, 192 kHz; 512 KB.
-    package static let count = 1 << 16
+    static let count = 1 << 16
 
     nonisolated(unsafe) package let values: UnsafeBufferPointer<Double>
 

@@ -7,7 +7,7 @@
 /// against the kernels, far less work than one transform over a whole kernel a block. The result is the linear
 /// convolution of the input (zero before its first sample) with each kernel, to rounding.
 package final class PartitionedConvolution {
-    package let blockLength: Int
+    let blockLength: Int
     private let forward: ForwardRealFFT
     private let inverse: InverseRealFFT
     private let binCount: Int

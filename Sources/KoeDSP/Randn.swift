@@ -7,22 +7,22 @@ import CAVX512
 
 /// A seeded Gaussian generator: xorshift128 draws, twelve uniform draws summed (Irwin–Hall),
 /// the same sequence as WORLD's `randn`, so noise excitation can be reproduced run to run.
-package struct Randn: Sendable {
+struct Randn: Sendable {
     @usableFromInline var x: UInt32 = 123_456_789
     @usableFromInline var y: UInt32 = 362_436_069
     @usableFromInline var z: UInt32 = 521_288_629
     @usableFromInline var w: UInt32 = 88_675_123
 
-    package init() {}
+    init() {}
 
     /// Restart the sequence from its fixed seed.
-    package mutating func reseed() {
+    mutating func reseed() {
         self = Randn()
     }
 
     /// Approximately standard normal: mean 0, variance 1, bounded to ±6.
     @inlinable
-    package mutating func next() -> Double {
+    mutating func next() -> Double {
         var sum: UInt32 = 0
         for _ in 0..<12 {
             sum &+= nextUniformBits() >> 4
@@ -33,7 +33,7 @@ package struct Randn: Sendable {
     /// Fills `values` with the next `values.count` draws of `next()`. Runs of 256, 512 or 1,024 draws are made
     /// by several generators at once (`laneCount`), each started a lane's length after the one before by a
     /// precomputed jump, in SIMD registers: the longest run that fits, so that long fills jump less often.
-    package mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
+    mutating func fill(_ values: UnsafeMutableBufferPointer<Double>) {
         guard let base = values.baseAddress else { return }
         var state = self
         var index = 0
@@ -125,7 +125,7 @@ package struct Randn: Sendable {
 
     /// Moves the sequence on as if `count` values had been drawn with `next()`, in time logarithmic in
     /// `count`: lets workers that each take a share of a long sequence start where they would have been.
-    package mutating func skip(_ count: Int) {
+    mutating func skip(_ count: Int) {
         assert(count >= 0, "cannot skip a negative number of draws")
         var state = XorshiftState(x: x, y: y, z: z, w: w)
         var remaining = UInt64(count) * 12

@@ -49,7 +49,7 @@ package final class Lock: @unchecked Sendable {
     }
 
     /// As `wait`, but returns false once `deadline` (in `monotonicSeconds()`) has passed without a signal.
-    package func wait(until deadline: Double) -> Bool {
+    func wait(until deadline: Double) -> Bool {
         let whole = deadline.rounded(.down)
         var time = timespec(tv_sec: Int(whole), tv_nsec: Int((deadline - whole) * 1e9))
         return pthread_cond_timedwait(condition, mutex, &time) != ETIMEDOUT

@@ -19,7 +19,7 @@ package enum Trigonometry {
     }
 
     /// Both at once; `cosines` and `sines` must have the same length.
-    package static func cosinesAndSines(
+    static func cosinesAndSines(
         start: Double = 0, step: Double,
         into cosines: UnsafeMutableBufferPointer<Double>, _ sines: UnsafeMutableBufferPointer<Double>
     ) {
@@ -30,8 +30,8 @@ package enum Trigonometry {
     /// The offset half of a progression of `count` angles `step` apart, made once and reused for any start
     /// (windows of one length at many positions).
     package struct Progression: Sendable {
-        package let step: Double
-        package let count: Int
+        let step: Double
+        let count: Int
         private let offsetCosines: [Double]
         private let offsetSines: [Double]
 

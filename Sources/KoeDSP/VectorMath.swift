@@ -15,12 +15,12 @@ import _Builtin_intrinsics.intel
 /// to libm itself. Also the zero-crossing tests Harvest's and DIO's event searches run eight samples at a time.
 package enum VectorMath {
     /// The values the kernels take at a time. (Four, one AVX register, measured slower on AVX2 than eight in two.)
-    package typealias Lanes = SIMD8<Double>
+    typealias Lanes = SIMD8<Double>
     fileprivate typealias LaneBits = SIMD8<Int64>
 
     /// `values[i] = exp(scale * real) * (cos(scale * imag), sin(scale * imag))` for each complex value:
     /// a spectrum of log amplitude and phase turned into amplitude and phase.
-    package static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
+    static func exponentiate(_ values: UnsafeMutableBufferPointer<Complex>, scale: Double) {
         inLaneRuns(values) { exponentiate($0, count: $1, scale: scale) }
     }
 
@@ -172,7 +172,7 @@ package enum VectorMath {
 
     /// Sine and cosine of each lane.
     @inline(__always)
-    package static func sinCos(_ x: Lanes) -> (sin: Lanes, cos: Lanes) {
+    static func sinCos(_ x: Lanes) -> (sin: Lanes, cos: Lanes) {
         guard all(x.magnitude .<= 100_000) else {
             return (x.lanewise(Glibc.sin), x.lanewise(Glibc.cos))
         }

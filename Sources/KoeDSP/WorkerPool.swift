@@ -21,7 +21,7 @@ package final class WorkerPool: @unchecked Sendable {
     package static let shared = WorkerPool()
 
     /// How long a thread waits for a task before it ends.
-    package let idleSeconds: Double
+    let idleSeconds: Double
 
     /// Guards `idle` and `threads`.
     private let lock = Lock()
@@ -29,17 +29,17 @@ package final class WorkerPool: @unchecked Sendable {
     private var idle: [Worker] = []
     private var threads = 0
 
-    package init(idleSeconds: Double = 5) {
+    init(idleSeconds: Double = 5) {
         self.idleSeconds = idleSeconds
     }
 
     /// Threads of the pool now, busy or idle.
-    package var threadCount: Int {
+    var threadCount: Int {
         lock.withLock { threads }
     }
 
     /// Threads of the pool waiting for a task now.
-    package var idleThreadCount: Int {
+    var idleThreadCount: Int {
         lock.withLock { idle.count }
     }
 

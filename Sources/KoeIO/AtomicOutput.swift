@@ -7,8 +7,8 @@ import KoeDSP
 /// place. Anything not committed is removed: on `discard()`, when the object goes away, and, once
 /// `removeTemporaryFilesOnSignals()` has been called, when the process is interrupted or terminated.
 package final class AtomicOutput {
-    package let destination: String
-    package let temporaryPath: String
+    let destination: String
+    let temporaryPath: String
     private var isPending = true
 
     /// Reserves a temporary file next to `destination`. Fails if the folder is missing or not writable.
@@ -51,7 +51,7 @@ package final class AtomicOutput {
     }
 
     /// Removes the temporary file; the destination is left as it was.
-    package func discard() {
+    func discard() {
         guard isPending else { return }
         PendingFiles.shared.withdraw(temporaryPath) { _ = unlink(temporaryPath) }
         isPending = false
@@ -126,7 +126,7 @@ package final class AtomicOutput {
 /// Files written together into one folder: none appears until every one is complete, so a failure leaves
 /// no partial set behind. The folder is created if missing, and removed again if the set is abandoned.
 package final class AtomicOutputSet {
-    package let folder: String
+    let folder: String
     private var outputs: [String: AtomicOutput] = [:]
     /// Folders this set made, outermost first.
     private let createdFolders: [String]
@@ -172,7 +172,7 @@ package final class AtomicOutputSet {
     }
 
     /// Removes every temporary file, and the folders this set created.
-    package func discard() {
+    func discard() {
         guard isPending else { return }
         for output in outputs.values { output.discard() }
         PendingFiles.shared.withdrawFolders(createdFolders, remove: true)

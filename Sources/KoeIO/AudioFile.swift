@@ -70,7 +70,7 @@ package final class AudioFile {
     }
 
     /// Creates `path` for writing in the format its extension names (16-bit PCM unless `encoding` says otherwise).
-    package convenience init(writing path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil) throws {
+    convenience init(writing path: String, sampleRate: Int, channels: Int, encoding: SampleEncoding? = nil) throws {
         let format = try AudioFormat.forWriting(path, sampleRate: sampleRate, channels: channels, encoding: encoding)
         try self.init(writing: path, sampleRate: sampleRate, channels: channels, format: format)
     }
@@ -97,7 +97,7 @@ package final class AudioFile {
     }
 
     /// Up to `maxFrames` frames, one array a channel; empty arrays at the end of the file.
-    package func readChannels(maxFrames: Int) throws -> [[Double]] {
+    func readChannels(maxFrames: Int) throws -> [[Double]] {
         deinterleave(try readInterleaved(maxFrames: maxFrames))
     }
 

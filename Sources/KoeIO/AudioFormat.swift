@@ -4,11 +4,11 @@ import CSndFile
 /// and the encoding of each sample in it (libsndfile's subtype, such as 16-bit PCM or Vorbis).
 package struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
     /// libsndfile's `SF_FORMAT_*` major format code.
-    package let container: Int32
+    let container: Int32
     /// libsndfile's `SF_FORMAT_*` subtype code.
-    package let encoding: Int32
+    let encoding: Int32
 
-    package init(container: Int32, encoding: Int32) {
+    init(container: Int32, encoding: Int32) {
         self.container = container
         self.encoding = encoding
     }
@@ -28,7 +28,7 @@ package struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Whether libsndfile can write this format with `channels` channels at `sampleRate`.
-    package func canWrite(sampleRate: Int, channels: Int) -> Bool {
+    func canWrite(sampleRate: Int, channels: Int) -> Bool {
         var info = SF_INFO()
         info.samplerate = Int32(clamping: sampleRate)
         info.channels = Int32(clamping: channels)

@@ -6,7 +6,7 @@ package enum Descriptors {
     /// by a signal before taking any (EINTR): both go on where they stopped. A descriptor left non-blocking by
     /// whoever shares it is waited on. Throws the failure's errno: EPIPE once a pipe's reader has gone (with
     /// SIGPIPE ignored), EIO for a descriptor that takes no bytes.
-    package static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemError) {
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) throws(SystemError) {
         var done = 0
         while done < bytes.count {
             let wrote = Glibc.write(descriptor, bytes.baseAddress! + done, bytes.count - done)
@@ -45,7 +45,7 @@ package enum Descriptors {
 /// A system call's failure.
 package struct SystemError: Error, Equatable {
     /// The errno it set.
-    package let code: Int32
+    let code: Int32
 
     /// The system's words for it, as strerror gives them.
     package var message: String { Files.systemMessage(code) }

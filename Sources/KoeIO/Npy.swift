@@ -55,7 +55,7 @@ package struct Npy: Equatable, Sendable {
     // MARK: Encoding
 
     /// The file's bytes: version 1.0 header, then the values as little-endian float64.
-    package func encoded() -> [UInt8] {
+    func encoded() -> [UInt8] {
         var header = "{'descr': '<f8', 'fortran_order': False, 'shape': \(shapeText), }"
         let unpadded = Self.magic.count + 2 + 2 + header.utf8.count + 1
         header += String(repeating: " ", count: (Self.alignment - unpadded % Self.alignment) % Self.alignment) + "\n"
@@ -71,7 +71,7 @@ package struct Npy: Equatable, Sendable {
     }
 
     /// Reads the bytes of a .npy file (versions 1.0 to 3.0); `path` only names the file in errors.
-    package init(decoding bytes: [UInt8], path: String) throws {
+    init(decoding bytes: [UInt8], path: String) throws {
         func invalid(_ reason: String) -> IOError { IOError.invalidNpy(path: path, reason: reason) }
         guard bytes.count >= Self.magic.count + 2, Array(bytes[..<Self.magic.count]) == Self.magic else {
             throw invalid(bytes.isEmpty ? "the file is empty" : "it does not start with the .npy signature")

@@ -15,7 +15,7 @@ package struct NumberTable: Equatable, Sendable {
     }
 
     /// Reads the bytes of a text file; `path` names the file in errors, which name the line too.
-    package init(parsing bytes: [UInt8], path: String) throws {
+    init(parsing bytes: [UInt8], path: String) throws {
         guard let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) else {
             throw IOError.invalidText(path: path, line: nil, reason: "not a text file")
         }

@@ -103,8 +103,8 @@ package final class RawPCMReader {
 package final class RawPCMWriter {
     package let format: RawPCMFormat
     /// Names the stream in errors.
-    package let name: String
-    package private(set) var framesWritten = 0
+    let name: String
+    private(set) var framesWritten = 0
     /// Integer samples clamped to the encoding's range so far, counted as `RawPCMFormat` describes.
     package private(set) var clippedSamples = 0
 

@@ -63,7 +63,7 @@ package struct RawPCMFormat: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Sample sizes an encoding allows: sox's, less 64-bit integers, which a double cannot hold exactly.
-    package static func allowedBits(for encoding: Encoding) -> [Int] {
+    static func allowedBits(for encoding: Encoding) -> [Int] {
         encoding == .float ? [32, 64] : [8, 16, 24, 32]
     }
 

@@ -3,19 +3,19 @@ import KoeIO
 import KoeWorld
 
 /// One recording to draw: mono samples at their rate; `name` titles its panel.
-package struct Recording: Sendable {
-    package var name: String
-    package var samples: [Double]
-    package var sampleRate: Int
+struct Recording: Sendable {
+    var name: String
+    var samples: [Double]
+    var sampleRate: Int
 
-    package init(name: String, samples: [Double], sampleRate: Int) {
+    init(name: String, samples: [Double], sampleRate: Int) {
         self.name = name
         self.samples = samples
         self.sampleRate = sampleRate
     }
 
     /// An audio file, its channels averaged, named by its file name.
-    package init(contentsOf path: String) throws {
+    init(contentsOf path: String) throws {
         let file = try AudioFile(reading: path)
         let channels = try file.readAll()
         var mono = [Double](repeating: 0, count: channels[0].count)
@@ -33,15 +33,15 @@ package struct PlotOptions: Sendable, Equatable {
     /// The F0 estimator of the track drawn over the spectrogram (default DIO refined by StoneMask).
     package var f0Method = AnalysisOptions.F0Method.dio
     /// The F0 search range, in Hz (default WORLD's, 71 to 800 Hz).
-    package var f0Range = 71.0...800
+    var f0Range = 71.0...800
     /// The span of input time drawn, in seconds, cut at the end of the longest recording (default nil: from 0 to
     /// that end).
     package var timeRange: ClosedRange<Double>?
     /// The frequency axis, in Hz, logarithmic; its top is lowered to the lowest Nyquist frequency of the
     /// recordings (default 50 Hz to 10 kHz).
-    package var frequencyRange = 50.0...10_000
+    var frequencyRange = 50.0...10_000
     /// Levels drawn, in dB below the loudest bin of all the recordings; quieter is black (default 80).
-    package var dynamicRange = 80.0
+    var dynamicRange = 80.0
 
     package init() {}
 }
@@ -49,17 +49,17 @@ package struct PlotOptions: Sendable, Equatable {
 /// A figure of one or more recordings, one panel each, stacked on a shared time axis: the spectrogram on a
 /// log-frequency axis with each recording's F0 track over it, its own solid, the others' dashed, so that a
 /// before/after pair reads at a glance; one colour scale for all, in dB below the loudest bin.
-package struct Figure {
+struct Figure {
     /// The figure as an SVG document, the spectrograms embedded as PNG images.
-    package let svg: String
+    let svg: String
     /// Size in SVG pixels.
-    package let width: Double
-    package let height: Double
+    let width: Double
+    let height: Double
 
     /// Panel colours of the F0 tracks, in recording order: cyan and lime read on every colour of the map.
     private static let trackColors = [RGB(red: 0.25, green: 0.85, blue: 1), RGB(red: 0.65, green: 1, blue: 0.3)]
 
-    package init(_ recordings: [Recording], options: PlotOptions = PlotOptions()) throws(PlotError) {
+    init(_ recordings: [Recording], options: PlotOptions = PlotOptions()) throws(PlotError) {
         guard (1...Self.trackColors.count).contains(recordings.count) else {
             throw PlotError("a figure shows 1 or \(Self.trackColors.count) recordings (got \(recordings.count))")
         }
@@ -107,7 +107,7 @@ package struct Figure {
     }
 
     /// The figure rasterised by librsvg, `scale` pixels for each SVG pixel (2: 1920 pixels wide).
-    package func png(scale: Double = 2) throws(PlotError) -> [UInt8] {
+    func png(scale: Double = 2) throws(PlotError) -> [UInt8] {
         try SVGDocument(svg).rasterized(width: width, height: height, scale: scale).png()
     }
 

@@ -28,10 +28,10 @@ public struct AnalysisOptions: Sendable, Equatable {
     /// at the 71 Hz floor) and chooses its contour over its whole window. Against 1.5 s, a whole conversion on
     /// the Harvest path takes 20 % more CPU at 250 ms, 1 % more at 1 s, 1.5 % less at 3 s, the same at 6 s
     /// (bench/README). One frame to 10,000 ms.
-    package var harvestBlock: Double?
+    var harvestBlock: Double?
     /// Harvest in a stream: milliseconds of contour before a block (nil: 300, and never less than the
     /// look-ahead). Adds to the contour's work, not to the candidates' or the latency. 0 to 10,000.
-    package var lookBehind: Double?
+    var lookBehind: Double?
     /// Live: the lowest latency WORLD's windows allow, for a voice heard as it is spoken (default off). DIO
     /// settles each frame in 5 ms blocks from band signals not yet final (`StreamingDio`'s live mode), once
     /// the samples the frame's windows read have arrived (30 ms, or that reach if longer: 31.7 ms at the 71 Hz

@@ -60,7 +60,7 @@ public struct D4C: Sendable {
     }
 
     /// Makes room for calls of up to `frames` frames on one thread: such a call then allocates nothing.
-    package func reserve(frames: Int) {
+    func reserve(frames: Int) {
         scoreBuffers.withWorkspace { $0.values.reserveCapacity(frames) }
     }
 

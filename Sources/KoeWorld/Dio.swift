@@ -63,7 +63,7 @@ public struct Dio: F0Estimator {
     }
 
     /// `estimate` of a signal known to meet `SignalRequirements`.
-    package func estimate(unchecked signal: [Double]) -> F0Contour {
+    func estimate(unchecked signal: [Double]) -> F0Contour {
         let frameCount = F0Contour.frameCount(
             samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
         let time = F0Contour.timeAxis(frameCount: frameCount, framePeriod: options.framePeriod)

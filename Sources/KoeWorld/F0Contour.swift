@@ -15,7 +15,7 @@ public struct F0Contour: Equatable, Sendable {
     }
 
     /// A contour whose arrays the vocoder made the same length.
-    package init(sameLengthTime time: [Double], f0: [Double]) {
+    init(sameLengthTime time: [Double], f0: [Double]) {
         self.time = time
         self.f0 = f0
     }
@@ -42,7 +42,7 @@ public struct F0Contour: Equatable, Sendable {
     }
 
     /// Frame times in seconds for `frameCount` frames every `framePeriod` ms.
-    package static func timeAxis(frameCount: Int, framePeriod: Double) -> [Double] {
+    static func timeAxis(frameCount: Int, framePeriod: Double) -> [Double] {
         (0..<frameCount).map { Double($0) * framePeriod / 1000.0 }
     }
 

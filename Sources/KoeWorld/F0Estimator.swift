@@ -24,13 +24,13 @@ extension F0Estimator {
     }
 
     /// Throws unless `estimate` takes `signal`.
-    package func validate(_ signal: [Double]) throws(WorldError) {
+    func validate(_ signal: [Double]) throws(WorldError) {
         try SignalRequirements.validate(signal, sampleRate: sampleRate, f0Floor: f0Floor)
     }
 
     /// Throws unless an estimator can run at `sampleRate` on frames `framePeriod` ms apart, searching F0 from
     /// `f0Floor` to `f0Ceil`.
-    package static func validate(
+    static func validate(
         sampleRate: Int, framePeriod: Double, f0Floor: Double, f0Ceil: Double
     ) throws(WorldError) {
         try SignalRequirements.validate(sampleRate: sampleRate)

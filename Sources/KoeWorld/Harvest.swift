@@ -49,7 +49,7 @@ public struct Harvest: F0Estimator {
 
     /// `estimate` of a signal segment of any length from 1 sample, finite throughout: the streaming analysis
     /// estimates segments of a longer signal.
-    package func estimate(unchecked signal: [Double]) -> F0Contour {
+    func estimate(unchecked signal: [Double]) -> F0Contour {
         let basic = basicContour(signal)
         let frameCount = F0Contour.frameCount(samples: signal.count, sampleRate: sampleRate, framePeriod: options.framePeriod)
         let f0 = (0..<frameCount).map { frame in basic[min(basic.count - 1, basicFrame(of: frame))] }

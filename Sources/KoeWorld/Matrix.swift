@@ -46,7 +46,7 @@ public struct Matrix: Equatable, Sendable {
 
     /// Makes this a `rows` × `columns` matrix of `value`, keeping the storage's capacity, so a matrix refilled
     /// call after call allocates only when it grows. Callers pass counts of frames and bins.
-    package mutating func reshape(rows: Int, columns: Int, repeating value: Double = 0) {
+    mutating func reshape(rows: Int, columns: Int, repeating value: Double = 0) {
         assert(rows >= 0 && columns >= 0, "matrix dimensions must not be negative")
         self.rows = rows
         self.columns = columns
@@ -55,7 +55,7 @@ public struct Matrix: Equatable, Sendable {
     }
 
     /// A `rows` × `columns` matrix of zeros, for sizes the vocoder computed itself.
-    package static func zeros(rows: Int, columns: Int) -> Matrix {
+    static func zeros(rows: Int, columns: Int) -> Matrix {
         var matrix = Matrix()
         matrix.reshape(rows: rows, columns: columns)
         return matrix

@@ -53,7 +53,7 @@ public final class StreamingAnalyzer {
 
     /// Consecutive frames whose F0 the samples so far settle, with a copy of every sample their analysis reads.
     package struct PendingBlock: Sendable {
-        package let firstFrame: Int
+        let firstFrame: Int
         package let frameCount: Int
         fileprivate let group: F0Group
         fileprivate let samples: SignalCopy
@@ -62,7 +62,7 @@ public final class StreamingAnalyzer {
         fileprivate let tools: AnalysisTools
 
         /// The block's final F0 alone, as `analyzed()` finds it, without the spectral analysis.
-        package func f0() -> [Double] {
+        func f0() -> [Double] {
             var f0: [Double] = []
             tools.finalF0(group, samples: samples, into: &f0)
             return f0
@@ -292,7 +292,7 @@ public final class StreamingAnalyzer {
     }
 
     /// Takes the next samples; returns the blocks that became complete, their analysis still to run.
-    package func pushPending(_ samples: [Double]) throws(WorldError) -> [PendingBlock] {
+    func pushPending(_ samples: [Double]) throws(WorldError) -> [PendingBlock] {
         var blocks: [PendingBlock] = []
         try pushPending(samples, into: &blocks)
         return blocks

@@ -40,7 +40,7 @@ import KoeDSP
 package final class StreamingDio {
     package struct Options: Sendable, Equatable {
         /// DIO's settings; `speed` is ignored.
-        package var dio = Dio.Options()
+        var dio = Dio.Options()
         /// Live mode: frames settle a short look-ahead after their centre, from band signals that are not yet
         /// final there (see `StreamingDio`); `lookAhead` may then be anything from 0, and defaults to
         /// `liveLookAhead`, and blocks default to 5 ms.
@@ -55,17 +55,17 @@ package final class StreamingDio {
         }
         /// Input samples filtered per block; nil: 20 ms, 5 ms in live mode. Frames settle a block at a time, so
         /// a block adds to the latency (and to some frames' look-ahead); shorter blocks cost more.
-        package var blockLength: Int?
+        var blockLength: Int?
         private var chosenLookAhead: Double?
 
         /// Live mode's default look-ahead, in milliseconds.
-        package static let liveLookAhead = 30.0
+        static let liveLookAhead = 30.0
 
         package init() {}
     }
 
-    package let sampleRate: Int
-    package let options: Options
+    let sampleRate: Int
+    let options: Options
     /// Once `latency` samples past a frame's centre have arrived, `push` has handed out its F0.
     package let latency: Int
     /// Input samples filtered together; frames settle only when a block completes.
@@ -94,7 +94,7 @@ package final class StreamingDio {
     private var isFinished = false
     /// Input samples whose mean is subtracted from every sample, held until they have all arrived; the push
     /// that completes them settles every frame they reveal.
-    package let openingLength: Int
+    let openingLength: Int
     private var opening: [Double] = []
     /// The opening's mean, once known.
     private var offset: Double?
@@ -143,7 +143,7 @@ package final class StreamingDio {
 
     /// Makes room for pushes of up to `samples` samples: such a push then allocates nothing once the stream has
     /// begun (the opening, held until it is complete, has its room from the start).
-    package func reserve(forPushesOf samples: Int) {
+    func reserve(forPushesOf samples: Int) {
         // The frames a block's settling looks at: from the one settling to the input's end.
         let windowFrames = Int((Double(lookAheadSamples + 2 * blockLength + samples) / samplesPerFrame).rounded(.up)) + 2
         windowCandidates.reserveCapacity(windowFrames * events.count)
@@ -160,7 +160,7 @@ package final class StreamingDio {
     }
 
     /// Frames handed out so far.
-    package var finalFrameCount: Int { repair.drainedCount }
+    var finalFrameCount: Int { repair.drainedCount }
 
     /// Every frame's F0 of `signal` pushed in pieces of `chunk` samples, then finished: the whole output of a fresh
     /// stream, the same for any chunk.
@@ -198,7 +198,7 @@ package final class StreamingDio {
     }
 
     /// No more samples: returns the F0 of every remaining frame of WORLD's frame count for the whole stream.
-    package func finish() -> [Double] {
+    func finish() -> [Double] {
         assert(!isFinished, "finish can be called once")
         isFinished = true
         final.removeAll(keepingCapacity: true)

@@ -89,7 +89,7 @@ public final class StreamingSynthesizer {
     }
 
     /// The FFT size of frames of `bins` bins, which must be one CheapTrick accepts.
-    package static func fftSize(bins: Int, sampleRate: Int) throws(WorldError) -> Int {
+    static func fftSize(bins: Int, sampleRate: Int) throws(WorldError) -> Int {
         let sizes = CheapTrick.fftSizes(sampleRate: sampleRate)
         let fewest = (sizes.lowerBound + 1) / 2 + 1
         let most = sizes.upperBound / 2 + 1

@@ -27,7 +27,7 @@ public struct Synthesis: Sendable {
 
     /// WORLD's output length: frames × frame period × sample rate, truncated to whole samples. The rate and
     /// frame period must be validated ones.
-    package static func outputLength(frameCount: Int, sampleRate: Int, framePeriod: Double) -> Int {
+    static func outputLength(frameCount: Int, sampleRate: Int, framePeriod: Double) -> Int {
         Int(Double(frameCount) * framePeriod * Double(sampleRate) / 1000)
     }
 

@@ -47,7 +47,7 @@ public enum SignalRequirements {
 
     /// The shortest signal that holds one analysis window: three periods of the F0 floor. `f0Floor` must be a
     /// validated floor (see `validateF0Range`).
-    package static func minimumLength(sampleRate: Int, f0Floor: Double) -> Int {
+    static func minimumLength(sampleRate: Int, f0Floor: Double) -> Int {
         Int((3.0 * Double(sampleRate) / f0Floor).rounded(.up))
     }
 
@@ -67,7 +67,7 @@ public enum SignalRequirements {
     }
 
     /// Throws unless `samples` is the length of a signal one whole-signal analysis takes: 0 to `longestSignal`.
-    package static func validate(sampleCount samples: Int) throws(WorldError) {
+    static func validate(sampleCount samples: Int) throws(WorldError) {
         guard samples >= 0 else { throw .invalidParameters("a signal cannot have \(samples) samples") }
         guard samples <= longestSignal else { throw .signalTooLong(samples: samples, maximum: longestSignal) }
     }
@@ -79,7 +79,7 @@ public enum SignalRequirements {
 
     /// Throws unless `rows` × `columns` values fit in this machine's memory, `what` naming them. An allocation that
     /// fails traps, so a size that a caller's values multiply up (frames × bins) is checked before it is made.
-    package static func requireRoom(rows: Int, columns: Int, for what: String) throws(WorldError) {
+    static func requireRoom(rows: Int, columns: Int, for what: String) throws(WorldError) {
         let (count, overflow) = rows.multipliedReportingOverflow(by: columns)
         guard !overflow, count >= 0, UInt64(count) <= physicalMemory / 8 else {
             throw .invalidParameters("\(what) of \(rows) x \(columns) values needs more memory than this machine has")
@@ -87,7 +87,7 @@ public enum SignalRequirements {
     }
 
     /// Throws unless `sampleRate` is one the vocoder supports.
-    package static func validate(sampleRate: Int) throws(WorldError) {
+    static func validate(sampleRate: Int) throws(WorldError) {
         guard sampleRates.contains(sampleRate) else { throw .unsupportedSampleRate(sampleRate) }
     }
 
@@ -104,7 +104,7 @@ public enum SignalRequirements {
 
     /// Throws unless every sample is a finite number; `offset` is the first sample's index in the whole signal.
     @inlinable
-    package static func requireFinite<Samples: Sequence>(
+    static func requireFinite<Samples: Sequence>(
         _ samples: Samples, offset: Int = 0
     ) throws(WorldError) where Samples.Element: BinaryFloatingPoint {
         if let position = firstNonFinite(samples) {
@@ -114,7 +114,7 @@ public enum SignalRequirements {
 
     /// Throws `invalidParameters` unless every value is a finite number, naming the first that is not as
     /// `name(position)` does ("the F0 of frame 3").
-    package static func requireFinite(_ values: [Double], name: (Int) -> String) throws(WorldError) {
+    static func requireFinite(_ values: [Double], name: (Int) -> String) throws(WorldError) {
         if let position = firstNonFinite(values) {
             throw .invalidParameters("\(name(position)) is \(values[position]), not a finite number")
         }
@@ -122,7 +122,7 @@ public enum SignalRequirements {
 
     /// Throws unless `signal` has samples, all finite, and every frame of `contour` has a usable time: what
     /// CheapTrick, D4C and StoneMask need of their input.
-    package static func validate(_ signal: [Double], contour: F0Contour) throws(WorldError) {
+    static func validate(_ signal: [Double], contour: F0Contour) throws(WorldError) {
         guard !signal.isEmpty else { throw .signalTooShort(samples: 0, minimum: 1) }
         try requireFinite(signal)
         try contour.validateTimes()
@@ -130,7 +130,7 @@ public enum SignalRequirements {
 
     /// Throws unless `frames` holds `fftSize / 2 + 1` bins a frame, each positive and finite: a spectrum whose
     /// logarithm a codec can take. `name` ("the spectrogram") and `kind` ("a power spectrum") word the error.
-    package static func validateSpectrum(
+    static func validateSpectrum(
         _ frames: Matrix, fftSize: Int, name: String, kind: String
     ) throws(WorldError) {
         let bins = fftSize / 2 + 1
@@ -144,21 +144,21 @@ public enum SignalRequirements {
         }
     }
 
-    package static func validateFramePeriod(_ framePeriod: Double) throws(WorldError) {
+    static func validateFramePeriod(_ framePeriod: Double) throws(WorldError) {
         guard framePeriods.contains(framePeriod) else {
             throw .invalidOption(
                 "frame period must be from \(framePeriods.lowerBound) to \(framePeriods.upperBound) ms (got \(framePeriod))")
         }
     }
 
-    package static func validateF0Floor(_ f0Floor: Double) throws(WorldError) {
+    static func validateF0Floor(_ f0Floor: Double) throws(WorldError) {
         guard f0Floor.isFinite, f0Floor >= lowestF0Floor else {
             throw .invalidOption("F0 floor must be at least \(lowestF0Floor) Hz (got \(f0Floor))")
         }
     }
 
     /// A floor and ceiling an F0 search can use at `sampleRate`: floor valid, ceiling above it and below Nyquist.
-    package static func validateF0Range(floor: Double, ceil: Double, sampleRate: Int) throws(WorldError) {
+    static func validateF0Range(floor: Double, ceil: Double, sampleRate: Int) throws(WorldError) {
         try validateF0Floor(floor)
         guard ceil.isFinite, ceil > floor else {
             throw .invalidOption("F0 ceiling (\(ceil) Hz) must be above the F0 floor (\(floor) Hz)")

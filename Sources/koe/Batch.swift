@@ -51,10 +51,7 @@ struct Batch: ParsableCommand {
     var inputs: [String] = []
 
     @OptionGroup(title: "Batch") var batch: BatchOptions
-    @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
-    @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
-    @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
-    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
+    @OptionGroup var conversion: ConversionOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
     /// Set on the worker processes the batch starts; see `BatchWorkerPool`.
@@ -68,8 +65,9 @@ struct Batch: ParsableCommand {
     func run() throws {
         if isWorker {
             // Made once for the worker's life: the curve and F0 files are read once, not for every input.
-            let settings = Result { try conversionSettings() }
-            let analysis = FileAnalysis(options: analysisOptions, channel: batch.channel, f0File: nil)
+            let settings = Result { try conversion.settings(threads: batch.threads) }
+            // Under --analyze, `koe analyze`'s options (--look-ahead is refused there).
+            let analysis = FileAnalysis(options: conversion.analysis.streamingOptions(), channel: batch.channel, f0File: nil)
             do {
                 return try BatchWorker.serve({ order in
                     if batch.analyze {
@@ -82,7 +80,7 @@ struct Batch: ParsableCommand {
                 throw KoeError.misuse("--worker is for the processes koe batch starts itself")
             }
         }
-        try curves.checkFiles()
+        try conversion.curves.checkFiles()
         if batch.analyze { try requireAnalysisOnly() }
         let folder = BatchInputs.trimmingTrailingSlashes(batch.outputFolder)
         let share = try shareOfInputs(outputFolder: folder)
@@ -135,27 +133,11 @@ struct Batch: ParsableCommand {
         }, tick: { progress.redraw() })
     }
 
-    /// What each file is converted with, in a worker: the same conversion `koe convert` makes.
-    private func conversionSettings() throws -> ConversionSettings {
-        var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
-        settings.threads = batch.threads
-        try curves.apply(to: &settings)
-        return settings
-    }
-
-    /// What each file is analyzed with under --analyze: `koe analyze`'s options.
-    private var analysisOptions: AnalysisOptions {
-        var options = analysis.range.analysis
-        options.f0Method = analysis.f0Method
-        options.live = analysis.live ?? false
-        return options
-    }
-
     /// --analyze writes WORLD's parameters of the input itself: an option that changes the voice would be
     /// silently ignored, so it is refused.
     private func requireAnalysisOnly() throws {
-        var given = try conversionSettings().changedParts
-        if analysis.lookAhead != nil { given.append("--look-ahead") }
+        var given = try conversion.settings(threads: batch.threads).changedParts
+        if conversion.analysis.lookAhead != nil { given.append("--look-ahead") }
         guard given.isEmpty else {
             throw ValidationError("--analyze writes the inputs' WORLD parameters, so these options do not apply: \(given.joined(separator: ", "))")
         }

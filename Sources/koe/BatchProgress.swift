@@ -91,10 +91,7 @@ final class BatchProgress {
             "inputs": total, "ok": ok, "failed": failed, "skipped": skipped, "audio_seconds": audioSeconds,
             "elapsed_seconds": elapsed, "real_time_factor": audioSeconds > 0 ? elapsed / audioSeconds : 0, "manifest": manifest,
         ]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return "{}"
-        }
-        return String(decoding: data, as: UTF8.self)
+        return jsonLine(object, escapingSlashes: false)
     }
 
     /// "1 h 02 min", "3 min 05 s", "4.2 s".

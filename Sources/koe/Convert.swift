@@ -21,10 +21,7 @@ struct Convert: ParsableCommand {
     @Argument(help: ArgumentHelp("Output audio file, or - for raw PCM on standard output.", valueName: "out"))
     var output: String
 
-    @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
-    @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
-    @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
-    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
+    @OptionGroup var conversion: ConversionOptions
     @OptionGroup(title: "Raw PCM (sox's names)") var raw: RawOptions
     @OptionGroup(title: "Reporting") var reporting: ReportingOptions
 
@@ -57,10 +54,8 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
-        var settings = try ConversionSettings(voice: voice, equalizer: equalizer, analysis: analysis)
-        settings.threads = threads
+        var settings = try conversion.settings(threads: threads)
         settings.chunkFrames = chunkSize
-        try curves.apply(to: &settings)
         let progress = reporting.progressBar()
         let source = try raw.input(input)
         let stats = try convert(source, to: try raw.output(output, for: source), settings: settings, progress: progress?.update)
@@ -115,7 +110,6 @@ extension ConversionStatistics {
             "profile": profile?.jsonObject ?? NSNull(), "pitch_ratio": pitchRatio, "formant_ratio": formantRatio,
             "clamped": aim?.clamped ?? false,
         ]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return jsonLine(object)
     }
 }

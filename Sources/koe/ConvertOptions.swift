@@ -225,12 +225,25 @@ extension ConversionSettings {
         if speakerProfile != nil { given.append("--profile") }
         return given
     }
+}
 
-    /// The same for a conversion, with its tempo and --vocoder.
-    init(voice: ConversionVoiceOptions, equalizer: EqualizerOptions, analysis: AnalysisFlags) throws {
-        try self.init(voice: voice.voice, equalizer: equalizer, analysis: analysis)
-        if let tempo = voice.tempo { self.voice.tempo = tempo }
-        forceVocoder = voice.forceVocoder
+/// The options of a conversion, as `koe convert` and `koe batch` take them: the voice, the F0 edits and the limiter,
+/// the EQ and the analysis.
+struct ConversionOptions: ParsableArguments {
+    @OptionGroup(title: "Voice") var voice: ConversionVoiceOptions
+    @OptionGroup(title: "F0 edits and output limiter") var curves: VoiceCurveOptions
+    @OptionGroup(title: "Equalizer") var equalizer: EqualizerOptions
+    @OptionGroup(title: "Analysis") var analysis: AnalysisFlags
+
+    /// The conversion these options ask for, on up to `threads` threads; throws `KoeError` for a curve or F0 file
+    /// that cannot be used.
+    func settings(threads: Int) throws -> ConversionSettings {
+        var settings = try ConversionSettings(voice: voice.voice, equalizer: equalizer, analysis: analysis)
+        if let tempo = voice.tempo { settings.voice.tempo = tempo }
+        settings.forceVocoder = voice.forceVocoder
+        settings.threads = threads
+        try curves.apply(to: &settings)
+        return settings
     }
 }
 

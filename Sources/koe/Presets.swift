@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Koe
 
-struct Presets: ParsableCommand {
+struct Presets: TableListing {
     static let configuration = CommandConfiguration(
         abstract: "List the named voices for `koe convert --preset`.",
         discussion: """
@@ -17,18 +17,10 @@ struct Presets: ParsableCommand {
     @Flag(help: "Print one JSON object keyed by preset name instead (f0_median_hz is null for an effect).")
     var json = false
 
-    func run() {
-        if json {
-            print(Self.json)
-            return
-        }
-        let width = Preset.all.map(\.name.count).max() ?? 0
-        let summaryWidth = Preset.all.map(\.summary.count).max() ?? 0
-        for preset in Preset.all {
-            let name = preset.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            let summary = preset.summary.padding(toLength: summaryWidth, withPad: " ", startingAt: 0)
+    static var rows: [[String]] {
+        Preset.all.map { preset in
             let aim = preset.target.map { "target \($0.f0Median.formatted) Hz, \($0.vocalTractLength.formatted) cm tract  " } ?? "effect  "
-            print("\(name)  \(summary)  \(aim)[\(Self.settings(of: preset))]")
+            return [preset.name, preset.summary, "\(aim)[\(settings(of: preset))]"]
         }
     }
 
@@ -58,7 +50,6 @@ struct Presets: ParsableCommand {
                 "whisper": voice.whisper, "eq": preset.bands.map { "\($0)" },
             ] as [String: Any]
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: table, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
+        return jsonLine(table)
     }
 }

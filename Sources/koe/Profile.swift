@@ -63,10 +63,7 @@ extension SpeakerProfile {
             voicedSeconds: number("voiced_seconds") ?? 0)
     }
 
-    var json: String {
-        guard let data = try? JSONSerialization.data(withJSONObject: jsonObject, options: [.sortedKeys]) else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
+    var json: String { jsonLine(jsonObject) }
 
     /// The profile in lines a person reads.
     var text: String {

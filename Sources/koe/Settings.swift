@@ -3,7 +3,7 @@ import Foundation
 import Koe
 import KoePanel
 
-struct Settings: ParsableCommand {
+struct Settings: TableListing {
     static let configuration = CommandConfiguration(
         abstract: "List the settings: each one's name, range, default and help, as every front end takes it.",
         discussion: """
@@ -15,18 +15,8 @@ struct Settings: ParsableCommand {
     @Flag(help: "Print one JSON object keyed by setting name instead.")
     var json = false
 
-    func run() {
-        if json {
-            print(Self.json)
-            return
-        }
-        let width = Setting.all.map(\.name.count).max() ?? 0
-        let valuesWidth = Setting.all.map { Self.values(of: $0).count }.max() ?? 0
-        for setting in Setting.all {
-            let name = setting.name.padding(toLength: width, withPad: " ", startingAt: 0)
-            let values = Self.values(of: setting).padding(toLength: valuesWidth, withPad: " ", startingAt: 0)
-            print("\(name)  \(values)  \(setting.summary)")
-        }
+    static var rows: [[String]] {
+        Setting.all.map { [$0.name, values(of: $0), $0.summary] }
     }
 
     /// What a setting takes, in a few words: `1/16 to 16 ratio (1)`, `flag`, `text: key:scale`.

@@ -1,6 +1,6 @@
 import Foundation
 import KoeIO
-import KoeWorld
+@testable import KoeWorld
 import Testing
 import TestSupport
 

@@ -1,5 +1,5 @@
 import Foundation
-import KoeIO
+@testable import KoeIO
 import TestSupport
 
 /// What one run of the `koe` binary left: its exit status and what it printed.

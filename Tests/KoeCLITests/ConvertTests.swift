@@ -1,5 +1,5 @@
 import Foundation
-import KoeIO
+@testable import KoeIO
 import Testing
 import TestSupport
 

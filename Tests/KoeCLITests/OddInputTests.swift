@@ -1,6 +1,6 @@
 import CSndFile
 import Foundation
-import KoeIO
+@testable import KoeIO
 import Testing
 import TestSupport
 

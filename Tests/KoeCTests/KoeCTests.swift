@@ -1,8 +1,8 @@
 import Glibc
 import Koe
 import KoeC
-import KoeIO
-import KoeWorld
+@testable import KoeIO
+@testable import KoeWorld
 import Testing
 import TestSupport
 

@@ -1,4 +1,4 @@
-import KoeDSP
+@testable import KoeDSP
 import Testing
 
 @Suite struct NoiseStreamTests {

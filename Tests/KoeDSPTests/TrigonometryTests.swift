@@ -1,5 +1,5 @@
 import Foundation
-import KoeDSP
+@testable import KoeDSP
 import Testing
 
 @Suite struct TrigonometryTests {

@@ -1,7 +1,7 @@
 import Foundation
-import KoeDSP
+@testable import KoeDSP
 import KoeStages
-import KoeWorld
+@testable import KoeWorld
 import Testing
 import TestSupport
 
@@ -16,14 +16,7 @@ import TestSupport
 
     private func run(_ input: [Double], voice: VoiceSettings, chunk: Int, threads: Int = 1) throws -> [Double] {
         let stage = try VoiceShift(sampleRate: sampleRate, voice: voice, threads: threads)
-        var output: [Double] = []
-        var start = 0
-        while start < input.count {
-            let end = min(input.count, start + chunk)
-            output += try stage.process(Array(input[start..<end]))
-            start = end
-        }
-        return output + (try stage.finish())
+        return try pieces(of: input, length: chunk).flatMap { try stage.process($0) } + stage.finish()
     }
 
     private func medianVoicedF0(_ signal: [Double]) throws -> Double {

@@ -1,6 +1,6 @@
 import Foundation
 import Koe
-import KoeIO
+@testable import KoeIO
 import Testing
 import TestSupport
 

@@ -225,14 +225,7 @@ import TestSupport
         options.live = true
         options.lookAhead = 31.7
         let dio = StreamingDio(sampleRate: sampleRate, options: options)
-        var f0: [Double] = []
-        var start = 0
-        while start < input.count {
-            let end = min(input.count, start + sampleRate / 100)
-            f0 += dio.push(Array(input[start..<end]))
-            start = end
-        }
-        return f0 + dio.finish()
+        return pieces(of: input, length: sampleRate / 100).flatMap(dio.push) + dio.finish()
     }
 
     /// Frames 70 to 99: the creak, 0.35 to 0.5 s.

@@ -1,4 +1,4 @@
-import KoeWorld
+@testable import KoeWorld
 import Testing
 import TestSupport
 

@@ -1,5 +1,5 @@
 import Foundation
-import KoeWorld
+@testable import KoeWorld
 import Testing
 import TestSupport
 

@@ -16,14 +16,7 @@ import TestSupport
         _ signal: [Double], chunk: Int, options: AnalysisOptions = .init()
     ) throws -> [StreamingAnalyzer.Block] {
         let analyzer = try StreamingAnalyzer(sampleRate: sampleRate, options: options)
-        var blocks: [StreamingAnalyzer.Block] = []
-        var start = 0
-        while start < signal.count {
-            let end = min(signal.count, start + chunk)
-            blocks += try analyzer.push(Array(signal[start..<end]))
-            start = end
-        }
-        return blocks + (try analyzer.finish())
+        return try pieces(of: signal, length: chunk).flatMap { try analyzer.push($0) } + analyzer.finish()
     }
 
     @Test(arguments: [1, 17, 4096], [false, true])
@@ -95,10 +88,8 @@ import TestSupport
         var kept: [StreamingAnalyzer.Block] = []
         var copied: [[Double]] = []
         var blocks: [StreamingAnalyzer.Block] = []
-        var start = 0
-        while start < input.count {
-            let end = min(input.count, start + 320)
-            try analyzer.push(Array(input[start..<end]), into: &blocks)
+        for piece in pieces(of: input, length: 320) {
+            try analyzer.push(piece, into: &blocks)
             if keepsBlocks {
                 kept += blocks
             } else {
@@ -106,7 +97,6 @@ import TestSupport
             }
             blocks.forEach(analyzer.recycler.recycle)
             blocks.removeAll(keepingCapacity: true)
-            start = end
         }
         let last = contents(try analyzer.finish())
         #expect((keepsBlocks ? contents(kept) : copied) + last == expected)
@@ -232,13 +222,12 @@ import TestSupport
     private func expectFramesWithinLatency(of analyzer: StreamingAnalyzer, _ input: [Double]) throws {
         let samplesPerFrame = 5.0 * Double(sampleRate) / 1000
         var returned = 0
-        var start = 0
-        while start < input.count {
-            let end = min(input.count, start + 37)
-            returned += try analyzer.push(Array(input[start..<end])).reduce(0) { $0 + $1.f0.count }
+        var end = 0
+        for piece in pieces(of: input, length: 37) {
+            end += piece.count
+            returned += try analyzer.push(piece).reduce(0) { $0 + $1.f0.count }
             let due = Int((Double(end - analyzer.latency) / samplesPerFrame).rounded(.down)) + 1
             #expect(returned >= due, "after \(end) samples")
-            start = end
         }
     }
 

@@ -79,3 +79,9 @@ public func largestDifference(_ first: [Double], _ second: [Double]) -> Double {
     guard first.count == second.count else { return .infinity }
     return zip(first, second).map { abs($0 - $1) }.max() ?? 0
 }
+
+/// `signal` cut into consecutive pieces of `length` values, the last one shorter if need be: a stream as a test
+/// feeds it, chunk by chunk.
+public func pieces(of signal: [Double], length: Int) -> [[Double]] {
+    stride(from: 0, to: signal.count, by: length).map { Array(signal[$0..<min(signal.count, $0 + length)]) }
+}
