@@ -316,7 +316,8 @@ import TestSupport
     /// then not be one).
     private func makePipe() -> (readEnd: Int32, writeEnd: Int32) {
         var ends: [Int32] = [0, 0]
-        precondition(pipe2(&ends, O_CLOEXEC) == 0, "cannot make a pipe")
+        precondition(pipe(&ends) == 0, "cannot make a pipe")
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         return (ends[0], ends[1])
     }
 
