@@ -77,8 +77,9 @@ package struct RunningSpeakerProfile {
         let slots = Self.decisionLag + 1
         self.slots = slots
         candidateRoom = settings.maximumCandidates
+        // Each buffer its own: arrays sharing storage would copy it (allocate) at their first write.
         frequencies = [Float](repeating: 0, count: slots * candidateRoom)
-        strengths = frequencies
+        strengths = [Float](repeating: 0, count: slots * candidateRoom)
         candidateCounts = [Int](repeating: 0, count: slots)
         cameFrom = [Int](repeating: 0, count: slots * candidateRoom)
         let fits = frames.formants.fits
@@ -86,7 +87,7 @@ package struct RunningSpeakerProfile {
         formants = fits.map { [Float](repeating: 0, count: slots * $0.count) }
         formantCounts = fits.map { _ in [Int](repeating: 0, count: slots) }
         cost = [Double](repeating: 0, count: candidateRoom)
-        nextCost = cost
+        nextCost = [Double](repeating: 0, count: candidateRoom)
         f0Weights = [Double](repeating: 0, count: Int(1200 * Self.f0Octaves))
         let formantBins = Int(FormantFinder.wideBand / Self.formantBinHz) + 1
         self.formantBins = formantBins

@@ -263,8 +263,10 @@ struct ProfileFrames {
             frequencies: [Float](repeating: 0, count: settings.maximumCandidates),
             strengths: [Float](repeating: 0, count: settings.maximumCandidates))
         normalised = [Double](repeating: 0, count: maximumLag + 2)
+        // Each buffer its own: arrays sharing storage would copy it (allocate) at their first write, in a stream's
+        // first frames.
         peakFrequencies = [Float](repeating: 0, count: maximumLag - minimumLag + 1)
-        peakStrengths = peakFrequencies
+        peakStrengths = [Float](repeating: 0, count: maximumLag - minimumLag + 1)
         windowAutocorrelation = autocorrelation(of: pitchWindow)
     }
 
@@ -473,7 +475,7 @@ struct FormantFinder {
         if rate / 2 > 5000 { fits.append(fit(band: min(Self.wideBand, rate / 2), order: 10, count: 4)) }
         self.fits = fits
         longTermSpectrum = [Double](repeating: 0, count: size / 2 + 1)
-        power = longTermSpectrum
+        power = [Double](repeating: 0, count: size / 2 + 1)
         let highestOrder = fits.map(\.order).max()!
         lpc = LinearPrediction(highestOrder: highestOrder)
         formantBuffer = [Float](repeating: 0, count: highestOrder)
@@ -605,8 +607,8 @@ private struct LinearPrediction {
 
     init(highestOrder: Int) {
         autocorrelation = [Double](repeating: 0, count: highestOrder + 1)
-        coefficients = autocorrelation
-        previous = autocorrelation
+        coefficients = [Double](repeating: 0, count: highestOrder + 1)
+        previous = [Double](repeating: 0, count: highestOrder + 1)
         roots = [Complex](repeating: Complex(0, 0), count: highestOrder)
     }
 
