@@ -4,7 +4,7 @@
 SWIFT        ?= swift
 PYTHON       ?= python3
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-BUILD_DEPS   := pkg-config curl gcc libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev libpipewire-0.3-dev
+BUILD_DEPS   := pkg-config curl libcurl4-openssl-dev gcc libfftw3-dev libsndfile1-dev librsvg2-dev portaudio19-dev libpipewire-0.3-dev
 TEST_DEPS    := espeak-ng sox
 BENCH_DEPS   := rubberband-cli g++
 PY_TEST_DEPS := pyworld soundfile numpy praat-parselmouth
