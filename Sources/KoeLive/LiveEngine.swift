@@ -169,14 +169,16 @@ package final class LiveEngine: @unchecked Sendable {
         processedFrames += frames
     }
 
-    /// The calling thread's CPU time (user and system, in microseconds from the kernel) and its voluntary context
-    /// switches: one system call, which neither locks in user space nor sleeps.
+    /// The calling thread's CPU time to the nanosecond (CLOCK_THREAD_CPUTIME_ID, which counts the slice running
+    /// now: getrusage's figure moves only at a scheduler tick or a switch, so a block would read the time since
+    /// the last tick, before the block began included) and its voluntary context switches (getrusage). Two system
+    /// calls, neither of which locks in user space or sleeps.
     private static func threadUsage() -> (seconds: Double, waits: Int) {
+        var cpu = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
         var usage = rusage()
         getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD, which Glibc's module does not import
-        let microseconds = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1_000_000 + usage.ru_utime.tv_usec
-            + usage.ru_stime.tv_usec
-        return (Double(microseconds) / 1e6, usage.ru_nvcsw)
+        return (Double(cpu.tv_sec) + Double(cpu.tv_nsec) / 1e9, usage.ru_nvcsw)
     }
 
     /// Seconds on CLOCK_MONOTONIC, read through the vDSO: no system call, no lock, fit for the callback.
