@@ -55,7 +55,7 @@ package final class LiveControl {
                     let state = try settings.set(assignments)
                     let shown = ["pitch", "formant", "gain"] + assignments.map(\.name).filter { !["pitch", "formant", "gain"].contains($0) }
                     reply = shown.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-                        .map { "\($0) \(state.value(of: $0).text)" }.joined(separator: " ")
+                        .map { "\($0) \(state.described($0))" }.joined(separator: " ")
                 } catch {
                     reply = "error: \(error)"
                 }

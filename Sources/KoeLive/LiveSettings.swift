@@ -35,6 +35,29 @@ package final class LiveSettings: Sendable {
             return changer
         }
 
+        /// The ratios a voice preset aims from the speaker's profile (those not set explicitly since it was taken),
+        /// with the median F0 and the vocal-tract length it aims at; none while bypassed.
+        package var aims: (pitch: Bool, formant: Bool, f0MedianHz: Double, vocalTractLengthCm: Double)? {
+            guard !bypass, let target = settings.preset?.target else { return nil }
+            let (pitch, formant) = settings.aimedRatios
+            guard pitch || formant else { return nil }
+            return (pitch, formant, target.f0Median, target.vocalTractLength)
+        }
+
+        /// What `name` is set to, as `koe live --set` answers: the value, or for a ratio a preset aims from the
+        /// speaker, its target (`aim:210Hz`, `aim:14.5cm`), since the ratio heard follows the speaker's profile.
+        package func described(_ name: String) -> String {
+            switch (name, aims) {
+            case ("pitch", let aims?) where aims.pitch: "aim:\(Self.short(aims.f0MedianHz))Hz"
+            case ("formant", let aims?) where aims.formant: "aim:\(Self.short(aims.vocalTractLengthCm))cm"
+            default: value(of: name).text
+            }
+        }
+
+        private static func short(_ value: Double) -> String {
+            value == value.rounded() ? String(Int(value)) : value.description
+        }
+
         /// The value of `name` (a live setting, or `bypass`), as the panel shows it; `.off` for an optional
         /// setting that is unset (no snap, no median, no preset).
         package func value(of name: String) -> LiveValue {

@@ -30,7 +30,12 @@ package enum PanelDocument {
         let gains = EqualizerBand.gainRange
         let document: [String: Any] = [
             "settings": settings,
-            "presets": Preset.all.map { ["name": $0.name, "summary": $0.summary, "pitch": $0.voice.pitch, "formant": $0.voice.formant] },
+            "presets": Preset.all.map {
+                [
+                    "name": $0.name, "summary": $0.summary, "pitch": $0.voice.pitch, "formant": $0.voice.formant,
+                    "f0MedianHz": $0.target.map { $0.f0Median as Any } ?? NSNull(),
+                ]
+            },
             "graphicEQ": [
                 "frequencies": GraphicEqualizer.frequencies, "minimum": gains.lowerBound, "maximum": gains.upperBound,
             ],
@@ -56,7 +61,13 @@ package enum PanelDocument {
             case .off: values[name] = NSNull()
             }
         }
-        return text(["type": "state", "version": state.version, "values": values])
+        let aims = state.aims
+        let aiming: [String: Any] = [
+            "pitch": aims?.pitch ?? false, "formant": aims?.formant ?? false,
+            "f0MedianHz": aims.map { $0.f0MedianHz as Any } ?? NSNull(),
+            "vocalTractLengthCm": aims.map { $0.vocalTractLengthCm as Any } ?? NSNull(),
+        ]
+        return text(["type": "state", "version": state.version, "values": values, "aiming": aiming])
     }
 
     /// A change refused: why, in one line.
@@ -64,13 +75,15 @@ package enum PanelDocument {
         text(["type": "error", "message": message])
     }
 
-    /// The records since the last message and the counters: each record `[seconds, input peak, output peak,
-    /// F0 in, F0 out]` (peaks as magnitudes, F0 in Hz, 0 unvoiced).
+    /// The records since the last message, the ratios heard (`applied`: pitch and formant, which a voice preset
+    /// aims from the speaker) and the counters: each record `[seconds, input peak, output peak, F0 in, F0 out]`
+    /// (peaks as magnitudes, F0 in Hz, 0 unvoiced).
     package static func telemetry(_ records: [LiveTelemetry.Record], engine: LiveEngine) -> String {
         let rate = Double(engine.changer.sampleRate)
         return text([
             "type": "telemetry",
             "records": records.map { [Double($0.frame) / rate, Double($0.inputPeak), Double($0.outputPeak), $0.inputF0, $0.outputF0] },
+            "applied": [engine.applied.pitch, engine.applied.formant],
             "latencyMs": engine.reportedLatency * 1000,
             "xruns": engine.xruns.load(ordering: .relaxed),
             "refusedBlocks": engine.refusedBlocks.load(ordering: .relaxed),

@@ -170,12 +170,13 @@ def cannot_run(name, missing, installer):
     return 1
 
 
-def speech(folder, seconds, rate):
-    """The clips of samples/ and ../shared/corpus/ at `rate`, mono float, with gaps, repeated to at least
-    `seconds`."""
-    sources = sorted((REPOSITORY / "samples").glob("*.wav"))
-    if CORPUS.is_dir():
-        sources += sorted(CORPUS.glob("*.wav"))
+def speech(folder, seconds, rate, sources=None):
+    """The clips of samples/ and ../shared/corpus/ (or those of `sources`) at `rate`, mono float, with gaps,
+    repeated to at least `seconds`."""
+    if sources is None:
+        sources = sorted((REPOSITORY / "samples").glob("*.wav"))
+        if CORPUS.is_dir():
+            sources += sorted(CORPUS.glob("*.wav"))
     gap = np.zeros(int(GAP_SECONDS * rate), dtype=np.float32)
     clips = []
     for source in sources:

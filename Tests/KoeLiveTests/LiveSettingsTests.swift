@@ -96,6 +96,22 @@ import Testing
         #expect(settings.current.value(of: "preset") == .text("giant"))
     }
 
+    /// A voice preset's ratios follow the speaker, so what is set is its target until a ratio is given; an effect
+    /// and bypass aim at nothing.
+    @Test func aVoicePresetIsDescribedByItsTarget() throws {
+        let (_, settings) = try voice()
+        var state = try settings.set([("preset", "female")])
+        #expect(state.aims?.pitch == true && state.aims?.formant == true && state.aims?.f0MedianHz == 210)
+        #expect(state.described("pitch") == "aim:210Hz" && state.described("formant") == "aim:14.5cm")
+        state = try settings.set([("formant", "1.1")])
+        #expect(state.aims?.pitch == true && state.aims?.formant == false)
+        #expect(state.described("formant") == "1.1" && state.described("gain") == "0.0")
+        state = try settings.set([("bypass", "true")])
+        #expect(state.aims == nil && state.described("pitch") == "1.7")
+        state = try settings.set([("bypass", "false"), ("preset", "chipmunk")])
+        #expect(state.aims == nil && state.described("pitch") == "2.0")
+    }
+
     /// Changes published faster than the callback runs: it takes the newest whole, and each change it took is
     /// freed on the publishing side.
     @Test func theCallbackTakesTheNewestChange() throws {

@@ -6,8 +6,8 @@ Usage: python3 Tests/Panel/panel_test.py --koe .build/release/koe
 and runs it.)
 
 The session, the player and the two-channel recorder (what koe hears, what it offers) are Tests/Harness/pipewire.py's;
-koe runs `koe live --virtual-mic "koe voice" --pitch 1.2 --panel` under the process step's call counter. Speech is
-played in and recorded while the test works the page as a person would, by setting a control's value and sending
+koe runs `koe live --virtual-mic "koe voice" --pitch 1.2 --panel` under the process step's call counter. Speech (one
+deep male voice, samples/de-m-48k.wav, repeated) is played in and recorded while the test works the page as a person would, by setting a control's value and sending
 the input and change events a moved slider sends.
 
   url        one line of standard output gives http://127.0.0.1:PORT/?token=T (T 64 hexadecimal digits); koe's PID
@@ -20,6 +20,10 @@ the input and change events a moved slider sends.
              in within that second (the time, the whole round from the move to the chart, is given).
   preset     the chipmunk preset's button pressed: the ratio from 1 s after is within 3 % of that preset's pitch (as
              /api/settings gives it), and the page's pitch control shows it.
+  aim        the female preset's button pressed (a voice preset: it aims at a median F0 from the speaker's profile,
+             which koe estimates as the voice runs): Praat's F0 ratio from 1.5 s after within 5 % of the target over
+             `koe profile`'s median of what koe heard until then, and the page's pitch control shows the ratio heard
+             (within 3 % of Praat's) and its semitones, not the preset's typical ratio, with a note of the target.
   chart      the F0-out line of the chart (its data-hz) over those seconds: its median within 10 % of Praat's median
              F0 of the recorded output over the same seconds.
   meters     while speech plays, both meters above -30 dBFS at least once; after a second of silence, both at or
@@ -34,7 +38,8 @@ the input and change events a moved slider sends.
   taken      a second koe live --panel on the same port: a one-line error and a non-zero exit.
   no-panel   `koe live --virtual-mic` without --panel: its PID listens on no TCP port.
 
-A screenshot of the page with speech playing is written to docs/panel.png (docs/live.md shows it). One PASS or FAIL
+A screenshot of the page with speech playing, the female preset aiming, is written to docs/panel.png (docs/live.md
+shows it). One PASS or FAIL
 line per check; the last line reads `panel: N passed, M failed`; exits 1 when one fails.
 """
 
@@ -48,6 +53,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import soundfile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Harness"))
 import measures  # noqa: E402
@@ -59,6 +65,12 @@ PITCH = 1.2
 SLIDER_PITCH = 1.5
 # An effect preset: its ratios are fixed, while a voice preset aims from the speaker (Tests/Python, bench/profile.py).
 PRESET = "chipmunk"
+VOICE_PRESET = "female"
+# One speaker, a deep male voice (Praat's median about 89 Hz), as the seed's user: a voice preset aims from the
+# speaker's median, which a recording of several speakers does not have.
+SPEAKER = REPOSITORY / "samples" / "de-m-48k.wav"
+AIM_TOLERANCE = 0.05       # relative, the ratio heard against the target over the speaker's median
+AIM_SECONDS = 1.5          # an aimed ratio sweeps at 12 semitones a second from the ratio before
 SET_FORMANT = 1.1
 F0_TOLERANCE = 0.03        # relative, Praat's ratio against the setting
 CHART_TOLERANCE = 0.10     # relative, the chart's median F0 out against Praat's on the recording
@@ -234,6 +246,19 @@ class Browser:
         return [entry["message"] for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
+def speaking_from(samples, seconds, lasting=0.15):
+    """The first time from `seconds` on at which `samples` (at RATE) are speech for the next `lasting` seconds
+    (every 20 ms within 30 dB of the loudest), so that a change made then is heard, and charted, at once."""
+    frame = RATE // 50
+    levels = np.sqrt(np.mean(samples[:len(samples) // frame * frame].reshape(-1, frame).astype(np.float64) ** 2, axis=1))
+    loud = levels > 0.03 * levels.max()
+    span = int(lasting * 50)
+    for index in range(int(seconds * 50), len(loud) - span):
+        if loud[index:index + span].all():
+            return index / 50
+    raise AssertionError(f"no {lasting} s of speech after {seconds} s")
+
+
 def chart_points(browser):
     """The chart's F0-out line: (koe seconds, Hz) of its voiced records."""
     text = browser.attribute("#f0-out-line", "data-hz") or ""
@@ -277,7 +302,7 @@ def main():
 
     with suite.running(stop):
         counter = call_counter(root)
-        stimulus = speech(root, 3 * PHASE_SECONDS, RATE)
+        stimulus = speech(root, 4 * PHASE_SECONDS + 2, RATE, sources=[SPEAKER])
         session.up()
         report = root / "counts-koe-panel"
         koe_process = session.start("koe-panel", [koe, "live", "--virtual-mic", NAME, "--pitch", PITCH, "--panel"],
@@ -317,8 +342,8 @@ def main():
                     f"live settings and bypass, {len(buttons)} preset buttons, no console error")
         suite.attempt("page", page)
 
-        # One recording, three settings: 1.2 from the command line, 1.5 from the slider, the preset's from its
-        # button; the other changes (graphic EQ, an EQ band, --set) come after them.
+        # One recording, four settings: 1.2 from the command line, 1.5 from the slider, an effect preset's from its
+        # button, then a voice preset's aim; the other changes (graphic EQ, an EQ band, --set) come after them.
         recorder = Recorder(session, "voice")
         player = play(session, stimulus, "voice")
         played_at = time.monotonic()
@@ -332,7 +357,7 @@ def main():
                     meter_levels[meter].append(float(browser.attribute(f"#{meter}", "data-db")))
                 time.sleep(0.1)
 
-        watch(PHASE_SECONDS)
+        watch(speaking_from(stimulus, PHASE_SECONDS) - (time.monotonic() - played_at))
         slider_at = time.monotonic() - played_at
         round_trip = browser.move_and_watch('[data-setting="pitch"]', SLIDER_PITCH, (PITCH * SLIDER_PITCH) ** 0.5)
         watch(PHASE_SECONDS - (time.monotonic() - played_at - slider_at))
@@ -340,10 +365,7 @@ def main():
         browser.control(f'[data-preset="{PRESET}"]').click()
         preset_at = time.monotonic() - played_at
         preset_koe_second = newest_koe_second(browser)
-        watch(PHASE_SECONDS - 1.5)
-        if not arguments.no_screenshot:
-            browser.driver.save_screenshot(str(SCREENSHOT))
-        watch(1.5)
+        watch(PHASE_SECONDS)
         chart_end = time.monotonic() - played_at
         chart = chart_points(browser)
         end_koe_second = newest_koe_second(browser)
@@ -351,6 +373,16 @@ def main():
         # The EQ through the page too, so that the call counter sees filters designed and taken while audio runs.
         browser.move('[data-setting="geq"][data-band="5"]', 6)
         browser.move('[data-setting="eq"]', "peak:2000:3:1.4")
+        browser.control(f'[data-preset="{VOICE_PRESET}"]').click()
+        aim_at = time.monotonic() - played_at
+        watch(PHASE_SECONDS - 2.0)
+        if not arguments.no_screenshot:
+            browser.driver.save_screenshot(str(SCREENSHOT))
+        watch(1.5)
+        aim_end = time.monotonic() - played_at
+        shown_aim_pitch = browser.value('[data-setting="pitch"]')
+        shown_aim_semitones = browser.value('[data-setting="semitones"]')
+        aim_note = browser.control("#control-pitch .aim").text
         wait_done(player, len(stimulus) / RATE + WAIT_SECONDS)
         time.sleep(1.0)
         quiet = {meter: float(browser.attribute(f"#{meter}", "data-db")) for meter in meter_levels}
@@ -390,6 +422,28 @@ def main():
             return (f"the {PRESET} button: F0 ratio {after:.4f} from {SETTLE_SECONDS:.0f} s after ({after_frames} frames; "
                     f"its pitch {preset_pitch}), the pitch control shows {shown_preset_pitch}")
 
+        def aim():
+            heard_until = frames(aim_at)
+            check(heard_until > RATE, f"the {VOICE_PRESET} button at {aim_at:.1f} s: too early on the recording")
+            profile_file = root / "heard-before-aim.wav"
+            soundfile.write(str(profile_file), played[:heard_until], RATE)
+            median = json.loads(run([koe, "profile", profile_file, "--json"]))["f0_median_hz"]
+            target = presets[VOICE_PRESET]["f0MedianHz"]
+            typical = presets[VOICE_PRESET]["pitch"]
+            wanted = target / median
+            after, after_frames = ratio_between(frames(aim_at + AIM_SECONDS), frames(aim_end))
+            shown, semitones = float(shown_aim_pitch), float(shown_aim_semitones)
+            said = (f"after the {VOICE_PRESET} button (target {target:.0f} Hz; koe profile's median of what koe heard "
+                    f"before: {median:.1f} Hz, so {wanted:.4f}): F0 ratio {after:.4f} over {after_frames} frames from "
+                    f"{AIM_SECONDS} s after; the pitch control shows {shown} (the preset's typical ratio {typical}), "
+                    f"semitones {semitones}, its note {aim_note!r}")
+            check(after_frames >= measures.MIN_VOICED_FRAMES and abs(after / wanted - 1) <= AIM_TOLERANCE
+                  and abs(shown / after - 1) <= F0_TOLERANCE and abs(semitones - 12 * np.log2(shown)) <= 0.01
+                  and f"{target:.0f} Hz" in aim_note,
+                  f"{said} (bar: the ratio within 5 % of {wanted:.4f}, the control within 3 % of the ratio and the "
+                  f"semitones its own, the note naming {target:.0f} Hz)")
+            return said
+
         def chart_check():
             window = (preset_koe_second + SETTLE_SECONDS, end_koe_second)
             shown = [hz for second, hz in chart if window[0] <= second <= window[1]]
@@ -415,6 +469,7 @@ def main():
 
         suite.attempt("slider", slider)
         suite.attempt("preset", preset)
+        suite.attempt("aim", aim)
         suite.attempt("chart", chart_check)
         suite.attempt("meters", meters)
 

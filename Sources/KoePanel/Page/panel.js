@@ -15,6 +15,8 @@
 
   let description = null;
   let values = {};
+  let aiming = { pitch: false, formant: false };   // the ratios a voice preset aims from the speaker
+  let applied = null;                  // [pitch, formant]: the ratios heard, from the telemetry
   let socket = null;
   const controls = new Map();          // name -> (value) => void, which shows a value without sending it
   const touched = new Map();           // name -> time the person last moved its control
@@ -67,7 +69,7 @@
     }
     fetch(withToken('/api/set'), { method: 'POST', body: line, headers: { 'Content-Type': 'text/plain' } })
       .then((response) => response.json())
-      .then((answer) => (answer.type === 'error' ? refused(answer.message) : show(answer.values)))
+      .then((answer) => (answer.type === 'error' ? refused(answer.message) : state(answer)))
       .catch(() => say('koe live is not answering', true));
   }
 
@@ -258,12 +260,36 @@
   // once that time is over.
   const settleTime = 400;
 
+  // A ratio a voice preset aims is the speaker's, not the preset's: its control (and for the pitch, the semitones
+  // it makes) shows the ratio heard, and says what it aims at.
+  const aimedBy = { pitch: 'pitch', semitones: 'pitch', formant: 'formant' };
+  const aimed = (name) => Boolean(aiming[aimedBy[name]]) && applied !== null;
+
+  function showAim() {
+    for (const [name, index, target] of [['pitch', 0, `${aiming.f0MedianHz} Hz`], ['formant', 1, `${aiming.vocalTractLengthCm} cm`]]) {
+      const row = document.getElementById(`control-${name}`);
+      if (!row) continue;
+      let note = row.querySelector('.aim');
+      if (!note) {
+        note = element('p', { class: 'aim' });
+        row.append(note);
+      }
+      const on = Boolean(aiming[name]);
+      row.classList.toggle('aimed', on);
+      note.textContent = on ? `${values.preset} aims at ${target} from your voice` : '';
+      if (on && applied !== null && performance.now() - (touched.get(name) || -Infinity) >= settleTime) {
+        controls.get(name)(applied[index]);
+        if (name === 'pitch' && controls.has('semitones')) controls.get('semitones')(12 * Math.log2(applied[index]));
+      }
+    }
+  }
+
   function show(newValues) {
     values = newValues;
     const now = performance.now();
     let waiting = false;
     for (const [name, showValue] of controls) {
-      if (!(name in values)) continue;
+      if (!(name in values) || aimed(name)) continue;
       if (now - (touched.get(name) || -Infinity) < settleTime) {
         waiting = true;
         continue;
@@ -272,6 +298,12 @@
     }
     clearTimeout(show.later);
     if (waiting) show.later = setTimeout(() => show(values), settleTime);
+    showAim();
+  }
+
+  function state(message) {
+    aiming = message.aiming;
+    show(message.values);
   }
 
   // Levels and F0.
@@ -330,6 +362,8 @@
       const hz = (value) => (value > 0 ? `${Math.round(value)}` : '–');
       document.getElementById('f0-now').textContent = `${hz(last[3])} → ${hz(last[4])} Hz`;
     }
+    applied = message.applied;
+    if (aiming.pitch || aiming.formant) showAim();
     drawLine('f0-in-line', 3, now);
     drawLine('f0-out-line', 4, now);
     document.getElementById('latency').textContent = `${message.latencyMs.toFixed(1)} ms`;
@@ -343,7 +377,7 @@
     socket.addEventListener('open', () => { status.textContent = 'live'; status.className = 'connection live'; });
     socket.addEventListener('message', (event) => {
       const message = JSON.parse(event.data);
-      if (message.type === 'state') show(message.values);
+      if (message.type === 'state') state(message);
       else if (message.type === 'telemetry') telemetry(message);
       else if (message.type === 'error') refused(message.message);
     });
