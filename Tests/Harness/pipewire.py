@@ -10,6 +10,7 @@ channels is koe's, end to end through PipeWire."""
 import os
 import signal
 import subprocess
+import time
 
 import soundfile
 
@@ -67,8 +68,12 @@ class Session(Children):
         # The null sink's monitor appears a moment after load-module returns; made the default before, it is refused.
         self.wait_for(lambda: f"{SINK}.monitor" in self.run(["pactl", "list", "short", "sources"]).stdout,
                       f"{SINK}.monitor among the sources")
-        made_default = self.run(["pactl", "set-default-source", f"{SINK}.monitor"])
-        check(made_default.returncode == 0, f"set-default-source failed: {made_default.stderr.strip()}")
+        # pipewire-pulse answers "Not supported" until wireplumber has made the default-nodes metadata.
+        deadline = time.monotonic() + WAIT_SECONDS
+        while (made_default := self.run(["pactl", "set-default-source", f"{SINK}.monitor"])).returncode != 0:
+            check(time.monotonic() < deadline,
+                  f"set-default-source failed for {WAIT_SECONDS} s: {made_default.stderr.strip()}")
+            time.sleep(0.1)
         self.wait_for(lambda: f"Default Source: {SINK}.monitor" in self.run(["pactl", "info"]).stdout,
                       f"{SINK}.monitor as the default source")
 
