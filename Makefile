@@ -273,10 +273,12 @@ virtual-mic-test-deps:
 
 # `koe live --virtual-mic ... --panel` in the virtual microphone's private PipeWire session, its page driven in headless
 # Chromium through WebDriver (Debian's chromium and chromium-driver, selenium from PyPI): the controls, presets,
-# meters and F0 chart against Praat on the recording, --set shown on the page, the refusals, no port without
-# --panel (Tests/Panel). It writes docs/panel.png, the page with speech playing. About 45 s. Part of `make test`.
-PANEL_TEST_DEPS    := chromium chromium-driver iproute2
-PY_PANEL_TEST_DEPS := selenium
+# a voice preset's aim, meters and F0 chart against Praat on the recording, --set shown on the page, the refusals,
+# no port without --panel; then the page in headless Firefox (Debian's firefox-esr, through Marionette with
+# marionette_driver from PyPI, as Debian has no geckodriver) (Tests/Panel). It writes docs/panel.png, the page
+# with speech playing. About a minute. Part of `make test`.
+PANEL_TEST_DEPS    := chromium chromium-driver firefox-esr iproute2
+PY_PANEL_TEST_DEPS := selenium marionette-driver
 
 .PHONY: test-panel panel-test-deps
 
@@ -285,7 +287,7 @@ test-panel: release test-deps virtual-mic-test-deps panel-test-deps
 
 panel-test-deps:
 	@$(call apt_install,$(PANEL_TEST_DEPS))
-	@$(PYTHON) -c "import selenium" 2>/dev/null || $(PYTHON) -m pip install --quiet $(PY_PANEL_TEST_DEPS)
+	@$(PYTHON) -c "import selenium, marionette_driver" 2>/dev/null || $(PYTHON) -m pip install --quiet $(PY_PANEL_TEST_DEPS)
 
 plugin-test-deps:
 	@$(call apt_install,$(PLUGIN_TEST_DEPS))

@@ -29,6 +29,10 @@ the input and change events a moved slider sends.
   meters     while speech plays, both meters above -30 dBFS at least once; after a second of silence, both at or
              below -60 dBFS.
   set        `koe live --set "koe voice" formant=1.1` while the page is open: its formant control shows 1.1 within 1 s.
+  firefox    the same page in headless Firefox (Debian's firefox-esr, driven through Marionette by marionette_driver
+             from PyPI, as Debian has no geckodriver): it connects, has every control and preset button; its formant
+             slider moved to 1.25 is koe's state (/api/state) within 1 s, and `koe live --set gain=-3` shows on it
+             within 1 s.
   refusals   over a continuous tone played and recorded: no token, a wrong token, a foreign Host, a foreign Origin on
              the WebSocket and on a change, a 10 MB body, and 500 malformed or random requests, each on its own
              connection: every one answered 4xx; the recorded voice has no gap (every 10 ms of it within 12 dB of
@@ -72,6 +76,8 @@ SPEAKER = REPOSITORY / "samples" / "de-m-48k.wav"
 AIM_TOLERANCE = 0.05       # relative, the ratio heard against the target over the speaker's median
 AIM_SECONDS = 1.5          # an aimed ratio sweeps at 12 semitones a second from the ratio before
 SET_FORMANT = 1.1
+FIREFOX_FORMANT = 1.25
+FIREFOX_GAIN = -3
 F0_TOLERANCE = 0.03        # relative, Praat's ratio against the setting
 CHART_TOLERANCE = 0.10     # relative, the chart's median F0 out against Praat's on the recording
 SETTLE_SECONDS = 1.0       # a change is heard within this
@@ -166,6 +172,47 @@ def gaps(recorded, start, end):
     levels = 10 * np.log10(np.maximum(np.mean(stretches ** 2, axis=1), 1e-20))
     median = float(np.median(levels))
     return int(np.sum(levels < median - GAP_DB)), median
+
+
+class Firefox:
+    """Headless Firefox (Debian's firefox-esr) driven through its own Marionette protocol with marionette_driver
+    from PyPI (Debian has no geckodriver), on a profile of its own; started in the session and stopped by PID."""
+
+    def __init__(self, session, folder):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        profile = folder / "firefox"
+        profile.mkdir()
+        (profile / "user.js").write_text("".join(f'user_pref("{name}", {value});\n' for name, value in (
+            ("marionette.port", port), ("browser.shell.checkDefaultBrowser", "false"),
+            ("datareporting.policy.dataSubmissionEnabled", "false"), ("app.update.disabledForTesting", "true"))))
+        self.session = session
+        self.process = session.start("firefox", ["firefox-esr", "--headless", "--marionette", "--no-remote",
+                                                 "--profile", profile, "--width", 1400, "--height", 1250])
+        from marionette_driver.marionette import Marionette
+        self.client = Marionette(host="127.0.0.1", port=port)
+        self.client.start_session()
+
+    def quit(self):
+        try:
+            self.client.delete_session()
+        finally:
+            self.session.stop(self.process)
+
+    def script(self, body, *arguments):
+        return self.client.execute_script(body, script_args=list(arguments), new_sandbox=False)
+
+    # Marionette's scripts see the page's elements through Xray wrappers, which call the browser's own `value`
+    # property; `wrappedJSObject` is the element as the page's scripts see it (a log slider's value in its units).
+    def value(self, selector):
+        return self.script("const control = document.querySelector(arguments[0]);"
+                           "return control ? control.wrappedJSObject.value : null;", selector)
+
+    def move(self, selector, value):
+        self.script("const control = document.querySelector(arguments[0]); control.wrappedJSObject.value = arguments[1];"
+                    "control.dispatchEvent(new Event('input', {bubbles: true}));"
+                    "control.dispatchEvent(new Event('change', {bubbles: true}));", selector, str(value))
 
 
 class Browser:
@@ -279,7 +326,7 @@ def main():
     parser.add_argument("--no-screenshot", action="store_true", help="leave docs/panel.png as it is")
     arguments = parser.parse_args()
     koe = arguments.koe.resolve()
-    tools = TOOLS + COUNTER_TOOLS + ("sox", "ss", "chromium", "chromedriver")
+    tools = TOOLS + COUNTER_TOOLS + ("sox", "ss", "chromium", "chromedriver", "firefox-esr")
     missing = missing_tools(tools) + ([] if koe.is_file() else [str(koe)])
     try:
         import selenium
@@ -287,6 +334,12 @@ def main():
         selenium = None
     if selenium is None:
         missing.append("selenium (PyPI)")
+    try:
+        import marionette_driver
+    except ImportError:
+        marionette_driver = None
+    if marionette_driver is None:
+        missing.append("marionette_driver (PyPI)")
     if missing:
         return cannot_run("panel", missing, "make test-panel")
 
@@ -482,6 +535,45 @@ def main():
             check(seconds <= 1.0, f"the page showed formant {SET_FORMANT} {seconds:.2f} s after koe live --set answered")
             return f"koe live --set formant={SET_FORMANT} answered {answer.stdout.strip()!r}; the page showed it {1000 * seconds:.0f} ms later"
         suite.attempt("set", set_shows)
+
+        def panel_state():
+            answer = exchange(port, request("GET", f"/api/state?token={token}", port))
+            return json.loads(answer.split(b"\r\n\r\n", 1)[1])["values"]
+
+        def firefox():
+            started = time.monotonic()
+            other = Firefox(session, root)
+            try:
+                other.client.navigate(url)
+                session.wait_for(lambda: other.script("return document.getElementById('connection').textContent") == "live"
+                                 and other.value('[data-setting="pitch"]') not in (None, ""), "the page live in Firefox")
+                loaded = time.monotonic() - started
+                names = other.script("return [...document.querySelectorAll('[data-setting]')].map((c) => c.dataset.setting);")
+                buttons = other.script("return [...document.querySelectorAll('[data-preset]')].map((b) => b.dataset.preset);")
+                wanted = [name for name, setting in table.items() if setting["live"] and name not in ("vibrato", "preset")]
+                absent = [name for name in wanted + ["bypass"] if name not in names]
+                check(not absent and sorted(buttons) == sorted(presets),
+                      f"Firefox: no control for {absent}; preset buttons {buttons}")
+                moved = time.monotonic()
+                other.move('[data-setting="formant"]', FIREFOX_FORMANT)
+                session.wait_for(lambda: panel_state()["formant"] == FIREFOX_FORMANT, "koe taking Firefox's formant", 5)
+                taken = time.monotonic() - moved
+                answer = session.run([koe, "live", "--set", NAME, f"gain={FIREFOX_GAIN}"])
+                check(answer.returncode == 0, f"koe live --set: exit {answer.returncode}: {answer.stderr.strip()}")
+                sent = time.monotonic()
+                session.wait_for(lambda: other.value('[data-setting="gain"]') == str(FIREFOX_GAIN), "Firefox showing the gain", 5)
+                shown = time.monotonic() - sent
+                version = other.client.session_capabilities.get("browserVersion")
+            finally:
+                other.quit()
+            check(taken <= SETTLE_SECONDS and shown <= SETTLE_SECONDS,
+                  f"Firefox's formant taken {1000 * taken:.0f} ms after the move, --set gain shown {1000 * shown:.0f} ms "
+                  f"after it answered (bar: {SETTLE_SECONDS:.0f} s)")
+            return (f"Firefox {version} headless: the page live {loaded:.1f} s after Firefox started, a control for each "
+                    f"of the {len(wanted)} live settings and bypass, {len(buttons)} preset buttons; its formant slider "
+                    f"moved to {FIREFOX_FORMANT}: koe's state has it {1000 * taken:.0f} ms later; koe live --set "
+                    f"gain={FIREFOX_GAIN} shown {1000 * shown:.0f} ms after it answered")
+        suite.attempt("firefox", firefox)
 
         # The refusals, over a continuous tone: the voice must go on, whole, through all of them.
         tone = (0.3 * np.sin(2 * np.pi * 180 * np.arange(int(12 * RATE)) / RATE)).astype(np.float32)
