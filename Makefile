@@ -277,7 +277,7 @@ virtual-mic-test-deps:
 # no port without --panel; then the page in headless Firefox (Debian's firefox-esr, through Marionette with
 # marionette_driver from PyPI, as Debian has no geckodriver) (Tests/Panel). It writes docs/panel.png, the page
 # with speech playing. About a minute. Part of `make test`.
-PANEL_TEST_DEPS    := chromium chromium-driver firefox-esr iproute2
+PANEL_TEST_DEPS    := chromium chromium-driver firefox-esr xdg-utils iproute2
 PY_PANEL_TEST_DEPS := selenium marionette-driver
 
 .PHONY: test-panel panel-test-deps

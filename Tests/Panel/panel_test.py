@@ -41,6 +41,8 @@ the input and change events a moved slider sends.
              every change the page made (pitch, a preset with its EQ band, the graphic EQ, an EQ band).
   taken      a second koe live --panel on the same port: a one-line error and a non-zero exit.
   no-panel   `koe live --virtual-mic` without --panel: its PID listens on no TCP port.
+  open       `koe live --panel --open` with no desktop and $BROWSER naming headless Chromium: xdg-open hands it the
+             address koe printed, token included, and it loads the panel with its controls.
 
 A screenshot of the page with speech playing, the female preset aiming, is written to docs/panel.png (docs/live.md
 shows it). One PASS or FAIL
@@ -326,7 +328,7 @@ def main():
     parser.add_argument("--no-screenshot", action="store_true", help="leave docs/panel.png as it is")
     arguments = parser.parse_args()
     koe = arguments.koe.resolve()
-    tools = TOOLS + COUNTER_TOOLS + ("sox", "ss", "chromium", "chromedriver", "firefox-esr")
+    tools = TOOLS + COUNTER_TOOLS + ("sox", "ss", "chromium", "chromedriver", "firefox-esr", "xdg-open")
     missing = missing_tools(tools) + ([] if koe.is_file() else [str(koe)])
     try:
         import selenium
@@ -667,6 +669,35 @@ def main():
             check(ports == [] and "http://" not in session.log("koe-plain"), f"koe without --panel listens on {ports}")
             return f"koe live --virtual-mic without --panel (PID {plain.pid}): ss -ltnp shows no TCP port of its own"
         suite.attempt("no-panel", no_panel)
+
+        def opened():
+            # xdg-open without a desktop hands the address to $BROWSER: here headless Chromium, which writes the
+            # page it loaded (its DOM once the scripts ran) and the address it was given.
+            page_file, address_file = root / "opened.html", root / "opened-address"
+            launcher = root / "browser.sh"
+            launcher.write_text(f"""#!/bin/sh
+printf '%s' "$1" > {address_file}
+exec chromium --headless=new --no-sandbox --disable-gpu --user-data-dir={root / 'opened-profile'} \\
+    --virtual-time-budget=5000 --dump-dom "$1" > {page_file} 2> {root / 'opened.log'}
+""")
+            launcher.chmod(0o755)
+            environment = {"BROWSER": str(launcher), "DISPLAY": "", "WAYLAND_DISPLAY": "", "XDG_CURRENT_DESKTOP": ""}
+            opening = session.start("koe-open", [koe, "live", "--virtual-mic", "koe open", "--panel", "--open"], extra=environment)
+            try:
+                session.wait_for(lambda: URL.search(session.log("koe-open")) or opening.poll() is not None, "the address")
+                check(opening.poll() is None, f"koe exited {opening.returncode}: {session.log('koe-open')[-300:]!r}")
+                printed = URL.search(session.log("koe-open")).group(1)
+                session.wait_for(lambda: page_file.exists() and "</html>" in page_file.read_text(errors="replace"),
+                                 "the page xdg-open's browser loaded")
+            finally:
+                session.stop(opening, signal.SIGINT)
+            given, page_text = address_file.read_text(), page_file.read_text(errors="replace")
+            controls = page_text.count("data-setting=")
+            check(given == printed and "<title>koe live</title>" in page_text and controls > 0,
+                  f"xdg-open's browser was given {given!r} (koe printed {printed!r}); its page: {page_text[:200]!r}")
+            return (f"koe live --panel --open: xdg-open handed the printed address, token included, to $BROWSER "
+                    f"(headless Chromium), which loaded the panel with {controls} data-setting controls")
+        suite.attempt("open", opened)
 
     return suite.finish("the daemons' and koe's logs, the recordings, chromedriver's log")
 

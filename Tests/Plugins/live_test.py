@@ -22,6 +22,10 @@ takes koe's output, so what it plays and what it records are counted in the same
   starts     20 starts in a row of `koe live --input system --output system --pitch 1.2`, each stopped by SIGINT
              after its first 5 s (issue 23): the same bar on each start's summary. Starts with an xrun are listed
              with the clients the server names as late and koe's busiest block, and told koe's or the system's.
+             A start whose work is over the bar is started once more: every start hears the same silence, so koe's
+             own work would be over it again, while the time the system takes on koe's thread comes and goes (on
+             the virtual machines measured, a block's thread time also holds interrupts and the hypervisor's work:
+             buffered disk writes put one block in three starts at 140 to 700 %); both figures are given.
   pitch      Praat's F0 of the recording over that of the speech played, the recording read the measured delay
              late: within 3 % of 1.2.
   terminal   `koe live` on a pseudo-terminal: its status line shows the meters, the pitch, the latency and the
@@ -160,27 +164,30 @@ def clean_starts(server, koe, children):
         xruns[0] += 1
 
     watcher.activate()
-    starts = []
+
+    def one(number):
+        server_log = len(children.log("jackd"))
+        xruns[0] = 0
+        launched = time.monotonic()
+        name = f"koe-start-{number}"
+        process = children.start(name, [koe, "live", "--input", "system", "--output", "system", "--pitch", PITCH])
+        client_ports(watcher)
+        time.sleep(max(0.0, START_SECONDS - (time.monotonic() - launched)))
+        server_xruns = xruns[0]
+        process.send_signal(signal.SIGINT)
+        process.wait(WAIT_SECONDS)
+        summary = measures.live_summary(children.log(name))
+        check(summary is not None, f"start {number}: no summary line in: {children.log(name).strip()[-200:]!r}")
+        late = sorted(set(re.findall(r"client = (\S+) was not finished", children.log("jackd")[server_log:])))
+        return Start(number, server_xruns, summary, late)
+
     try:
-        for start in range(STARTS):
-            server_log = len(children.log("jackd"))
-            xruns[0] = 0
-            launched = time.monotonic()
-            name = f"koe-start-{start}"
-            process = children.start(name, [koe, "live", "--input", "system", "--output", "system", "--pitch", PITCH])
-            client_ports(watcher)
-            time.sleep(max(0.0, START_SECONDS - (time.monotonic() - launched)))
-            server_xruns = xruns[0]
-            process.send_signal(signal.SIGINT)
-            process.wait(WAIT_SECONDS)
-            summary = measures.live_summary(children.log(name))
-            check(summary is not None, f"start {start}: no summary line in: {children.log(name).strip()[-200:]!r}")
-            late = sorted(set(re.findall(r"client = (\S+) was not finished", children.log("jackd")[server_log:])))
-            starts.append(Start(start, server_xruns, summary, late))
+        starts = [one(number) for number in range(STARTS)]
+        again = {start.number: one(f"{start.number}-again") for start in starts if measures.koe_late(start.summary)}
     finally:
         watcher.deactivate()
         watcher.close()
-    return starts
+    return starts, again
 
 
 def main():
@@ -246,9 +253,19 @@ def main():
                      f"VoiceChanger's live bound and the devices' latency (bar: within one period, "
                      f"{1000 * PERIOD / RATE:.1f} ms, and at most {1000 * ISSUE_DELAY_BAR:.0f} ms)")
 
-        starts = clean_starts(server, arguments.koe, children)
-        koes = [start for start in starts if measures.koe_late(start.summary)]
-        listed = [start for start in starts if start.server or start.summary.xruns or start in koes]
+        starts, again = clean_starts(server, arguments.koe, children)
+        koes = [start for start in starts
+                if measures.koe_late(start.summary) and measures.koe_late(again[start.number].summary)]
+        listed = [start for start in starts if start.server or start.summary.xruns or start.number in again]
+
+        def lateness(start):
+            said = measures.lateness(start.summary, True)
+            if start.number not in again:
+                return said
+            return (said.removesuffix(": koe's") + f"; started again, its most work "
+                    f"{100 * again[start.number].summary.work:.1f} %: "
+                    + ("koe's" if start in koes else "the first was the system's"))
+
         busiest = max(starts, key=lambda start: start.summary.busiest).summary
         most = max(starts, key=lambda start: start.summary.work).summary
         suite.report("starts", not koes,
@@ -258,8 +275,7 @@ def main():
                      f"{sum(1 for start in starts if not start.server and not start.summary.xruns)} without an xrun in "
                      f"their first {START_SECONDS:.0f} s"
                      + "".join(f"; start {start.number}: server {start.server}, koe {start.summary.xruns}, late: "
-                               f"{', '.join(start.late) or '-'}, {measures.lateness(start.summary, True)}"
-                               for start in listed))
+                               f"{', '.join(start.late) or '-'}, {lateness(start)}" for start in listed))
 
         excerpt = stimulus[:int(ANCHOR_SECONDS * RATE)]
 
