@@ -104,7 +104,7 @@ public final class VoiceChanger {
     }
 
     /// The speaker's profile a voice preset aims from (`apply(preset:)`). The changer estimates it as the voice
-    /// runs, the same measure `SpeakerProfile(analyzing:sampleRate:)` takes of a recording, once 1 s of voiced
+    /// runs, the same measure `SpeakerProfile(analyzing:sampleRate:)` takes of a recording, once 0.5 s of voiced
     /// speech has been heard; silence, whisper and breath leave it as it is. Until then it is the profile
     /// set here, if any: set one measured before (of the same speaker) to aim from the first block; nil forgets it.
     /// **When:** between any two `process` calls, on their thread; allocates nothing and takes no lock.

@@ -78,7 +78,7 @@ extension Convert {
         guard aimsPitch || aimsFormant else { return }
         guard let aim = stats.aim, let profile = stats.profile else {
             let why = input == "-" || settings.analysis.live
-                ? "too little voice was heard to estimate the speaker (it takes 1 s of voiced speech)"
+                ? "too little voice was heard to estimate the speaker (it takes 0.5 s of voiced speech)"
                 : "no voice was found in \(input)"
             Report.warning("--preset \(preset.name): \(why), so it takes a typical speaker's ratios (pitch \(preset.voice.pitch.formatted), formant \(preset.voice.formant.formatted)) instead of aiming at \(target.f0Median.formatted) Hz")
             return

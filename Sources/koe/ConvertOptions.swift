@@ -31,7 +31,7 @@ struct VoiceOptions: ParsableArguments {
     var whisper = false
 
     @Option(help: ArgumentHelp(
-        "The speaker's profile as koe profile --json writes it: a voice preset aims from it instead of measuring the input first (a file), or from the start until 1 s of voiced speech has been heard (a stream, --live, koe live).",
+        "The speaker's profile as koe profile --json writes it: a voice preset aims from it instead of measuring the input first (a file), or from the start until 0.5 s of voiced speech has been heard (a stream, --live, koe live).",
         valueName: "file"))
     var profile: String?
 

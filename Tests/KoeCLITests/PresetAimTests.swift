@@ -58,13 +58,13 @@ import TestSupport
         let stats = try statistics(child)
         #expect(stats["clamped"] as? Bool == true && stats["formant_ratio"] as? Double == 1.35)
     }
-    /// Vowels of 0.6 s at about `f0` from a 17 cm tract, 0.3 s of silence after each: speech-like, 16 kHz.
-    private func writePhrases(f0: Double, parts: Int, to name: String = "phrases.wav") throws {
+    /// Vowels of `seconds` at about `f0` from a 17 cm tract, 0.3 s of silence after each: speech-like, 16 kHz.
+    private func writePhrases(f0: Double, parts: Int, seconds: Double = 0.6, to name: String = "phrases.wav") throws {
         let formants = (1...4).map { Double(2 * $0 - 1) * 35_000 / (4 * 17.0) }
         let silence = [Double](repeating: 0, count: 4800)
         var samples: [Double] = []
         for part in 0..<parts {
-            samples += Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: 16000, duration: 0.6, formants: formants) + silence
+            samples += Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: 16000, duration: seconds, formants: formants) + silence
         }
         try koe.writeAudio(samples, to: name)
     }
@@ -82,7 +82,7 @@ import TestSupport
         let pitch = try #require(stats["pitch_ratio"] as? Double)
         #expect(abs(pitch / (210 / median) - 1) < 0.001, "\(pitch)")
 
-        try writePhrases(f0: 110, parts: 1, to: "short.wav")
+        try writePhrases(f0: 110, parts: 1, seconds: 0.3, to: "short.wav")
         let short = try koe.run("convert", "short.wav", "out.wav", "--live", "--preset", "female", "--json", "--quiet")
         #expect(short.status == 0)
         #expect(short.errorLines.first?.contains("too little voice was heard") == true, "\(short.standardError)")

@@ -209,11 +209,11 @@ import TestSupport
     }
 
     /// Speech-like: vowels of 0.6 s at about `f0` from a 17 cm tract, 0.3 s of silence after each.
-    private func phrases(f0: Double, sampleRate: Int = 16000, parts: Int) -> [Double] {
+    private func phrases(f0: Double, sampleRate: Int = 16000, parts: Int, seconds: Double = 0.6) -> [Double] {
         let formants = (1...4).map { Double(2 * $0 - 1) * 35_000 / (4 * 17.0) }
         let silence = [Double](repeating: 0, count: sampleRate * 3 / 10)
         return (0..<parts).flatMap { (part: Int) -> [Double] in
-            Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: sampleRate, duration: 0.6, formants: formants) + silence
+            Signals.vowel(f0: f0 * (1 + 0.02 * Double(part % 3)), sampleRate: sampleRate, duration: seconds, formants: formants) + silence
         }
     }
 
@@ -227,7 +227,7 @@ import TestSupport
     }
 
     /// A stream cannot be measured first: its voice aims from the profile estimated as it runs, which reaches the
-    /// target's ratio by the end; with less than 1 s of voice in it, or in a file without a voice, the preset's
+    /// target's ratio by the end; with less than 0.5 s of voice in it, or in a file without a voice, the preset's
     /// typical ratios hold.
     @Test func aStreamAimsFromTheProfileItEstimates() throws {
         let female = try #require(Preset.named("female"))
@@ -239,7 +239,7 @@ import TestSupport
         #expect(abs(statistics.pitchRatio - 210 / profile.f0Median) < 1e-9, "\(statistics.pitchRatio)")
         #expect(statistics.aim?.pitch == statistics.pitchRatio && statistics.aim?.clamped == false)
 
-        statistics = try convert(stream(phrases(f0: 110, parts: 1)), to: .file(folder.file("out.wav")), settings: settings)
+        statistics = try convert(stream(phrases(f0: 110, parts: 1, seconds: 0.3)), to: .file(folder.file("out.wav")), settings: settings)
         #expect(statistics.profile == nil && statistics.pitchRatio == female.voice.pitch && statistics.formantRatio == female.voice.formant)
 
         let silence = try writeAudio([Double](repeating: 0, count: 16000), to: "silence.wav")
@@ -247,7 +247,8 @@ import TestSupport
         #expect(statistics.profile == nil && statistics.pitchRatio == female.voice.pitch)
     }
 
-    /// A profile known before stands for the speaker's: a file is not measured, a stream aims from its start.
+    /// A profile known before stands for the speaker's: a file is not measured, a stream aims from its start until
+    /// it has heard enough voice to estimate its own.
     @Test func aKnownProfileStandsForTheSpeakers() throws {
         let known = SpeakerProfile(f0Median: 150, f0Spread: 3, vocalTractLength: 16, voicedSeconds: 8)
         var settings = ConversionSettings()
@@ -256,7 +257,7 @@ import TestSupport
         let input = try writeAudio(phrases(f0: 110, parts: 1), to: "voice.wav")
         var statistics = try convert(.file(input), to: .file(folder.file("out.wav")), settings: settings)
         #expect(statistics.profile?.f0Median == 150 && statistics.pitchRatio == 210.0 / 150)
-        statistics = try convert(stream(phrases(f0: 110, parts: 1)), to: .file(folder.file("out.wav")), settings: settings)
+        statistics = try convert(stream(phrases(f0: 110, parts: 1, seconds: 0.3)), to: .file(folder.file("out.wav")), settings: settings)
         #expect(statistics.profile?.f0Median == 150 && statistics.pitchRatio == 210.0 / 150)
     }
 

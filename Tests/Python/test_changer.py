@@ -184,7 +184,7 @@ def test_bad_arguments():
 
 def test_a_preset_aims_from_the_profile_it_estimates_as_the_cli_does(speech, koe_binary, scratch):
     """A voice preset aims at its target from the speaker's profile, estimated as the voice runs: the preset's own
-    ratios until 1 s of voice has been heard, then this speaker's, reached by steps of at most 0.6 semitones in any
+    ratios until 0.5 s of voice has been heard, then this speaker's, reached by steps of at most 0.6 semitones in any
     50 ms; the output is `koe convert --live --preset`'s."""
     x, fs = speech["samples/ja-f-16k.wav"]
     x = x.astype(np.float32)

@@ -246,7 +246,7 @@ class VoiceChanger:
     @property
     def profile(self):
         """The speaker's profile a voice preset aims from, a dict as ``koe.profile`` returns: the changer estimates it
-        as the voice runs, once 1 s of voiced speech has been heard (silence, whisper and breath leave it as it is);
+        as the voice runs, once 0.5 s of voiced speech has been heard (silence, whisper and breath leave it as it is);
         until then the one set here, or None. Set a profile measured before (``koe.profile(x, fs)`` of the same
         speaker, or the JSON ``koe profile --json`` wrote, loaded) to aim from the first block; None forgets it."""
         figures = self._changer.profile()

@@ -147,7 +147,7 @@ int koe_profile(const double *samples, long frames, int sample_rate, koe_profile
                 size_t message_size);
 
 /* Presets as targets, live. A changer estimates the speaker's profile (koe_profile()'s measure) as the voice runs,
- * usable once 1 s of voiced speech has been heard (silence, whisper and breath leave it as it is). A voice that aims
+ * usable once 0.5 s of voiced speech has been heard (silence, whisper and breath leave it as it is). A voice that aims
  * at a preset's target holds the preset's typical ratios until then (or takes koe_set_profile()'s at once), then
  * moves its pitch and formant ratios to those that take this speaker to the target, at 12 semitones a second, and
  * follows the estimate. koe_set_pitch() or koe_set_formant() with another value than the preset's ends the aim of
