@@ -115,7 +115,7 @@ bench-convert: deps test-deps release
 
 # Issues 12 and 23's bars for --live: the paced pipe's per-block delay (p95 <= 50 ms); the voicing against
 # whole-file DIO + StoneMask per file at 8, 16, 44.1 and 48 kHz (clearly periodic frames kept, holes inside voiced
-# runs, the lost share's spread over the rates; bench/LiveF0's live-voicing); then F0 ratios, PESQ against
+# runs, the lost share's spread over the rates; bench/Micro's live-voicing); then F0 ratios, PESQ against
 # pyworld, V/UV agreement, one-thread speed and chunk/thread/pipe equivalence on the corpus and codec2-examples'
 # male voices at 16 and 48 kHz and the samples, with PESQ and agreement of WORLD's own F0 on the signal so far
 # alongside; then issue 40's false voicing (against whole-file DIO and Praat together), DNSMOS and PESQ per file
@@ -124,10 +124,10 @@ CODEC2_VOICES := $(foreach voice,kristoff cq_ref g3plx big_dog hts1 ve9qrp_10s v
 LIVE_SPEECH := $(sort $(wildcard ../shared/corpus/*.wav) $(wildcard samples/*.wav)) $(CODEC2_VOICES)
 bench-live: deps test-deps bench-deps release
 	@$(call apt_install,codec2-examples)
-	cd bench/LiveF0 && $(SWIFT) build $(RELEASE_FLAGS) --product live-voicing
+	cd bench/Micro && $(SWIFT) build $(RELEASE_FLAGS) --product live-voicing
 	@status=0; \
 	$(PYTHON) bench/latency.py --koe $(RELEASE_KOE) --options "--live --pitch 1.25 --formant 1.1" --p95-bar 50 || status=1; \
-	bench/LiveF0/.build/release/live-voicing $(LIVE_SPEECH) || status=1; \
+	bench/Micro/.build/release/live-voicing $(LIVE_SPEECH) || status=1; \
 	$(PYTHON) bench/voicing.py --koe $(RELEASE_KOE) || status=1; \
 	$(PYTHON) bench/live.py --koe $(RELEASE_KOE) || status=1; \
 	exit $$status
@@ -135,12 +135,12 @@ bench-live: deps test-deps bench-deps release
 # Issue 12's F0 bar: StreamingDio's live mode at look-aheads 0 to 80 ms against whole-signal DIO, frame by frame
 # (V/UV agreement, F0 error on jointly voiced frames), on the shared corpus, the samples and codec2-examples' male
 # voices at 16 and 48 kHz, with two anchors: today's non-live 80 ms, and WORLD's own figure on the signal so far at
-# 30 ms (whole-signal DIO on the signal cut where live mode settles each frame). Package bench/LiveF0, resampling
+# 30 ms (whole-signal DIO on the signal cut where live mode settles each frame). Package bench/Micro, resampling
 # with sox; about 5 minutes.
 bench-live-f0: deps test-deps
 	@$(call apt_install,codec2-examples)
-	cd bench/LiveF0 && $(SWIFT) build $(RELEASE_FLAGS) --product live-f0
-	bench/LiveF0/.build/release/live-f0 $(LIVE_SPEECH)
+	cd bench/Micro && $(SWIFT) build $(RELEASE_FLAGS) --product live-f0
+	bench/Micro/.build/release/live-f0 $(LIVE_SPEECH)
 
 # An hour of 48 kHz speech through one VoiceChanger in 480-frame blocks, a settings change every second: no
 # non-finite sample, resident memory flat after the first minute (SOAK_MINUTES to shorten). About 4 minutes.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Issues 12 and 23's bars for `--live`, except the paced pipe's delay (bench/latency.py) and the voicing bars
-(bench/LiveF0's live-voicing), which `make bench-live` runs too.
+(bench/Micro's live-voicing), which `make bench-live` runs too.
 
 Speech: the shared corpus resampled to 16 and 48 kHz, samples/*.wav as they are, and the real male voices of
 Debian's codec2-examples (kristoff, cq_ref, g3plx: 8 kHz signed 16-bit raw) resampled to 16 and 48 kHz; float32

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 40's live voicing bars that need tools outside koe: false voicing against a consensus of two trackers,
 and naturalness. The holes, the clearly periodic frames lost and the lost share's spread over rates come from
-bench/LiveF0's live-voicing (`make bench-live`).
+bench/Micro's live-voicing (`make bench-live`).
 
 Speech: the shared corpus, samples/*.wav and codec2-examples' male voices (8 kHz raw), each resampled to 8, 16,
 44.1 and 48 kHz; codec2's hts1, ve9qrp_10s and vk5qi are held out (no threshold was chosen on them) and reported

@@ -143,10 +143,10 @@ package struct Conversion {
         var aimed = settings
         if aimsPitch { aimed.voice.pitch = aim.pitch }
         if aimsFormant { aimed.voice.formant = aim.formant }
-        let applied = aim.applied(pitch: aimsPitch, formant: aimsFormant)
-        return (aimed, profile, Preset.Aim(
-            pitch: aimed.voice.pitch, formant: aimed.voice.formant, pitchClamped: applied.pitchClamped,
-            formantClamped: applied.formantClamped, wantedPitch: aim.wantedPitch, wantedFormant: aim.wantedFormant))
+        // Reported with the ratios the conversion uses: the aim's where they aim, the ones set explicitly elsewhere.
+        var applied = aim.applied(pitch: aimsPitch, formant: aimsFormant)
+        (applied.pitch, applied.formant) = (aimed.voice.pitch, aimed.voice.formant)
+        return (aimed, profile, applied)
     }
 
     /// Fails before any audio is processed when the input cannot be converted with `settings`; `frames` is the

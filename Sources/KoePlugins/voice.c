@@ -1,6 +1,7 @@
 #include "voice.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const koe_control_range koe_voice_ranges[KOE_CONTROL_COUNT] = {
@@ -19,27 +20,33 @@ const koe_control_range koe_voice_ranges[KOE_CONTROL_COUNT] = {
     [KOE_CONTROL_AIM] = { 0.0, KOE_AIM_PORT_MAX, 0.0, 1 },
 };
 
-int koe_voice_open(koe_voice *voice, double sample_rate) {
-    int status = KOE_ERROR_ARGUMENT;
-    voice->changer = koe_create((int)lround(sample_rate), 1, &status);
+koe_voice *koe_voice_create(double sample_rate) {
+    koe_voice *voice = calloc(1, sizeof *voice);
+    if (!voice) return NULL;
+    voice->changer = koe_create((int)lround(sample_rate), 1, NULL);
+    if (!voice->changer) {
+        free(voice);
+        return NULL;
+    }
     for (int control = 0; control < KOE_CONTROL_COUNT; ++control) {
-        voice->ports[control] = NULL;
         voice->given[control] = koe_voice_ranges[control].fallback;
     }
-    return voice->changer ? KOE_OK : status;
+    return voice;
 }
 
-void koe_voice_close(koe_voice *voice) {
+void koe_voice_destroy(koe_voice *voice) {
     koe_destroy(voice->changer);
-    voice->changer = NULL;
+    free(voice);
 }
 
-void koe_voice_connect(koe_voice *voice, koe_control control, const float *value) {
-    if (control >= 0 && control < KOE_CONTROL_COUNT) voice->ports[control] = value;
-}
-
-float koe_voice_latency(const koe_voice *voice) {
-    return (float)koe_latency(voice->changer);
+void koe_voice_connect(koe_voice *voice, koe_control port, float *data) {
+    switch (port) {
+    case KOE_AUDIO_IN: voice->input = data; break;
+    case KOE_AUDIO_OUT: voice->output = data; break;
+    case KOE_LATENCY_OUT: voice->latency = data; break;
+    default:
+        if (port >= 0 && port < KOE_CONTROL_COUNT) voice->ports[port] = data;
+    }
 }
 
 void koe_voice_reset(koe_voice *voice) {
@@ -98,7 +105,11 @@ static void give(koe_voice *voice) {
     memcpy(voice->given, now, sizeof now);
 }
 
-void koe_voice_run(koe_voice *voice, const float *in, float *out, uint32_t frames) {
+void koe_voice_run(koe_voice *voice, uint32_t frames) {
+    if (voice->latency) *voice->latency = (float)koe_latency(voice->changer);
+    const float *in = voice->input;
+    float *out = voice->output;
+    if (!in || !out) return;
     give(voice);
 
     /* The changer refuses non-finite samples; a host's NaN becomes silence, in the output buffer,

@@ -29,8 +29,8 @@ public struct Preset: Sendable {
 
     /// The ratios a speaker takes to reach a target, within bounds a vocoder keeps natural.
     package struct Aim: Sendable, Equatable {
-        package let pitch: Double
-        package let formant: Double
+        package var pitch: Double
+        package var formant: Double
         /// Whether the pitch or the formant ratio the target asked for was beyond its bounds.
         package let pitchClamped: Bool
         package let formantClamped: Bool
@@ -45,15 +45,6 @@ public struct Preset: Sendable {
             Aim(
                 pitch: pitch, formant: formant, pitchClamped: aimsPitch && pitchClamped,
                 formantClamped: aimsFormant && formantClamped, wantedPitch: wantedPitch, wantedFormant: wantedFormant)
-        }
-
-        package init(pitch: Double, formant: Double, pitchClamped: Bool, formantClamped: Bool, wantedPitch: Double, wantedFormant: Double) {
-            self.pitch = pitch
-            self.formant = formant
-            self.pitchClamped = pitchClamped
-            self.formantClamped = formantClamped
-            self.wantedPitch = wantedPitch
-            self.wantedFormant = wantedFormant
         }
     }
 

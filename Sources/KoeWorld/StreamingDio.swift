@@ -277,8 +277,8 @@ package final class StreamingDio {
     /// Settles the next frame from everything the input filtered so far reveals: candidates of the frames from
     /// it to where the lowest band's filtered signal ends. Live, from the final and provisional events, the
     /// candidates of the frames from it to the last whose centre the input has reached (measured on speech,
-    /// bench/LiveF0, this window agrees best with whole-signal DIO; one ending half a window or a window of the
-    /// lowest band earlier, where the provisional band signals end, agrees less).
+    /// bench/Micro's live-f0, this window agrees best with whole-signal DIO; one ending half a window or a window of
+    /// the lowest band earlier, where the provisional band signals end, agrees less).
     private func settleNextFrame(inputThrough inputHorizon: Int) {
         let frame = repair.drainedCount
         let windowEnd = options.live ? inputHorizon : inputHorizon - bandReaches[0]

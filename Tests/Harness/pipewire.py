@@ -117,9 +117,19 @@ def play(session, samples, name):
     return session.start(f"play-{name}", ["pw-play", "--target", SINK, "--latency", RECORDER_LATENCY, path])
 
 
-def wait_done(process, seconds):
+def record_playing(session, samples, name):
+    """Starts a recording and the playing of `samples` into it, both called `name`; returns the recorder, the player
+    and when the playing started (time.monotonic())."""
+    recorder = Recorder(session, name)
+    player = play(session, samples, name)
+    return recorder, player, time.monotonic()
+
+
+def wait_done(player, samples):
+    """Waits for `player` to finish playing `samples`, allowing WAIT_SECONDS beyond their length."""
+    seconds = len(samples) / RATE + WAIT_SECONDS
     try:
-        return process.wait(seconds)
+        return player.wait(seconds)
     except subprocess.TimeoutExpired:
         raise Failure(f"pw-play did not end in {seconds:.0f} s")
 

@@ -65,7 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Harness"))
 import measures  # noqa: E402
 from harness import REPOSITORY, Suite, cannot_run, check, missing_tools, option_parser, run, speech  # noqa: E402
 from pipewire import (COUNTER_TOOLS, NAME, RATE, TOOLS, WAIT_SECONDS, Recorder, Session, call_counter,  # noqa: E402
-                      counts, play, realtime_summary, wait_done)
+                      counts, play, realtime_summary, record_playing, wait_done)
 
 PITCH = 1.2
 SLIDER_PITCH = 1.5
@@ -399,9 +399,7 @@ def main():
 
         # One recording, four settings: 1.2 from the command line, 1.5 from the slider, an effect preset's from its
         # button, then a voice preset's aim; the other changes (graphic EQ, an EQ band, --set) come after them.
-        recorder = Recorder(session, "voice")
-        player = play(session, stimulus, "voice")
-        played_at = time.monotonic()
+        recorder, player, played_at = record_playing(session, stimulus, "voice")
         meter_levels = {"meter-in": [], "meter-out": []}
 
         def watch(seconds):
@@ -438,7 +436,7 @@ def main():
         shown_aim_pitch = browser.value('[data-setting="pitch"]')
         shown_aim_semitones = browser.value('[data-setting="semitones"]')
         aim_note = browser.control("#control-pitch .aim").text
-        wait_done(player, len(stimulus) / RATE + WAIT_SECONDS)
+        wait_done(player, stimulus)
         time.sleep(1.0)
         quiet = {meter: float(browser.attribute(f"#{meter}", "data-db")) for meter in meter_levels}
         stopped = time.monotonic()
@@ -616,7 +614,7 @@ def main():
         refused_until = time.monotonic()
         time.sleep(1.0)
         xruns_after = browser.control("#xruns").text
-        wait_done(player, len(tone) / RATE + WAIT_SECONDS)
+        wait_done(player, tone)
         time.sleep(0.5)
         tone_played, tone_recorded = recorder.finish()
 

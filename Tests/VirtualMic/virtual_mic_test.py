@@ -51,7 +51,7 @@ import measures  # noqa: E402
 import terminal  # noqa: E402
 from harness import Failure, Suite, cannot_run, changer_bound, check, missing_tools, option_parser, speech  # noqa: E402
 from pipewire import (COUNTER_TOOLS, NAME, NODE, RATE, SINK, TOOLS, WAIT_SECONDS, Recorder, Session,  # noqa: E402
-                      call_counter, counts, play, realtime_summary, wait_done)
+                      call_counter, counts, play, realtime_summary, record_playing, wait_done)
 
 OTHER_SINK = "koe_test_other"   # a second device, named with --input
 PITCH = 1.2
@@ -188,7 +188,7 @@ def main():
         # Two recordings: the speech at --pitch 1.2, then the same speech with the pitch changed from outside
         # halfway through. Each holds one playing, so the channels' delay and where the speech starts are unique.
         recorder = Recorder(session, "shifted")
-        wait_done(play(session, stimulus, "pitch"), len(stimulus) / RATE + WAIT_SECONDS)
+        wait_done(play(session, stimulus, "pitch"), stimulus)
         time.sleep(1.0)
         played, recorded = recorder.finish()
 
@@ -204,13 +204,11 @@ def main():
                     f"{level:+.1f} dB against the input, finite; delay {1000 * delay / RATE:.1f} ms by the envelopes")
         suite.attempt("pitch", pitch)
 
-        recorder = Recorder(session, "set")
-        player = play(session, stimulus, "set")
-        played_at = time.monotonic()
+        recorder, player, played_at = record_playing(session, stimulus, "set")
         time.sleep(len(stimulus) / 2 / RATE)
         set_at = time.monotonic() - played_at
         answer = session.run([koe, "live", "--set", NAME, f"pitch={SET_PITCH}", f"gain={SET_GAIN_DB}"])
-        wait_done(player, len(stimulus) / RATE + WAIT_SECONDS)
+        wait_done(player, stimulus)
         time.sleep(1.0)
         set_played, set_recorded = recorder.finish()
 
@@ -261,7 +259,7 @@ def main():
             if measures.koe_late(summary) and not summary.refused and not summary.waited:
                 again = Koe(session, koe, counter, "koe-again", ["--pitch", PITCH])
                 again.wait_ready()
-                wait_done(play(session, stimulus, "again"), len(stimulus) / RATE + WAIT_SECONDS)
+                wait_done(play(session, stimulus, "again"), stimulus)
                 again.interrupt()
                 repeated, _ = again.summary()
                 said = (said.removesuffix(": koe's") + f"; a second koe on the same speech: its most work "
@@ -284,7 +282,7 @@ def main():
             unshifted.wait_ready()
             recorder = Recorder(session, "unshifted")
             excerpt = stimulus[:int(4 * RATE)]
-            wait_done(play(session, excerpt, "delay"), len(excerpt) / RATE + WAIT_SECONDS)
+            wait_done(play(session, excerpt, "delay"), excerpt)
             time.sleep(0.5)
             # koe stops first, so that its summary gives the quantum the recording ran at; SIGTERM, as a service
             # manager stops it.

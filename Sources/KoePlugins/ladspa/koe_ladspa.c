@@ -2,8 +2,6 @@
  * `latency` (the name sox's `ladspa -l` looks for to compensate), then mono audio in and out, then the other
  * voice controls. Hosts such as sox take control values in port order: the first three stay where they were, and
  * every later one has a default. */
-#include <stdlib.h>
-
 #include <ladspa.h>
 
 #include "../voice.h"
@@ -12,50 +10,25 @@ enum { PORT_PITCH, PORT_FORMANT, PORT_GAIN_DB, PORT_LATENCY, PORT_INPUT, PORT_OU
 
 KOE_PORT_CONTROL_TABLE;
 
-typedef struct {
-    koe_voice voice;
-    LADSPA_Data *latency;
-    const LADSPA_Data *input;
-    LADSPA_Data *output;
-} Plugin;
-
 static LADSPA_Handle instantiate(const LADSPA_Descriptor *descriptor, unsigned long rate) {
     (void)descriptor;
-    Plugin *plugin = calloc(1, sizeof *plugin);
-    if (!plugin) return NULL;
-    if (koe_voice_open(&plugin->voice, (double)rate) != KOE_OK) {
-        free(plugin);
-        return NULL;
-    }
-    return plugin;
+    return koe_voice_create((double)rate);
 }
 
 static void connect_port(LADSPA_Handle instance, unsigned long port, LADSPA_Data *data) {
-    Plugin *plugin = instance;
-    switch (port) {
-    case PORT_LATENCY: plugin->latency = data; break;
-    case PORT_INPUT: plugin->input = data; break;
-    case PORT_OUTPUT: plugin->output = data; break;
-    default:
-        if (port < PORT_COUNT) koe_voice_connect(&plugin->voice, port_controls[port], data);
-    }
+    if (port < PORT_COUNT) koe_voice_connect(instance, port_controls[port], data);
 }
 
 static void activate(LADSPA_Handle instance) {
-    koe_voice_reset(&((Plugin *)instance)->voice);
+    koe_voice_reset(instance);
 }
 
 static void run(LADSPA_Handle instance, unsigned long frames) {
-    Plugin *plugin = instance;
-    if (plugin->latency) *plugin->latency = koe_voice_latency(&plugin->voice);
-    if (!plugin->input || !plugin->output) return;
-    koe_voice_run(&plugin->voice, plugin->input, plugin->output, (uint32_t)frames);
+    koe_voice_run(instance, (uint32_t)frames);
 }
 
 static void cleanup(LADSPA_Handle instance) {
-    Plugin *plugin = instance;
-    koe_voice_close(&plugin->voice);
-    free(plugin);
+    koe_voice_destroy(instance);
 }
 
 static const LADSPA_PortDescriptor port_descriptors[PORT_COUNT] = {
