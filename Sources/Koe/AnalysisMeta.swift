@@ -9,7 +9,7 @@ package struct AnalysisMeta: Codable, Equatable, Sendable {
     package var fftSize: Int?
     /// dio, harvest, live (DIO as live analysis decides it) or file (F0 given with --f0-file).
     package var f0Method: String?
-    package var f0Floor: Double?
+    var f0Floor: Double?
     package var f0Ceil: Double?
     /// The channel analyzed, counted from 0, and how many the input has.
     package var channel: Int?
@@ -23,7 +23,7 @@ package struct AnalysisMeta: Codable, Equatable, Sendable {
     package var options: AlgorithmOptions?
 
     /// What synthesis needs; the rest stays unknown.
-    package init(sampleRate: Int, framePeriod: Double) {
+    init(sampleRate: Int, framePeriod: Double) {
         self.sampleRate = sampleRate
         self.framePeriod = framePeriod
     }
@@ -59,14 +59,14 @@ package struct AnalysisMeta: Codable, Equatable, Sendable {
     package struct AlgorithmOptions: Codable, Equatable, Sendable {
         package var dio: Dio.Options?
         package var harvest: Harvest.Options?
-        package var cheaptrick: CheapTrick.Options?
-        package var d4c: D4CRun?
+        var cheaptrick: CheapTrick.Options?
+        var d4c: D4CRun?
         package var f0File: String?
     }
 
     /// D4C's options and the FFT size it ran with, which it derives from the sample rate.
-    package struct D4CRun: Codable, Equatable, Sendable {
-        package var threshold: Double
+    struct D4CRun: Codable, Equatable, Sendable {
+        var threshold: Double
         package var fftSize: Int
     }
 }

@@ -24,7 +24,7 @@ public enum ConversionOutput {
 }
 
 /// A stream's reader and the question whether it may wait, as `ConversionInput.stream` gives them.
-package struct InputStream {
+struct InputStream {
     let name: String
     let sampleRate: Int
     let channels: Int
@@ -33,7 +33,7 @@ package struct InputStream {
 }
 
 /// A stream's writer, and the samples it has clipped so far.
-package final class OutputStream {
+final class OutputStream {
     let fullScale: Double
     let write: ([Double]) throws -> Int
     var clippedSamples = 0
@@ -45,7 +45,7 @@ package final class OutputStream {
 }
 
 /// Where the samples of a conversion come from: an audio file, or a stream.
-package enum AudioSource {
+enum AudioSource {
     case file(AudioFile)
     case stream(InputStream)
 
@@ -72,7 +72,7 @@ package enum AudioSource {
     }
 
     /// Frames the whole input holds, where that is known in advance.
-    package var totalFrames: Int? {
+    var totalFrames: Int? {
         if case .file(let file) = self { return file.frames }
         return nil
     }
@@ -89,7 +89,7 @@ package enum AudioSource {
     }
 
     /// Fails when the input held no audio at all.
-    package func requireAudio(framesRead: Int) throws {
+    func requireAudio(framesRead: Int) throws {
         guard framesRead == 0 else { return }
         throw IOError.emptyAudio(path: name)
     }
@@ -110,14 +110,14 @@ package enum AudioSource {
         }
     }
 
-    package var sampleEncoding: SampleEncoding? {
+    var sampleEncoding: SampleEncoding? {
         if case .file(let file) = self { return file.format.sampleEncoding }
         return nil
     }
 }
 
 /// Where converted samples go: an audio file written atomically, or a stream.
-package enum AudioSink {
+enum AudioSink {
     case file(FileSink)
     case stream(OutputStream)
 
@@ -131,7 +131,7 @@ package enum AudioSink {
 
     /// An audio file in the format `path`'s extension names, with the source's rate, channels and (where the
     /// format holds it) sample encoding.
-    package static func file(_ path: String, like source: AudioSource) throws -> AudioSink {
+    static func file(_ path: String, like source: AudioSource) throws -> AudioSink {
         .file(try FileSink(path: path, sampleRate: source.sampleRate, channels: source.channels, preferred: source.sampleEncoding))
     }
 
@@ -166,7 +166,7 @@ package enum AudioSink {
 
 /// An audio file written to a temporary name beside its destination and renamed when complete.
 /// Every step goes through `AtomicOutput.fill`, so errors name the destination and remove the temporary file.
-package final class FileSink {
+final class FileSink {
     private let output: AtomicOutput
     private let file: AudioFile
 

@@ -61,7 +61,7 @@ public struct ConversionStatistics: Sendable {
 }
 
 /// Drives one conversion: reads chunks, pushes them through the engine, writes what comes out.
-package struct Conversion {
+struct Conversion {
     private let source: AudioSource
     private let engine: Engine
     private let sink: AudioSink

@@ -59,7 +59,7 @@ public struct ConversionSettings: Sendable {
 
     /// The voice as a stream plays it: aiming at the preset's target with the ratios that aim (`aimedRatios`),
     /// from the speaker's profile as the stream estimates it.
-    package var aimingVoice: VoiceSettings {
+    var aimingVoice: VoiceSettings {
         var voice = self.voice
         let (aimsPitch, aimsFormant) = aimedRatios
         if aimsPitch || aimsFormant, var aiming = preset?.aiming {

@@ -52,7 +52,7 @@ public final class VoiceChanger {
     }
 
     /// The channel counts a changer takes: as many as an audio file may hold.
-    package static let channelCounts = 1...RawPCMFormat.maxChannels
+    static let channelCounts = 1...RawPCMFormat.maxChannels
 
     /// Fixed for the changer's life, like `channels` and `latency`: read them from any thread.
     public let sampleRate: Int

@@ -17,13 +17,13 @@ public struct WorldParameters: Sendable {
     /// Milliseconds between frames.
     public var framePeriod: Double { meta.framePeriod }
     public var fftSize: Int { (spectrogram.columns - 1) * 2 }
-    package var frameCount: Int { contour.frameCount }
+    var frameCount: Int { contour.frameCount }
 
     /// The frame periods whole-signal analysis accepts, in milliseconds: WORLD's own bounds, wider than
     /// streaming's, as nothing is held back for a frame.
     package static let framePeriods = SignalRequirements.framePeriods
     /// Values one output matrix may hold (2 GiB of float64), so absurd settings fail instead of exhausting memory.
-    package static let largestMatrix = 1 << 28
+    static let largestMatrix = 1 << 28
 
     /// Parameters made elsewhere, for synthesis at `sampleRate` with frames `framePeriod` ms apart.
     public init(contour: F0Contour, spectrogram: Matrix, aperiodicity: Matrix, sampleRate: Int, framePeriod: Double) {

@@ -11,8 +11,8 @@ package final class PortAudioLibrary {
         package let inputs: Int
         package let outputs: Int
         package let defaultSampleRate: Double
-        package let lowInputLatency: Double
-        package let lowOutputLatency: Double
+        let lowInputLatency: Double
+        let lowOutputLatency: Double
     }
 
     /// ALSA and JACK print their probing failures (cards that are not there, a JACK server that is not running)
@@ -64,7 +64,7 @@ package final class PortAudioLibrary {
         throw KoeError.invalidArgument("no \(direction) device named '\(name)'")
     }
 
-    package static func check(_ status: PaError, _ what: String) throws {
+    static func check(_ status: PaError, _ what: String) throws {
         guard status != paNoError.rawValue else { return }
         throw KoeError.io("\(what): \(String(cString: Pa_GetErrorText(status)))")
     }

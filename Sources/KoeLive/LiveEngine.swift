@@ -27,14 +27,14 @@ package final class LiveEngine: @unchecked Sendable {
     package let refusedBlocks = Atomic<Int>(0)
     /// The largest share of a block's own duration that the callback took on it, start to end, as a Double bit
     /// pattern: what the cycle's deadline sees, koe's work and any time its thread did not run alike.
-    package let busiestBlock = Atomic<UInt64>(0)
+    let busiestBlock = Atomic<UInt64>(0)
     /// Where the busiest block starts in the stream, in frames: at the start (first touches, first decisions)
     /// or in steady state.
-    package let busiestFrame = Atomic<Int>(0)
+    let busiestFrame = Atomic<Int>(0)
     /// The most CPU time koe's thread spent on one block, as a share of the block's duration (Double bits). With
     /// it below 1 and no block waited, koe never held up a cycle: a missed one, or a busiest block well above
     /// this, was the system's not running koe's thread in time (woken late, preempted, its CPU shared).
-    package let mostWork = Atomic<UInt64>(0)
+    let mostWork = Atomic<UInt64>(0)
     /// Blocks in which koe's thread gave up its CPU of its own accord (a voluntary context switch: it waited on a
     /// lock, a sleep or a read from disk), which a real-time callback must never do.
     package let waitedBlocks = Atomic<Int>(0)
@@ -64,7 +64,7 @@ package final class LiveEngine: @unchecked Sendable {
 
     /// Hands `change` to the callback, which takes it at its next block (one it has not taken yet is replaced, and
     /// freed here), and frees the change the callback took before. From any thread but the callback's.
-    package func publish(_ change: VoiceChanger.Change) {
+    func publish(_ change: VoiceChanger.Change) {
         collect()
         let published = Unmanaged.passRetained(change).toOpaque()
         if let untaken = pending.exchange(published, ordering: .acquiringAndReleasing) {

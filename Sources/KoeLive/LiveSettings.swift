@@ -12,9 +12,9 @@ package final class LiveSettings: Sendable {
     /// What the voice is set to now.
     package struct State: Sendable {
         /// The voice, the explicit EQ bands (`eq`), the gain, the limiter and the preset last taken.
-        package fileprivate(set) var settings: ConversionSettings
+        fileprivate(set) var settings: ConversionSettings
         /// The graphic EQ's gains (`geq`); nil when none was given.
-        package fileprivate(set) var graphicEQ: GraphicEqualizer?
+        fileprivate(set) var graphicEQ: GraphicEqualizer?
         /// The input heard unchanged (the voice at identity, no EQ, no gain), the settings kept for later.
         package fileprivate(set) var bypass = false
         /// Counts the changes taken, so that a reader sees whether anything changed since it last looked.
@@ -211,7 +211,7 @@ package enum LiveValue: Equatable, Sendable {
     case off
 
     /// As `--set` writes it.
-    package var text: String {
+    var text: String {
         switch self {
         case .number(let value): value.description
         case .flag(let on): on.description

@@ -31,7 +31,7 @@ package final class LiveTelemetry: @unchecked Sendable {
     private static let fields = 5
 
     /// Records the ring holds: more than a reader that looks 20 times a second ever misses.
-    package let capacity: Int
+    let capacity: Int
     private let slots: UnsafeMutablePointer<Atomic<UInt64>>
     private let written = Atomic<Int>(0)
 

@@ -12,7 +12,7 @@ package final class VirtualMicrophone {
     private var engine: Unmanaged<LiveEngine>?
 
     /// The longest description, in UTF-8 bytes: PipeWire's node names and descriptions are kept that short here.
-    package static let maximumNameBytes = 200
+    static let maximumNameBytes = 200
 
     /// The node.name a description gives: its ASCII letters and digits lowercased, runs of anything else as one
     /// `_` ("koe voice" → "koe_voice"). Throws for a name with neither, or longer than `maximumNameBytes`.

@@ -16,7 +16,7 @@ import KoeLive
 /// the WebSocket with FlyingFox's types (`HTTPRequest`, the handshake of `WebSocketHTTPHandler`, the protocol of
 /// `MessageFrameWSHandler`); it reads requests and frames itself, within bounds FlyingFox does not set.
 package final class LivePanel: Sendable {
-    package let access: PanelAccess
+    let access: PanelAccess
     private let listener: Int32
     private let settings: LiveSettings
     private let engine: LiveEngine

@@ -5,7 +5,7 @@
 /// only the person who started koe live has: it is new each run, 256 random bits from the system's generator.
 /// The same rules as the Jupyter server's token authentication.
 package struct PanelAccess: Sendable {
-    package let port: Int
+    let port: Int
     package let token: String
 
     package init(port: Int, token: String = Self.makeToken()) {
@@ -21,7 +21,7 @@ package struct PanelAccess: Sendable {
     }
 
     /// The origins of the panel's own page: the two names a browser reaches it by.
-    package var origins: [String] { ["http://127.0.0.1:\(port)", "http://localhost:\(port)"] }
+    var origins: [String] { ["http://127.0.0.1:\(port)", "http://localhost:\(port)"] }
 
     /// Why a request with these `Host` and `Origin` headers and this `token` query value is refused (with
     /// 403), or nil when it may go on.

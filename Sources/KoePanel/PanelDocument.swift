@@ -7,7 +7,7 @@ import KoeLive
 /// now, and what the audio thread measured.
 package enum PanelDocument {
     /// A setting as `koe settings --json` and the page describe it.
-    package static func entry(_ setting: Setting) -> [String: Any] {
+    static func entry(_ setting: Setting) -> [String: Any] {
         [
             "name": setting.name, "type": setting.type, "unit": setting.unit, "minimum": setting.range?.lowerBound ?? NSNull(),
             "maximum": setting.range?.upperBound ?? NSNull(), "default": setting.defaultValue ?? NSNull(),
@@ -21,7 +21,7 @@ package enum PanelDocument {
     }
 
     /// The page's description of the controls, for a voice at `sampleRate`.
-    package static func settings(sampleRate: Int) -> [UInt8] {
+    static func settings(sampleRate: Int) -> [UInt8] {
         var settings = Setting.all.filter(\.changesLive).map(entry)
         settings.append([
             "name": LiveSettings.bypass, "type": "flag", "unit": "", "minimum": NSNull(), "maximum": NSNull(), "default": 0,
@@ -51,7 +51,7 @@ package enum PanelDocument {
     }
 
     /// The values now, by name.
-    package static func state(_ state: LiveSettings.State) -> String {
+    static func state(_ state: LiveSettings.State) -> String {
         var values: [String: Any] = [:]
         for name in LiveSettings.names {
             switch state.value(of: name) {
@@ -78,7 +78,7 @@ package enum PanelDocument {
     /// The records since the last message, the ratios heard (`applied`: pitch and formant, which a voice preset
     /// aims from the speaker) and the counters: each record `[seconds, input peak, output peak, F0 in, F0 out]`
     /// (peaks as magnitudes, F0 in Hz, 0 unvoiced).
-    package static func telemetry(_ records: [LiveTelemetry.Record], engine: LiveEngine) -> String {
+    static func telemetry(_ records: [LiveTelemetry.Record], engine: LiveEngine) -> String {
         let rate = Double(engine.changer.sampleRate)
         return text([
             "type": "telemetry",

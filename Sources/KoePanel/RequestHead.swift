@@ -5,19 +5,19 @@ import Foundation
 /// header lines, the empty line, each ended by CRLF, at most `RequestHead.largest` bytes in all. FlyingFox's own
 /// reader accepts any length and closes a connection it cannot read without an answer; the panel answers every
 /// request that breaks a rule with a 4xx, as soon as the bytes received show it (`scan`).
-package struct RequestHead: Sendable {
+struct RequestHead: Sendable {
     /// The longest head taken: a browser's requests to the panel are well under 2 KB.
-    package static let largest = 8192
+    static let largest = 8192
 
-    package let method: String
+    let method: String
     /// The origin-form target, `/path?query`.
-    package let target: String
+    let target: String
     package let version: String
     /// Header names lowercased, with their values, in order.
-    package let headers: [(name: String, value: String)]
+    let headers: [(name: String, value: String)]
 
     /// What the bytes received so far are.
-    package enum Scan: Equatable, Sendable {
+    enum Scan: Equatable, Sendable {
         /// A valid start of a head; more bytes are needed.
         case incomplete
         /// A whole head, `length` bytes long with its empty line.
@@ -27,7 +27,7 @@ package struct RequestHead: Sendable {
     }
 
     /// Reads `bytes` as far as they go: each line whole as it ends, the line under way as a start.
-    package static func scan(_ bytes: some Collection<UInt8>) -> Scan {
+    static func scan(_ bytes: some Collection<UInt8>) -> Scan {
         var line: [UInt8] = []
         var lineNumber = 0
         var afterReturn = false
@@ -62,7 +62,7 @@ package struct RequestHead: Sendable {
     }
 
     /// Parses a complete head (`scan` gave `.complete(length:)` for these bytes).
-    package init(parsing bytes: some Collection<UInt8>) throws(HeadError) {
+    init(parsing bytes: some Collection<UInt8>) throws(HeadError) {
         let lines = Array(bytes).split(separator: lf, omittingEmptySubsequences: false).map { $0.dropLast() }
         guard let requestLine = lines.first, Self.requestLineProblem(Array(requestLine), partial: false) == nil else {
             throw HeadError(status: 400, reason: "a malformed request line")
@@ -86,13 +86,13 @@ package struct RequestHead: Sendable {
     }
 
     /// The value of the header `name` (lowercase), if given.
-    package func header(_ name: String) -> String? {
+    func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value
     }
 
     /// The body's length the head announces: 0 without one; refused when chunked (the panel wants the length
     /// first) or not a number.
-    package func bodyLength() throws(HeadError) -> Int {
+    func bodyLength() throws(HeadError) -> Int {
         if header("transfer-encoding") != nil {
             throw HeadError(status: 411, reason: "a body must come with its Content-Length")
         }
@@ -161,9 +161,9 @@ package struct RequestHead: Sendable {
 }
 
 /// A request that breaks a rule: the status to answer with and why.
-package struct HeadError: Error, Equatable, Sendable {
+struct HeadError: Error, Equatable, Sendable {
     package let status: Int
-    package let reason: String
+    let reason: String
 }
 
 private let cr = UInt8(ascii: "\r")

@@ -3,7 +3,7 @@ import Glibc
 /// A gain in dB, as sox's `gain` effect applies it. No delay. A new gain set while audio plays is reached
 /// along a straight line over `glideSamples`, so it never clicks.
 package final class Gain: InPlaceStage {
-    package private(set) var decibels: Double
+    private(set) var decibels: Double
     /// The linear factor every sample is multiplied by, once a glide is over.
     package private(set) var factor: Double
     private let glideSamples: Int

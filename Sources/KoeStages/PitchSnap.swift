@@ -99,8 +99,8 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Pitch class of the tonic: 0 is C, 9 is A.
-    package let key: Int
-    package let mode: Mode
+    let key: Int
+    let mode: Mode
     /// Bit n set when the scale holds pitch class n (0 is C).
     private let pitchClasses: UInt16
 
@@ -108,7 +108,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     public static let chromatic = MusicalScale(key: 0, mode: .chromatic)
 
     /// The modes' names but chromatic's, as `KEY:SCALE` writes them.
-    package static var modeNames: String {
+    static var modeNames: String {
         Mode.allCases.filter { $0 != .chromatic }.map(\.rawValue).joined(separator: ", ")
     }
 
@@ -167,7 +167,7 @@ public struct MusicalScale: Sendable, Equatable, CustomStringConvertible {
     /// The note of the scale nearest to `semitones` (counted from A4, fractions allowed), in semitones from A4.
     /// A tie goes to the lower note. Throws for a value that is not finite or lies more than a million semitones
     /// from A4 (every frequency a `Double` holds lies within 13,000).
-    package func nearestNote(toSemitones semitones: Double) throws(KoeError) -> Double {
+    func nearestNote(toSemitones semitones: Double) throws(KoeError) -> Double {
         guard abs(semitones) <= Self.farthestSemitones else {
             throw KoeError.invalidArgument("\(semitones) semitones from A4 is not a pitch: it must be a finite number within ±\(Int(Self.farthestSemitones))")
         }

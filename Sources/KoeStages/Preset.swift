@@ -55,9 +55,9 @@ public struct Preset: Sendable {
     package static let formantBounds = 0.75...1.35
     /// A measured vocal-tract length is taken within the adult span before the formant ratio is formed: an
     /// estimate beyond it (from telephone-band audio, a voice with few vowels) says less than the span does.
-    package static let speakerTractSpan = 14.5...18.0
+    static let speakerTractSpan = 14.5...18.0
     /// How far (octaves) the vocoder's median F0 may sit from the voice's before the ratio follows the vocoder's.
-    package static let octaveOff = 0.75
+    static let octaveOff = 0.75
 
     /// The ratios that move `profile`'s voice to the target; nil for an effect (see `Aiming.aim(for:vocoderMedian:)`).
     package func aim(for profile: SpeakerProfile, vocoderMedian: Double? = nil) -> Aim? {
@@ -86,9 +86,9 @@ public struct Preset: Sendable {
         /// How fast an aimed ratio moves toward what the profile asks, in semitones a second: from a typical
         /// speaker's ratio to a deep voice's (an octave and more) in about a second, a sweep rather than a jump, and
         /// well within 1 semitone in any 50 ms.
-        package static let semitonesPerSecond = 12.0
+        static let semitonesPerSecond = 12.0
 
-        package init(target: Target, typicalPitch: Double, typicalFormant: Double) {
+        init(target: Target, typicalPitch: Double, typicalFormant: Double) {
             self.target = target
             self.typicalPitch = typicalPitch
             self.typicalFormant = typicalFormant

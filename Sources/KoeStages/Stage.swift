@@ -71,7 +71,7 @@ extension InPlaceStage {
 /// How long a setting changed while a stream plays takes to reach its new value, so that a slider dragged
 /// during playback never clicks: ratios move geometrically, gains and filters cross-fade, over 50 ms.
 package enum Glide {
-    package static let seconds = 0.05
+    static let seconds = 0.05
 
     /// The glide in samples at `sampleRate`.
     package static func samples(sampleRate: Int) -> Int {

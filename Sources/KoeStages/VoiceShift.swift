@@ -15,7 +15,7 @@ import KoeWorld
 /// blocks the next `process` settles, on any number of threads alike.
 package final class VoiceShift: BackgroundStage {
     package let sampleRate: Int
-    package private(set) var voice: VoiceSettings
+    private(set) var voice: VoiceSettings
     /// Threads the stage uses (at least 1).
     package let threads: Int
     package let latency: Int

@@ -4,7 +4,7 @@ public struct Matrix: Equatable, Sendable {
     public private(set) var rows: Int
     public private(set) var columns: Int
     /// The values, row after row; always `rows * columns` of them.
-    public package(set) var storage: [Double]
+    public internal(set) var storage: [Double]
 
     /// An empty matrix: no rows, no columns.
     public init() {
