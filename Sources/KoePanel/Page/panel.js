@@ -265,8 +265,11 @@
   const aimedBy = { pitch: 'pitch', semitones: 'pitch', formant: 'formant' };
   const aimed = (name) => Boolean(aiming[aimedBy[name]]) && applied !== null;
 
-  function showAim() {
-    for (const [name, index, target] of [['pitch', 0, `${aiming.f0MedianHz} Hz`], ['formant', 1, `${aiming.vocalTractLengthCm} cm`]]) {
+  const aimedRatios = [['pitch', 0, 'f0MedianHz', 'Hz'], ['formant', 1, 'vocalTractLengthCm', 'cm']];
+
+  // Says on each aimed ratio's control what it aims at; made anew with each state, not with each telemetry.
+  function showAimNotes() {
+    for (const [name, , target, unit] of aimedRatios) {
       const row = document.getElementById(`control-${name}`);
       if (!row) continue;
       let note = row.querySelector('.aim');
@@ -276,11 +279,17 @@
       }
       const on = Boolean(aiming[name]);
       row.classList.toggle('aimed', on);
-      note.textContent = on ? `${values.preset} aims at ${target} from your voice` : '';
-      if (on && applied !== null && performance.now() - (touched.get(name) || -Infinity) >= settleTime) {
-        controls.get(name)(applied[index]);
-        if (name === 'pitch' && controls.has('semitones')) controls.get('semitones')(12 * Math.log2(applied[index]));
-      }
+      note.textContent = on ? `${values.preset} aims at ${aiming[target]} ${unit} from your voice` : '';
+    }
+  }
+
+  // The ratios heard, on the controls of the ratios that aim (unless the person is moving one).
+  function showApplied() {
+    if (applied === null) return;
+    for (const [name, index] of aimedRatios) {
+      if (!aiming[name] || !controls.has(name) || performance.now() - (touched.get(name) || -Infinity) < settleTime) continue;
+      controls.get(name)(applied[index]);
+      if (name === 'pitch' && controls.has('semitones')) controls.get('semitones')(12 * Math.log2(applied[index]));
     }
   }
 
@@ -298,7 +307,8 @@
     }
     clearTimeout(show.later);
     if (waiting) show.later = setTimeout(() => show(values), settleTime);
-    showAim();
+    showAimNotes();
+    showApplied();
   }
 
   function state(message) {
@@ -363,7 +373,7 @@
       document.getElementById('f0-now').textContent = `${hz(last[3])} → ${hz(last[4])} Hz`;
     }
     applied = message.applied;
-    if (aiming.pitch || aiming.formant) showAim();
+    showApplied();
     drawLine('f0-in-line', 3, now);
     drawLine('f0-out-line', 4, now);
     document.getElementById('latency').textContent = `${message.latencyMs.toFixed(1)} ms`;
