@@ -6,7 +6,11 @@ extension Dio {
     /// causal window sees that far, so live DIO left a deep voice's creak and a run's weaker middle unvoiced,
     /// heard as a whisper. Here, frame by frame, in order:
     /// 1. a frame DIO voices stays voiced at DIO's F0, unless it would start a run on input that is not even
-    ///    weakly periodic while the run has no credit (DIO also voices stretches of background noise);
+    ///    weakly periodic while the run has no credit (DIO also voices stretches of background noise), or it jumps
+    ///    beyond the allowed range of a running voice's F0 while a band still offers a candidate near that F0 at
+    ///    which the input is clearly periodic (or, while the run has credit, at least as periodic as at DIO's):
+    ///    the run then goes on there as in step 2. Whole-signal DIO's repair drops such a jump and extends the run
+    ///    over it; the window, which does not reach back to the run, would follow a harmonic or a subharmonic;
     /// 2. a frame after a voiced one continues the run at the band candidate nearest the last F0, within DIO's
     ///    allowed range, if the input is clearly periodic there or the run still has credit; the run follows that
     ///    candidate, and the frame's F0 is the steadiest (lowest score) of the candidates within the allowed range
@@ -74,6 +78,13 @@ extension Dio {
         ) -> (f0: Double, followed: Double) {
             if dio > 0 {
                 let correlation = periodicity(dio)
+                if last > 0, abs(dio / last - 1) > allowedRange, let next = nearest(to: last, in: candidates) {
+                    let continued = periodicity(next)
+                    if continued >= Self.clearlyPeriodic || credit > 0 && continued >= correlation {
+                        weigh(continued)
+                        return (steadiest(near: next, in: candidates, scores: scores), next)
+                    }
+                }
                 guard last > 0 || credit > 0 || correlation >= Self.weaklyPeriodic else { return (0, 0) }
                 weigh(correlation)
                 if correlation >= Self.weaklyPeriodic {

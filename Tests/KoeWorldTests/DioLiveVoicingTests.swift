@@ -15,6 +15,8 @@ import TestSupport
         var candidates = [0.0, 0.0, 0.0]
         var scores = [1.0, 1.0, 1.0]
         var correlation = 0.0
+        /// The correlation at each F0, where it is not `correlation` at every one.
+        var correlationAt: ((Double) -> Double)?
     }
 
     /// Decides `frames` in order, after the leading margin, each with the frames after it as its look-ahead;
@@ -33,7 +35,7 @@ import TestSupport
                     return voicing.decide(
                         frame: margin + index, dio: frame.dio, candidates: UnsafeBufferPointer(rebasing: candidates[cells]),
                         scores: UnsafeBufferPointer(rebasing: scores[cells]), ahead: ahead,
-                        frameCount: frameCount.map { $0 + margin }) { _ in frame.correlation }
+                        frameCount: frameCount.map { $0 + margin }) { frame.correlationAt?($0) ?? frame.correlation }
                 }
             }
         }
@@ -62,6 +64,21 @@ import TestSupport
         let held = Dio.LiveVoicing.creditFrames
         #expect(f0[10..<(10 + held)].allSatisfy { $0 == 91 }, "\(f0)")
         #expect(f0[(10 + held)...].allSatisfy { $0 == 0 }, "\(f0)")
+    }
+
+    /// Where DIO's window jumps off a running voice (to a harmonic or a subharmonic) while a band still follows the
+    /// voice, the run keeps to the voice if the input is clearly periodic there, as whole-signal DIO's repair
+    /// would; a jump the input bears out better, on a run without credit, is DIO's to keep.
+    @Test func keepsARunsF0WhereDioJumpsOffIt() {
+        var jumped = Frame(dio: 150, candidates: [91, 150, 0], scores: [0.3, 0.02, 1])
+        jumped.correlationAt = { $0 < 120 ? 0.9 : 0.7 }
+        #expect(decide([clear(90), clear(90), jumped, clear(150)]) == [90, 90, 91, 150])
+        var better = jumped
+        better.correlationAt = { $0 < 120 ? 0.5 : 0.9 }
+        let creditSpending = Frame(dio: 91, candidates: [91, 0, 0], scores: [0.02, 1, 1], correlation: 0.2)
+        let creditSpent = [clear(90)] + Array(repeating: creditSpending, count: Dio.LiveVoicing.creditFrames)
+        #expect(decide(creditSpent + [better]).last == 150)
+        #expect(decide(creditSpent + [jumped]).last == 91)
     }
 
     /// A run holds as long as the input stays clearly periodic at a band's candidate, however long.
