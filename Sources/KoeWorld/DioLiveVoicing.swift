@@ -1,3 +1,5 @@
+import Glibc
+
 extension Dio {
     /// Live mode's voicing: DIO's decision over the look-ahead window, held through the frames it leaves unvoiced
     /// while a voice runs, and a clearly periodic frame voiced where DIO's window cannot tell.
@@ -21,6 +23,11 @@ extension Dio {
     ///    fairly periodic at it and the look-ahead's next frames carry on from it (a deep voice's run that broke
     ///    off where DIO's window lost it, or at an octave error, would otherwise wait for a clearly periodic frame,
     ///    and its weaker middle was heard as a whisper).
+    /// Whatever these decide, and in the margins too, a frame whose input is silent (its largest sample below
+    /// `silence` of the voice's recent peak, after Praat's silence threshold) is unvoiced: DIO and the correlation
+    /// are blind to level, and voiced a voice's fading tail and a periodic hum in the pauses. The decision itself
+    /// runs on as if the frame were not silent, so a run kept through quiet creak still carries on where the
+    /// voice grows louder.
     /// Periodicity is `Periodicity`'s correlation at the F0, from the samples the frame's look-ahead brought.
     /// Credit is the hysteresis: a clearly periodic frame gives the run `creditFrames`, a frame DIO voices on weakly
     /// periodic input at least half that, and each frame on less spends one, as does each unvoiced frame. A run
@@ -42,24 +49,38 @@ extension Dio {
         /// Frames after the one decided that must carry a steady candidate near its F0 to confirm it: 25 ms.
         static let confirmingFrames = 5
 
+        /// Share of the voice's recent peak below which a frame's peak is silence: -40 dB. Praat takes -30 dB of
+        /// the whole signal's peak; at -30 dB a deep voice's quiet creak, which DIO follows, was cut into holes.
+        static let silence = 0.01
+        /// Seconds over which the recent peak falls by 20 dB once the voice stops, so that a voice that grows
+        /// quieter (moving off the microphone) is heard again.
+        static let peakFallTime = 10.0
+        /// Half the span around a frame's centre whose largest sample is the frame's peak: 12.5 ms.
+        static let peakHalfSpan = 0.0125
+
         let allowedRange: Double
         /// Frames unvoiced at either end of the signal, as in DIO's contour repair.
         let margin: Int
+        /// What the recent peak keeps of itself from one frame to the next.
+        private let peakDecay: Double
         private var last = 0.0
         private var credit = 0
+        private var recentPeak = 0.0
 
         init(options: Options, margin: Int) {
             allowedRange = options.allowedRange
             self.margin = margin
+            peakDecay = pow(0.1, options.framePeriod / 1000 / Self.peakFallTime)
         }
 
         /// The F0 of `frame` (0: unvoiced), given DIO's (`dio`), the frame's candidates and scores (one a band),
-        /// the input's correlation around the frame at an F0 (`Periodicity`), and, once the signal has ended, its
-        /// frame count.
+        /// the input's largest magnitude around the frame (`peak`) and its correlation there at an F0
+        /// (`Periodicity`), and, once the signal has ended, its frame count.
         mutating func decide(
             frame: Int, dio: Double, candidates: UnsafeBufferPointer<Double>, scores: UnsafeBufferPointer<Double>,
-            ahead: Ahead, frameCount: Int?, periodicity: (Double) -> Double
+            ahead: Ahead, peak: Double, frameCount: Int?, periodicity: (Double) -> Double
         ) -> Double {
+            recentPeak = max(peak, recentPeak * peakDecay)
             let inMargin = frame < margin || frameCount.map { frame >= $0 - margin } ?? false
             let (f0, followed) = inMargin
                 ? (dio, dio)
@@ -68,7 +89,7 @@ extension Dio {
                 credit = max(0, credit - 1)
             }
             last = followed
-            return f0
+            return peak < Self.silence * recentPeak ? 0 : f0
         }
 
         /// The frame's F0, and the F0 the run follows from it (the same but in step 2).

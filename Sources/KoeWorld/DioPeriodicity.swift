@@ -71,6 +71,21 @@ extension Dio {
             }
         }
 
+        /// The largest magnitude of the samples held within `halfWidth` of sample `centre` and before
+        /// `available`; 0 where there are none.
+        func peak(around centre: Int, halfWidth: Int, available: Int) -> Double {
+            let first = max(centre - halfWidth, start)
+            let last = min(centre + halfWidth + 1, available, end)
+            guard first < last else { return 0 }
+            return samples.withUnsafeBufferPointer { held in
+                var largest = 0.0
+                for index in (first - start)..<(last - start) {
+                    largest = max(largest, abs(held[index]))
+                }
+                return largest
+            }
+        }
+
         /// One lag's correlation over every `step`-th sample of the window; 0 if the window does not fit in the
         /// samples held before `last`.
         private func correlation(

@@ -376,6 +376,9 @@ package final class StreamingDio {
                     ahead: Dio.LiveVoicing.Ahead(
                         candidates: UnsafeBufferPointer(rebasing: candidates[cells.upperBound...]),
                         scores: UnsafeBufferPointer(rebasing: scores[cells.upperBound...]), bands: bands),
+                    peak: periodicity.peak(
+                        around: centre, halfWidth: Int(Dio.LiveVoicing.peakHalfSpan * periodicity.rate),
+                        available: available),
                     frameCount: frameCount
                 ) { [periodicity] f0 in
                     periodicity.correlation(around: centre, f0: f0, available: available)

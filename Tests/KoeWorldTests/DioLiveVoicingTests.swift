@@ -17,6 +17,8 @@ import TestSupport
         var correlation = 0.0
         /// The correlation at each F0, where it is not `correlation` at every one.
         var correlationAt: ((Double) -> Double)?
+        /// The input's largest magnitude around the frame.
+        var peak = 0.5
     }
 
     /// Decides `frames` in order, after the leading margin, each with the frames after it as its look-ahead;
@@ -34,7 +36,7 @@ import TestSupport
                         scores: UnsafeBufferPointer(rebasing: scores[cells.upperBound...]), bands: bands)
                     return voicing.decide(
                         frame: margin + index, dio: frame.dio, candidates: UnsafeBufferPointer(rebasing: candidates[cells]),
-                        scores: UnsafeBufferPointer(rebasing: scores[cells]), ahead: ahead,
+                        scores: UnsafeBufferPointer(rebasing: scores[cells]), ahead: ahead, peak: frame.peak,
                         frameCount: frameCount.map { $0 + margin }) { frame.correlationAt?($0) ?? frame.correlation }
                 }
             }
@@ -79,6 +81,22 @@ import TestSupport
         let creditSpent = [clear(90)] + Array(repeating: creditSpending, count: Dio.LiveVoicing.creditFrames)
         #expect(decide(creditSpent + [better]).last == 150)
         #expect(decide(creditSpent + [jumped]).last == 91)
+    }
+
+    /// A frame far quieter than the voice lately (a fading tail, a hum in a pause) is unvoiced whatever DIO and the
+    /// correlation say; the run goes on beneath it, so a voice that grows loud again at a weaker candidate is
+    /// still followed rather than waiting to start afresh.
+    @Test func unvoicesSilenceButKeepsTheRunBeneathIt() {
+        var quiet = weak(91, correlation: 0.9)
+        quiet.peak = 0.5 * Dio.LiveVoicing.silence * 0.9
+        var loudAgain = weak(92, correlation: 0.7)
+        loudAgain.peak = 0.4
+        let f0 = decide([clear(90), clear(90), quiet, quiet, loudAgain])
+        #expect(f0 == [90, 90, 0, 0, 92], "\(f0)")
+        var quietDio = clear(90)
+        quietDio.peak = quiet.peak
+        #expect(decide([clear(90), quietDio, clear(90)]) == [90, 0, 90])
+        #expect(decide(Array(repeating: quietDio, count: 3)) == [90, 90, 90], "quiet alone is not silence")
     }
 
     /// A run holds as long as the input stays clearly periodic at a band's candidate, however long.
@@ -217,6 +235,8 @@ import TestSupport
         var creakKept = 0
         var frames = 0
         var agreeing = 0
+        var silent = 0
+        var silentVoiced = 0
         for f0 in [75.0, 85] {
             for seed: UInt64 in [7, 11, 13] {
                 for sampleRate in [16000, 48000] {
@@ -226,14 +246,34 @@ import TestSupport
                     let voiced = Self.creakFrames.filter { whole[$0] > 0 }
                     creakVoiced += voiced.count
                     creakKept += voiced.filter { live[$0] > 0 }.count
-                    frames += whole.count
-                    agreeing += zip(live, whole).filter { ($0 > 0) == ($1 > 0) }.count
+                    let loudness = Self.framePeaks(input, frames: whole.count, sampleRate: sampleRate)
+                    for frame in whole.indices {
+                        if loudness[frame] >= Dio.LiveVoicing.silence {
+                            frames += 1
+                            agreeing += (live[frame] > 0) == (whole[frame] > 0) ? 1 : 0
+                        } else if loudness[frame] < Dio.LiveVoicing.silence / 2 {
+                            silent += 1
+                            silentVoiced += live[frame] > 0 ? 1 : 0
+                        }
+                    }
                 }
             }
         }
         #expect(creakVoiced >= 340, "whole-signal DIO voices \(creakVoiced) of 360 creak frames")
         #expect(Double(creakKept) >= 0.95 * Double(creakVoiced), "\(creakKept) of \(creakVoiced) creak frames kept")
         #expect(Double(agreeing) >= 0.95 * Double(frames), "\(agreeing) of \(frames) frames agree")
+        #expect(silentVoiced == 0, "\(silentVoiced) of \(silent) silent frames voiced")
+    }
+
+    /// Each frame's largest sample within `Dio.LiveVoicing.peakHalfSpan` of its centre, as a share of the signal's.
+    private static func framePeaks(_ input: [Double], frames: Int, sampleRate: Int) -> [Double] {
+        let peak = input.map(abs).max() ?? 1
+        let half = Int(Dio.LiveVoicing.peakHalfSpan * Double(sampleRate))
+        return (0..<frames).map { frame in
+            let centre = frame * sampleRate / 200
+            let span = max(0, centre - half)..<min(input.count, centre + half + 1)
+            return span.isEmpty ? 0 : input[span].map(abs).max()! / peak
+        }
     }
 
     /// Live mode's DIO F0 at the analyzer's look-ahead, pushed in 10 ms pieces.
