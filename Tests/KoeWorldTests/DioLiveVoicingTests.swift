@@ -269,8 +269,9 @@ import TestSupport
     private static func framePeaks(_ input: [Double], frames: Int, sampleRate: Int) -> [Double] {
         let peak = input.map(abs).max() ?? 1
         let half = Int(Dio.LiveVoicing.peakHalfSpan * Double(sampleRate))
+        let period = Dio.Options().framePeriod / 1000
         return (0..<frames).map { frame in
-            let centre = frame * sampleRate / 200
+            let centre = Int((Double(frame) * period * Double(sampleRate)).rounded())
             let span = max(0, centre - half)..<min(input.count, centre + half + 1)
             return span.isEmpty ? 0 : input[span].map(abs).max()! / peak
         }
