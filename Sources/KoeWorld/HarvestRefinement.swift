@@ -152,8 +152,14 @@ extension Harvest {
         private func applyWindow(_ window: RefinementWindow, firstIndex: Int) {
             let length = window.length
             signal.withUnsafeBufferPointer { x in
-                let samples = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
-                samples.copyClamped(from: x, first: firstIndex - 1)
+                let first = firstIndex - 1
+                // Most windows lie inside the signal and need no clamped copy.
+                var samples = UnsafeBufferPointer(rebasing: x[max(0, min(first, x.count))...])
+                if first < 0 || first + length > x.count {
+                    let clamped = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
+                    clamped.copyClamped(from: x, first: first)
+                    samples = UnsafeBufferPointer(clamped)
+                }
                 for i in 0..<length {
                     windowedPairs[i] = window.pairs[i] * samples[i]
                 }

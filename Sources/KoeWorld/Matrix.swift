@@ -50,8 +50,16 @@ public struct Matrix: Equatable, Sendable {
         assert(rows >= 0 && columns >= 0, "matrix dimensions must not be negative")
         self.rows = rows
         self.columns = columns
-        storage.removeAll(keepingCapacity: true)
-        storage.append(contentsOf: repeatElement(value, count: rows * columns))
+        let count = rows * columns
+        // Appending a `repeatElement` fills element by element; a fresh array and `update(repeating:)` fill
+        // at memory speed.
+        guard count <= storage.capacity else {
+            storage = [Double](repeating: value, count: count)
+            return
+        }
+        storage.removeLast(max(0, storage.count - count))
+        storage.withUnsafeMutableBufferPointer { $0.update(repeating: value) }
+        storage.append(contentsOf: repeatElement(value, count: count - storage.count))
     }
 
     /// A `rows` × `columns` matrix of zeros, for sizes the vocoder computed itself.
