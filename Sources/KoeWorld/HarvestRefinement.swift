@@ -176,20 +176,37 @@ extension Harvest {
                 harmonicBins[harmonic] = Matlab.round(f0 * size / sampleRate * (Double(harmonic) + 1.0))
             }
             sumHarmonicBins(harmonics, length: length, fftSize: fftSize)
+            // Each harmonic's frequency, amplitude and disagreement side by side in lanes (a harmonic a lane,
+            // the operations of one harmonic at a time), then summed in harmonic order.
+            var bins = SIMD8<Double>(repeating: 0)
+            var mainReal = SIMD8<Double>(repeating: 0)
+            var mainImag = SIMD8<Double>(repeating: 0)
+            var derivativeReal = SIMD8<Double>(repeating: 0)
+            var derivativeImag = SIMD8<Double>(repeating: 0)
+            for harmonic in 0..<harmonics {
+                let (main, derivative) = harmonicSpectra[harmonic]
+                bins[harmonic] = Double(harmonicBins[harmonic])
+                mainReal[harmonic] = main.real
+                mainImag[harmonic] = main.imag
+                derivativeReal[harmonic] = derivative.real
+                derivativeImag[harmonic] = derivative.imag
+            }
+            let numbers = SIMD8<Double>(1, 2, 3, 4, 5, 6, 7, 8)
+            let power = mainReal * mainReal + mainImag * mainImag
+            let phaseRate = mainReal * derivativeImag - mainImag * derivativeReal
+            let frequency = (bins * sampleRate / size + phaseRate / power * sampleRate / 2.0 / Double.pi)
+                .replacing(with: 0, where: power .== 0)
+            let amplitude = power.squareRoot()
+            let weighted = amplitude * frequency
+            let weights = amplitude * numbers
+            let disagreements = (frequency / numbers - f0) / f0
             var numerator = 0.0
             var denominator = 0.0
             var disagreement = 0.0
             for harmonic in 0..<harmonics {
-                let number = Double(harmonic) + 1.0
-                let bin = harmonicBins[harmonic]
-                let (main, derivative) = harmonicSpectra[harmonic]
-                let power = main.real * main.real + main.imag * main.imag
-                let phaseRate = main.real * derivative.imag - main.imag * derivative.real
-                let frequency = power == 0.0 ? 0.0 : Double(bin) * sampleRate / size + phaseRate / power * sampleRate / 2.0 / Double.pi
-                let amplitude = power.squareRoot()
-                numerator += amplitude * frequency
-                denominator += amplitude * number
-                disagreement += abs((frequency / number - f0) / f0)
+                numerator += weighted[harmonic]
+                denominator += weights[harmonic]
+                disagreement += abs(disagreements[harmonic])
             }
             let refined = numerator / (denominator + Tuning.safeGuard)
             let score = 1.0 / (disagreement / Double(harmonics) + Tuning.safeGuard)
