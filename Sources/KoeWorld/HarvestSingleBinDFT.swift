@@ -3,9 +3,9 @@ import KoeDSP
 
 extension Harvest {
     /// Single bins of forward DFTs (FFTW's sign and scale) of zero-padded power-of-two sizes, from one table
-    /// of `exp(-2πi m / size)` for the largest size seen. Bins are summed six (or three) at a time in one pass
-    /// over the samples: each bin's sums still run sample by sample (so the values are those of one bin at a
-    /// time), but the bins' additions no longer wait on one another, and six keep both an AVX2 CPU's adders busy.
+    /// of `exp(-2πi m / size)` for the largest size seen. Bins are summed six at a time in one pass over the
+    /// samples: each bin's sums still run sample by sample (so the values are those of one bin at a time), but
+    /// the bins' additions no longer wait on one another, and six keep both an AVX2 CPU's adders busy.
     final class SingleBinDFT {
         private var size = 0
         /// `(cos, cos, sin, sin)` of `2π m / size`, laid out to multiply a (main, derivative) pair twice over.
@@ -32,34 +32,24 @@ extension Harvest {
             table.withUnsafeBufferPointer { table in
                 var first = 0
                 while first < bins.count {
-                    // A short group repeats its last bin: still faster than a narrower pass.
-                    switch bins.count - first {
-                    case 1:
+                    if first == bins.count - 1 {
                         store(oneBin(stride: tableStride(first), of: pairs, table: table), at: first)
-                        first += 1
-                    case 2, 3:
-                        let sums = threeBins(
-                            strides: (tableStride(first), tableStride(first + 1), tableStride(first + 2)),
-                            of: pairs, table: table)
-                        store(sums.0, at: first)
-                        store(sums.1, at: first + 1)
-                        store(sums.2, at: first + 2)
-                        first += 3
-                    default:
-                        let sums = sixBins(
-                            strides: (
-                                tableStride(first), tableStride(first + 1), tableStride(first + 2),
-                                tableStride(first + 3), tableStride(first + 4), tableStride(first + 5)
-                            ),
-                            of: pairs, table: table)
-                        store(sums.0, at: first)
-                        store(sums.1, at: first + 1)
-                        store(sums.2, at: first + 2)
-                        store(sums.3, at: first + 3)
-                        store(sums.4, at: first + 4)
-                        store(sums.5, at: first + 5)
-                        first += 6
+                        break
                     }
+                    // A short group repeats its last bin: still faster than narrower passes.
+                    let sums = sixBins(
+                        strides: (
+                            tableStride(first), tableStride(first + 1), tableStride(first + 2),
+                            tableStride(first + 3), tableStride(first + 4), tableStride(first + 5)
+                        ),
+                        of: pairs, table: table)
+                    store(sums.0, at: first)
+                    store(sums.1, at: first + 1)
+                    store(sums.2, at: first + 2)
+                    store(sums.3, at: first + 3)
+                    store(sums.4, at: first + 4)
+                    store(sums.5, at: first + 5)
+                    first += 6
                 }
             }
         }
@@ -100,30 +90,6 @@ extension Harvest {
                 offsets.3 = (offsets.3 &+ steps.3) & mask
                 offsets.4 = (offsets.4 &+ steps.4) & mask
                 offsets.5 = (offsets.5 &+ steps.5) & mask
-            }
-            return sums
-        }
-
-        /// As `sixBins`, for three bins.
-        @inline(__always)
-        private func threeBins(
-            strides: (Int, Int, Int), of pairs: UnsafeBufferPointer<SIMD2<Double>>, table: UnsafeBufferPointer<SIMD4<Double>>
-        ) -> (SIMD4<Double>, SIMD4<Double>, SIMD4<Double>) {
-            let entry = MemoryLayout<SIMD4<Double>>.stride
-            let mask = (size - 1) * entry
-            let steps = (strides.0 * entry, strides.1 * entry, strides.2 * entry)
-            let base = UnsafeRawPointer(table.baseAddress!)
-            var sums = (SIMD4<Double>(repeating: 0), SIMD4<Double>(repeating: 0), SIMD4<Double>(repeating: 0))
-            var offsets = (0, 0, 0)
-            for n in 0..<pairs.count {
-                let pair = pairs[n]
-                let twice = SIMD4(lowHalf: pair, highHalf: pair)
-                sums.0 += twice * base.loadUnaligned(fromByteOffset: offsets.0, as: SIMD4<Double>.self)
-                sums.1 += twice * base.loadUnaligned(fromByteOffset: offsets.1, as: SIMD4<Double>.self)
-                sums.2 += twice * base.loadUnaligned(fromByteOffset: offsets.2, as: SIMD4<Double>.self)
-                offsets.0 = (offsets.0 &+ steps.0) & mask
-                offsets.1 = (offsets.1 &+ steps.1) & mask
-                offsets.2 = (offsets.2 &+ steps.2) & mask
             }
             return sums
         }
