@@ -461,7 +461,9 @@ def main():
                   and after_frames >= measures.MIN_VOICED_FRAMES and 0 <= round_trip <= 1000 * SETTLE_SECONDS,
                   f"F0 ratio {before:.4f} before ({before_frames} frames), {after:.4f} from {SETTLE_SECONDS:.0f} s after "
                   f"the slider ({after_frames} frames), on the chart after {round_trip:.0f} ms; bar: {PITCH} then "
-                  f"{SLIDER_PITCH}, +- 3 %, within a second")
+                  f"{SLIDER_PITCH}, +- 3 %, within a second (the speech found {start / RATE:.2f} s into the playing, "
+                  f"the recording {delay / RATE * 1000:.0f} ms behind it, the slider moved {slider_at:.2f} s after the "
+                  f"player started, which is {frames(0) / RATE:.2f} s into the recording)")
             return (f"F0 ratio {before:.4f} before ({before_frames} frames), {after:.4f} from {SETTLE_SECONDS:.0f} s after "
                     f"({after_frames} frames); the page's chart showed koe's F0 out past {(PITCH * SLIDER_PITCH) ** 0.5:.3f} "
                     f"times its F0 in {round_trip:.0f} ms after the move (the whole round, telemetry included)")
