@@ -35,12 +35,13 @@ package enum Matlab {
         at xi: UnsafeBufferPointer<Double>, into yi: UnsafeMutableBufferPointer<Double>
     ) {
         precondition(x.count >= 2 && y.count == x.count && yi.count == xi.count)
-        var segment = 1
+        // Queries at or below the first point extrapolate from the first segment.
         var index = 0
         while index < xi.count, x[0] >= xi[index] {
-            yi[index] = lerp(x: x, y: y, segment: 1, at: xi[index])
             index += 1
         }
+        lerp(x: x, y: y, segment: 1, at: xi, into: yi, queries: 0..<index)
+        var segment = 1
         while index < xi.count {
             while segment < x.count - 1, x[segment] <= xi[index] {
                 segment += 1
@@ -56,7 +57,8 @@ package enum Matlab {
         }
     }
 
-    /// `lerp` for the queries in `queries`, four at a time: the same operations, lane by lane.
+    /// WORLD's interpolation `y[k-1] + (xi - x[k-1]) / (x[k] - x[k-1]) * (y[k] - y[k-1])` on segment `k` for
+    /// the queries in `queries`, four at a time: the same operations, lane by lane.
     @inline(__always)
     private static func lerp(
         x: UnsafeBufferPointer<Double>, y: UnsafeBufferPointer<Double>, segment: Int,
@@ -77,12 +79,6 @@ package enum Matlab {
             yi[index] = base + (xi[index] - start) / width * rise
             index += 1
         }
-    }
-
-    @inline(__always)
-    private static func lerp(x: UnsafeBufferPointer<Double>, y: UnsafeBufferPointer<Double>, segment: Int, at value: Double) -> Double {
-        let s = (value - x[segment - 1]) / (x[segment] - x[segment - 1])
-        return y[segment - 1] + s * (y[segment] - y[segment - 1])
     }
 
     /// Linear interpolation of `y`, sampled on the uniform axis `origin + k * step`, at `xi`.

@@ -153,9 +153,11 @@ extension Harvest {
             let length = window.length
             signal.withUnsafeBufferPointer { x in
                 let first = firstIndex - 1
-                // Most windows lie inside the signal and need no clamped copy.
-                var samples = UnsafeBufferPointer(rebasing: x[max(0, min(first, x.count))...])
-                if first < 0 || first + length > x.count {
+                let samples: UnsafeBufferPointer<Double>
+                if first >= 0 && first + length <= x.count {
+                    // Most windows lie inside the signal and need no clamped copy.
+                    samples = UnsafeBufferPointer(rebasing: x[first..<(first + length)])
+                } else {
                     let clamped = UnsafeMutableBufferPointer(rebasing: windowedSamples[0..<length])
                     clamped.copyClamped(from: x, first: first)
                     samples = UnsafeBufferPointer(clamped)
