@@ -1,14 +1,9 @@
 import Foundation
 @testable import KoeDSP
+import TestSupport
 import Testing
 
 @Suite struct PartitionedConvolutionTests {
-    private func direct(_ input: [Double], _ kernel: [Double]) -> [Double] {
-        input.indices.map { n in
-            (0..<min(kernel.count, n + 1)).reduce(0.0) { $0 + kernel[$1] * input[n - $1] }
-        }
-    }
-
     private func convolved(_ input: [Double], kernels: [[Double]], blockLength: Int) -> [[Double]] {
         let convolution = PartitionedConvolution(kernels: kernels, blockLength: blockLength)
         var outputs = Array(repeating: [Double](), count: kernels.count)
@@ -31,7 +26,7 @@ import Testing
         }
         let outputs = convolved(input, kernels: kernels, blockLength: blockLength)
         for (kernel, output) in zip(kernels, outputs) {
-            let expected = direct(input, kernel)
+            let expected = input.indices.map { directConvolution(input, kernel, at: $0) }
             let worst = zip(output, expected).map { abs($0 - $1) }.max() ?? 0
             #expect(worst < 1e-12 * Double(kernel.count), "\(kernel.count) taps: off by \(worst)")
         }
