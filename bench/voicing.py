@@ -14,6 +14,10 @@ apart. Per file and rate, against the same figures of a reference build (`--base
      by up to 0.33 on these files, more than the bar); bar: no file more than 0.05 below the base's.
  (c) wideband PESQ of the same output against the input: mean >= pyworld's analysis-synthesis - 0.10, every
      file >= pyworld's - 0.30.
+ (d) reported, no bar: of the frames whole-file DIO and Praat both voice, at F0s within 20 % of each other, the
+     share live mode leaves unvoiced, and its spread over a recording's rates. `live-voicing` measures the lost
+     share against whole-file DIO alone, whose voicing of background and octave errors varies with the rate; this
+     is the same share where the two trackers agree.
 Figures per file, worst first. Usage: python3 bench/voicing.py [--koe KOE] [--base KOE] [--corpus DIR]
 Exit status 1 if a bar fails.
 """
@@ -49,8 +53,9 @@ def sources(corpus):
     return found
 
 
-def unvoiced_by_consensus(workspace, path, samples, rate):
-    """Per DIO frame, whether whole-file DIO and Praat both leave it unvoiced; and the analysis folder's times."""
+def consensus(workspace, path, samples, rate):
+    """Per DIO frame, whether whole-file DIO and Praat both leave it unvoiced, and whether both voice it at F0s
+    within 20 % of each other."""
     whole = workspace.path("whole", suffix="")
     workspace.run_koe(["analyze", str(path), "--output-dir", str(whole)])
     times, dio = numpy.load(whole / "time.npy"), numpy.load(whole / "f0.npy")
@@ -58,17 +63,21 @@ def unvoiced_by_consensus(workspace, path, samples, rate):
     praat = pitch.selected_array["frequency"]
     index = numpy.rint((times - pitch.xs()[0]) / pitch.time_step).astype(int)
     inside = (index >= 0) & (index < len(praat))
-    praat_voiced = numpy.zeros(len(times), dtype=bool)
-    praat_voiced[inside] = praat[index[inside]] > 0
-    return (dio == 0) & ~praat_voiced
+    praat_f0 = numpy.zeros(len(times))
+    praat_f0[inside] = praat[index[inside]]
+    agreeing = (dio > 0) & (praat_f0 > 0) & (numpy.abs(dio / numpy.where(praat_f0 > 0, praat_f0, 1) - 1) <= 0.2)
+    return (dio == 0) & (praat_f0 == 0), agreeing
 
 
-def false_voicing(workspace, koe, path, consensus):
+def live_voicing(workspace, koe, path, unvoiced, voiced):
+    """Live mode's false voicing (the share of `unvoiced` it voices) and loss (the share of `voiced` it does not)."""
     live = workspace.path("live", suffix="")
     subprocess.run([str(koe), "analyze", str(path), "--output-dir", str(live), "--live"], check=True,
                    capture_output=True)
-    voiced = numpy.load(live / "f0.npy") > 0
-    return 100 * float(numpy.mean(voiced[consensus])) if consensus.any() else 0.0
+    live_voiced = numpy.load(live / "f0.npy") > 0
+    false = 100 * float(numpy.mean(live_voiced[unvoiced])) if unvoiced.any() else 0.0
+    lost = 100 * float(numpy.mean(~live_voiced[voiced])) if voiced.any() else 0.0
+    return false, lost
 
 
 def converted(workspace, koe, path):
@@ -85,11 +94,12 @@ def ovrl(workspace, samples, rate):
 
 def measure(workspace, koes, name, path):
     samples, rate = soundfile.read(str(path), dtype="float64")
-    consensus = unvoiced_by_consensus(workspace, path, samples, rate)
-    row = {"name": name, "consensus": int(consensus.sum())}
+    unvoiced, voiced = consensus(workspace, path, samples, rate)
+    row = {"name": name, "consensus": int(unvoiced.sum()), "agreed": int(voiced.sum())}
     for label, koe in koes.items():
         output = converted(workspace, koe, path)
-        row[label] = {"false": false_voicing(workspace, koe, path, consensus), "ovrl": ovrl(workspace, output, rate),
+        false, lost = live_voicing(workspace, koe, path, unvoiced, voiced)
+        row[label] = {"false": false, "lost": lost, "ovrl": ovrl(workspace, output, rate),
                       "pesq": wideband_pesq(workspace, _Speech(samples, rate), output)}
     row["pyworld"] = wideband_pesq(workspace, _Speech(samples, rate), pyworld_resynthesis(samples, rate))
     return row
@@ -104,13 +114,22 @@ class _Speech:
 
 def report(rows, labels, title):
     print(f"\n{title}: {len(rows)} files")
-    header = "file | consensus unvoiced | " + " | ".join(
-        f"{label} false voicing % | {label} DNSMOS OVRL | {label} PESQ-WB" for label in labels) + " | pyworld PESQ-WB"
+    header = "file | consensus unvoiced | consensus voiced | " + " | ".join(
+        f"{label} false voicing % | {label} lost % | {label} DNSMOS OVRL | {label} PESQ-WB" for label in labels
+    ) + " | pyworld PESQ-WB"
     print(header)
     for row in sorted(rows, key=lambda row: -row[labels[0]]["false"]):
-        print(f"{row['name']} | {row['consensus']} | " + " | ".join(
-            f"{row[label]['false']:.2f} | {row[label]['ovrl']:.3f} | {row[label]['pesq']:.3f}" for label in labels)
-            + f" | {row['pyworld']:.3f}")
+        print(f"{row['name']} | {row['consensus']} | {row['agreed']} | " + " | ".join(
+            f"{row[label]['false']:.2f} | {row[label]['lost']:.2f} | {row[label]['ovrl']:.3f} | {row[label]['pesq']:.3f}"
+            for label in labels) + f" | {row['pyworld']:.3f}")
+    recordings = {}
+    for row in rows:
+        recordings.setdefault(row["name"].split("@")[0], []).append(row)
+    print(f"\n(d) lost share of the frames both trackers voice, by rate | spread, points ({labels[0]})")
+    spreads = [(max(lost) - min(lost), name, lost) for name, kept in recordings.items()
+               for lost in [[row[labels[0]]["lost"] for row in kept]]]
+    for spread, name, lost in sorted(spreads, reverse=True):
+        print(f"{name}: " + " / ".join(f"{value:.2f}" for value in lost) + f" | {spread:.2f}")
 
 
 def verdicts(rows, labels):
