@@ -64,9 +64,10 @@ demo: deps release
 
 # The quick tier, for the edit-test loop: the unit tests and conformance to WORLD. koe's modules are built in
 # release with testing enabled, into .build-tests, and the tests themselves without optimisation (Package.swift):
-# they run in about half a minute there, against a quarter of an hour in a debug build. They are built for TEST_CPU, AVX2 where the CPU has it (x86-64-v3: AVX2 and FMA, no
-# AVX-512), so that on an AVX-512 machine they check the code an AVX2 CPU runs, while `make release` (native)
-# goes through conformance, the other suites and a byte-for-byte comparison with that build (`make test`).
+# they run in about half a minute there, against a quarter of an hour in a debug build. They are built for
+# TEST_CPU, AVX2 where the CPU has it (x86-64-v3: AVX2 and FMA, no AVX-512), so that on an AVX-512 machine they
+# check the code an AVX2 CPU runs, while `make release` (native) goes through conformance, the other suites and a
+# byte-for-byte comparison with that build (`make test`).
 TEST_CPU    ?= $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo && echo x86-64-v3 || echo native)
 TEST_BUILD  := .build-tests
 TEST_KOE    := $(TEST_BUILD)/release/koe
