@@ -42,6 +42,7 @@ CODEC2_VOICES = ["kristoff", "cq_ref", "g3plx", "big_dog"]
 HELD_OUT = ["hts1", "ve9qrp_10s", "vk5qi"]
 NATURALNESS = ["--live", "--vocoder", "--pitch", "1"]
 DNSMOS_DELAYS = [0, 40, 80, 120]  # samples at 16 kHz
+AGREEING_F0 = 0.2  # (d): DIO's and Praat's F0 within this share of Praat's
 
 
 def sources(corpus):
@@ -65,7 +66,7 @@ def consensus(workspace, path, samples, rate):
     inside = (index >= 0) & (index < len(praat))
     praat_f0 = numpy.zeros(len(times))
     praat_f0[inside] = praat[index[inside]]
-    agreeing = (dio > 0) & (praat_f0 > 0) & (numpy.abs(dio / numpy.where(praat_f0 > 0, praat_f0, 1) - 1) <= 0.2)
+    agreeing = (dio > 0) & (praat_f0 > 0) & (numpy.abs(dio - praat_f0) <= AGREEING_F0 * praat_f0)
     return (dio == 0) & (praat_f0 == 0), agreeing
 
 
@@ -122,14 +123,17 @@ def report(rows, labels, title):
         print(f"{row['name']} | {row['consensus']} | {row['agreed']} | " + " | ".join(
             f"{row[label]['false']:.2f} | {row[label]['lost']:.2f} | {row[label]['ovrl']:.3f} | {row[label]['pesq']:.3f}"
             for label in labels) + f" | {row['pyworld']:.3f}")
-    recordings = {}
+    report_lost_spread(rows, labels[0])
+
+
+def report_lost_spread(rows, label):
+    """(d): per recording, `label`'s lost share at each rate and its spread, widest spread first."""
+    lost = {}
     for row in rows:
-        recordings.setdefault(row["name"].split("@")[0], []).append(row)
-    print(f"\n(d) lost share of the frames both trackers voice, by rate | spread, points ({labels[0]})")
-    spreads = [(max(lost) - min(lost), name, lost) for name, kept in recordings.items()
-               for lost in [[row[labels[0]]["lost"] for row in kept]]]
-    for spread, name, lost in sorted(spreads, reverse=True):
-        print(f"{name}: " + " / ".join(f"{value:.2f}" for value in lost) + f" | {spread:.2f}")
+        lost.setdefault(row["name"].split("@")[0], []).append(row[label]["lost"])
+    print(f"\n(d) lost share of the frames both trackers voice, by rate | spread, points ({label})")
+    for name, shares in sorted(lost.items(), key=lambda item: min(item[1]) - max(item[1])):
+        print(f"{name}: " + " / ".join(f"{share:.2f}" for share in shares) + f" | {max(shares) - min(shares):.2f}")
 
 
 def verdicts(rows, labels):
