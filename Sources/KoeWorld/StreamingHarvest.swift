@@ -110,18 +110,26 @@ final class StreamingHarvest {
     /// Stores the rows of frames from `finalEnd` on, replacing provisional ones, each group widened to `groupWidth`.
     private func keep(_ found: Harvest.CandidateSet, frames: Range<Int>) {
         let kept = (finalEnd - firstKept) * columns
-        f0.removeSubrange(kept...)
-        scores.removeSubrange(kept...)
-        let width = found.f0.columns / Self.groups
-        let padding = repeatElement(0.0, count: groupWidth - width)
-        for frame in finalEnd..<frames.upperBound {
-            let row = (frame - frames.lowerBound) * found.f0.columns
-            for group in 0..<Self.groups {
-                let values = (row + group * width)..<(row + (group + 1) * width)
-                f0.append(contentsOf: found.f0.storage[values])
-                f0.append(contentsOf: padding)
-                scores.append(contentsOf: found.scores.storage[values])
-                scores.append(contentsOf: padding)
+        let rows = (finalEnd - frames.lowerBound)..<(frames.upperBound - frames.lowerBound)
+        widen(found.f0, rows: rows, after: kept, into: &f0)
+        widen(found.scores, rows: rows, after: kept, into: &scores)
+    }
+
+    /// `kept` values of `stored` followed by `rows` of `found`, each group of them padded with zeros to `groupWidth`.
+    private func widen(_ found: Matrix, rows: Range<Int>, after kept: Int, into stored: inout [Double]) {
+        stored.removeSubrange(kept...)
+        stored.append(contentsOf: repeatElement(0.0, count: rows.count * columns))
+        let width = found.columns / Self.groups
+        found.storage.withUnsafeBufferPointer { source in
+            stored.withUnsafeMutableBufferPointer { target in
+                for (index, row) in rows.enumerated() {
+                    for group in 0..<Self.groups {
+                        let from = row * found.columns + group * width
+                        let to = kept + index * columns + group * groupWidth
+                        _ = UnsafeMutableBufferPointer(rebasing: target[to..<(to + width)])
+                            .update(fromContentsOf: source[from..<(from + width)])
+                    }
+                }
             }
         }
     }
