@@ -12,9 +12,11 @@ its formants `to_formant_burg()` at the voiced frames, the vocal-tract length fr
 for telephone-band audio, as koe does) by the same uniform-tube fit, c = 350 m/s. `aim` converts each voice with
 `koe convert --preset NAME --json` and reports Praat's median of the output against the preset's target. `live`
 does the same with `koe convert --live`, whose voice aims from the profile it estimates as it runs, on the output
-after its first `--skip` seconds (3); with the koe wheel importable (`make python-venv`, or `--python` naming a
-Python that has it) it also plays each voice through `koe.VoiceChanger(live=True)` in 5 ms blocks and reports when
-the aim began (input seconds) and the largest change of the applied pitch or formant ratio within any 50 ms.
+after its first `--skip` seconds (3), beside the same measure of Praat's "Change gender" of the input to that
+target (the anchor: Praat sets its ratio from the whole recording's median, which live mode cannot know); with the
+koe wheel importable (`make python-venv`, or `--python` naming a Python that has it) it also plays each voice
+through `koe.VoiceChanger(live=True)` in 5 ms blocks and reports when the aim began (input seconds) and the largest
+change of the applied pitch or formant ratio within any 50 ms.
 Needs parselmouth, numpy, soundfile and sox.
 """
 import argparse
@@ -151,9 +153,10 @@ def aim(args, found):
             print(f"unclamped: worst {unclamped.max():.2f} %, median {np.median(unclamped):.2f} % over {len(unclamped)}")
 
 
-def praat_median_after(path, skip):
-    """Praat's median F0 of the recording after its first `skip` seconds (None when nothing is voiced there)."""
-    sound = parselmouth.Sound(path)
+def praat_median_after(path, skip, sound=None):
+    """Praat's median F0 of the recording (or of `sound`) after its first `skip` seconds (None when nothing is
+    voiced there)."""
+    sound = sound or parselmouth.Sound(path)
     if sound.duration <= skip + 0.1:
         return None
     pitch = sound.extract_part(from_time=skip, to_time=sound.duration).to_pitch()
@@ -195,6 +198,12 @@ def largest_step(trace, window=0.05):
     return largest
 
 
+def praat_change_gender(path, target, formant):
+    """The anchor of the live aim: Praat's "Change gender" of the whole recording to a pitch median of `target`
+    Hz and formants times `formant` (Praat's median of the whole file sets its ratio, which live mode cannot know)."""
+    return call(parselmouth.Sound(path), "Change gender", 75, 600, formant, target, 1.0, 1.0)
+
+
 def live(args, found):
     has_wheel = os.path.exists(args.python) and subprocess.run([args.python, "-c", "import koe"], capture_output=True).returncode == 0
     if not has_wheel:
@@ -203,24 +212,30 @@ def live(args, found):
     with tempfile.TemporaryDirectory() as scratch:
         for name, rate, path, preset, before, out, stats, target in conversions(args, found, scratch, "--live"):
             after = praat_median_after(out, args.skip)
+            anchor = praat_median_after(None, args.skip, praat_change_gender(path, target, stats["formant_ratio"]))
             trace = ratio_trace(args.python, path, preset) if has_wheel else None
             aimed = next((t for t, _, _, known in trace if known), None) if trace else None
             rows.append(dict(name=name, rate=rate, preset=preset, before=before, after=after, target=target,
-                             error=None if after is None else 100 * (after / target - 1), pitch=stats["pitch_ratio"],
+                             error=None if after is None else 100 * (after / target - 1),
+                             praat=None if anchor is None else 100 * (anchor / target - 1), pitch=stats["pitch_ratio"],
                              formant=stats["formant_ratio"], clamped=stats["clamped"], aimed=aimed,
                              step=largest_step(trace) if trace else None))
     f = lambda value, form: "–" if value is None else format(value, form)
     for title, group in tables(rows):
-        print(f"\n{title}\n| voice | rate | preset | Praat in | Praat out after {args.skip:g} s | target | error | pitch ratio at end | "
-              f"formant ratio at end | clamped | aim from (s) | largest step in 50 ms (st) |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print(f"\n{title}\n| voice | rate | preset | Praat in | Praat out after {args.skip:g} s | target | error | Praat's Change "
+              f"gender: error | pitch ratio at end | formant ratio at end | clamped | aim from (s) | largest step in 50 ms (st) |"
+              f"\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in sorted(group, key=lambda r: -abs(r["error"]) if r["error"] is not None else 1):
             print(f"| {r['name']} | {r['rate']} | {r['preset']} | {r['before']:.1f} | {f(r['after'], '.1f')} | {r['target']:.0f} | "
-                  f"{f(r['error'], '+.2f')} % | {r['pitch']:.3f} | {r['formant']:.3f} | {r['clamped']} | {f(r['aimed'], '.2f')} | "
+                  f"{f(r['error'], '+.2f')} % | {f(r['praat'], '+.2f')} % | {r['pitch']:.3f} | {r['formant']:.3f} | {r['clamped']} | {f(r['aimed'], '.2f')} | "
                   f"{f(r['step'], '.2f')} |")
         errors = np.abs([r["error"] for r in group if r["error"] is not None and not r["clamped"]])
         if len(errors):
             print(f"unclamped: worst {errors.max():.2f} %, median {np.median(errors):.2f} % over {len(errors)}; "
                   f"within 15 %: {np.sum(errors <= 15)} of {len(errors)}")
+            anchors = np.abs([r["praat"] for r in group if r["praat"] is not None and not r["clamped"]])
+            print(f"Praat's Change gender on the same measure: worst {anchors.max():.2f} %, median "
+                  f"{np.median(anchors):.2f} %; within 15 %: {np.sum(anchors <= 15)} of {len(anchors)}")
         steps = [r["step"] for r in group if r["step"] is not None]
         if steps:
             print(f"largest step in 50 ms: {max(steps):.2f} semitones")

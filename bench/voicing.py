@@ -18,7 +18,11 @@ apart. Per file and rate, against the same figures of a reference build (`--base
      share live mode leaves unvoiced, and its spread over a recording's rates. `live-voicing` measures the lost
      share against whole-file DIO alone, whose voicing of background and octave errors varies with the rate; this
      is the same share where the two trackers agree.
-Figures per file, worst first. Usage: python3 bench/voicing.py [--koe KOE] [--base KOE] [--corpus DIR]
+ (e) with --anchors, reported, no bar: the same measures taken of trackers that see the whole file, as anchors
+     for live mode's figures: (a) of WORLD's Harvest (`koe analyze --f0-method harvest`), and `live-voicing`'s
+     holes (frames lost within a run of whole-file DIO's voiced frames, between two the tracker voices; bar 2 %)
+     of Praat. `live-voicing --candidate harvest|dio@8k` gives the rest.
+Figures per file, worst first. Usage: python3 bench/voicing.py [--koe KOE] [--base KOE] [--corpus DIR] [--anchors]
 Exit status 1 if a bar fails.
 """
 
@@ -67,7 +71,29 @@ def consensus(workspace, path, samples, rate):
     praat_f0 = numpy.zeros(len(times))
     praat_f0[inside] = praat[index[inside]]
     agreeing = (dio > 0) & (praat_f0 > 0) & (numpy.abs(dio - praat_f0) <= AGREEING_F0 * praat_f0)
-    return (dio == 0) & (praat_f0 == 0), agreeing
+    return (dio == 0) & (praat_f0 == 0), agreeing, dio, praat_f0
+
+
+def holes(whole, tracker):
+    """`live-voicing`'s holes: within each run of `whole`'s voiced frames, the frames `tracker` leaves unvoiced
+    between the first and last it voices, as a share of `whole`'s voiced frames."""
+    voiced = numpy.flatnonzero(whole > 0)
+    runs = numpy.split(voiced, numpy.flatnonzero(numpy.diff(voiced) > 1) + 1) if voiced.size else []
+    count = 0
+    for run in runs:
+        kept = run[tracker[run] > 0]
+        if kept.size:
+            count += int(numpy.sum(tracker[kept[0]:kept[-1] + 1] <= 0))
+    return 100 * count / max(1, voiced.size)
+
+
+def anchors(workspace, path, unvoiced, dio, praat_f0):
+    """(e): WORLD's Harvest's false voicing on the consensus, and Praat's holes against whole-file DIO."""
+    harvest = workspace.path("harvest", suffix="")
+    workspace.run_koe(["analyze", str(path), "--output-dir", str(harvest), "--f0-method", "harvest"])
+    voiced = numpy.load(harvest / "f0.npy") > 0
+    false = 100 * float(numpy.mean(voiced[unvoiced])) if unvoiced.any() else 0.0
+    return {"harvest_false": false, "praat_holes": holes(dio, praat_f0)}
 
 
 def live_voicing(workspace, koe, path, unvoiced, voiced):
@@ -93,10 +119,12 @@ def ovrl(workspace, samples, rate):
                              for delay in DNSMOS_DELAYS]))
 
 
-def measure(workspace, koes, name, path):
+def measure(workspace, koes, name, path, with_anchors):
     samples, rate = soundfile.read(str(path), dtype="float64")
-    unvoiced, voiced = consensus(workspace, path, samples, rate)
+    unvoiced, voiced, dio, praat_f0 = consensus(workspace, path, samples, rate)
     row = {"name": name, "consensus": int(unvoiced.sum()), "agreed": int(voiced.sum())}
+    if with_anchors:
+        row["anchors"] = anchors(workspace, path, unvoiced, dio, praat_f0)
     for label, koe in koes.items():
         output = converted(workspace, koe, path)
         false, lost = live_voicing(workspace, koe, path, unvoiced, voiced)
@@ -124,6 +152,8 @@ def report(rows, labels, title):
             f"{row[label]['false']:.2f} | {row[label]['lost']:.2f} | {row[label]['ovrl']:.3f} | {row[label]['pesq']:.3f}"
             for label in labels) + f" | {row['pyworld']:.3f}")
     report_lost_spread(rows, labels[0])
+    if rows and "anchors" in rows[0]:
+        report_anchors(rows)
 
 
 def report_lost_spread(rows, label):
@@ -134,6 +164,16 @@ def report_lost_spread(rows, label):
     print(f"\n(d) lost share of the frames both trackers voice, by rate | spread, points ({label})")
     for name, shares in sorted(lost.items(), key=lambda item: min(item[1]) - max(item[1])):
         print(f"{name}: " + " / ".join(f"{share:.2f}" for share in shares) + f" | {max(shares) - min(shares):.2f}")
+
+
+def report_anchors(rows):
+    """(e): per file, WORLD's Harvest's false voicing and Praat's holes, worst false voicing first."""
+    print("\n(e) anchors: file | Harvest (whole file) false voicing % | Praat holes against whole-file DIO %")
+    for row in sorted(rows, key=lambda row: -row["anchors"]["harvest_false"]):
+        print(f"{row['name']} | {row['anchors']['harvest_false']:.2f} | {row['anchors']['praat_holes']:.2f}")
+    for key, label in (("harvest_false", "Harvest false voicing"), ("praat_holes", "Praat holes")):
+        values = [row["anchors"][key] for row in rows]
+        print(f"{label}: worst {max(values):.2f} %, median {numpy.median(values):.2f} %")
 
 
 def verdicts(rows, labels):
@@ -161,6 +201,7 @@ def verdicts(rows, labels):
 def main():
     parser = corpus_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--base", type=Path, help="a reference koe (today's), measured alongside")
+    parser.add_argument("--anchors", action="store_true", help="(e): Harvest's and Praat's figures on the same measures")
     arguments = parse_with_koe(parser)
     ensure_debian_files([(CODEC2_RAW / f"{voice}.raw", "codec2-examples") for voice in CODEC2_VOICES + HELD_OUT])
     koes = {"koe": arguments.koe, **({"base": arguments.base} if arguments.base else {})}
@@ -172,7 +213,7 @@ def main():
                 path = workspace.path(f"input-{name}-{rate}")
                 subprocess.run(["sox", "-V1", *source, "-e", "floating-point", "-b", "32", str(path), "rate", "-v",
                                 str(rate)], check=True)
-                row = measure(workspace, koes, f"{name}@{rate / 1000:g}k", path)
+                row = measure(workspace, koes, f"{name}@{rate / 1000:g}k", path, arguments.anchors)
                 (held if name in HELD_OUT else tuned).append(row)
                 print(".", end="", flush=True, file=sys.stderr)
     labels = list(koes)

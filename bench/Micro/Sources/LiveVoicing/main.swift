@@ -1,7 +1,8 @@
 // Issue 23's voicing bars: live mode's F0 (`koe analyze --live`) against whole-file DIO + StoneMask (`koe analyze`),
 // frame by frame, per file and rate. Both come from `F0Contour(estimating:sampleRate:options:)`, the call
 // `koe analyze` makes, with and without `live`.
-// Usage: live-voicing [--rates 8000,16000,44100,48000] [--look-ahead MS] [--dump NAME@RATE] FILE...
+// Usage: live-voicing [--rates 8000,16000,44100,48000] [--look-ahead MS] [--candidate live|harvest|dio@8k]
+//                     [--dump NAME@RATE] FILE...
 // Each file is resampled by sox to each rate (a .raw file is read as 8 kHz signed 16-bit mono, codec2's kind).
 // Per file: whole-file voiced frames that live leaves unvoiced ("lost"); of those also clearly periodic (below),
 // the share lost ("clear lost"); lost frames between two frames of the same whole-file voiced run that live voices
@@ -16,6 +17,10 @@
 // Bars (exit status 1 if one fails): clear lost <= 1 % and holes <= 2 % in every file, lost shares of one recording
 // within 2 points over the rates. Stretch, reported only: lost <= 4 % per file, agreement >= 97 % pooled.
 // --dump prints one file's frames: whole-file F0, live F0, clearly periodic, YIN minimum, level.
+// --candidate measures another F0 in live mode's place, by the same figures and bars: WORLD's own trackers as an
+// anchor. `harvest` is whole-file Harvest at each rate; `dio@8k` whole-file DIO + StoneMask of the recording at
+// 8 kHz, against whole-file DIO at each rate (its frames cut or padded unvoiced to that rate's count): what the
+// reference itself keeps of its voicing from one rate to another.
 
 import Foundation
 import KoeWorld
@@ -154,17 +159,25 @@ var rates = [8000, 16000, 44100, 48000]
 var files: [String] = []
 var dumped: String?
 var lookAhead: Double?
+var candidate = "live"
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
     case "--rates": rates = arguments.popFirst()!.split(separator: ",").map { Int($0)! }
     case "--dump": dumped = arguments.popFirst()!
     case "--look-ahead": lookAhead = Double(arguments.popFirst()!)!
+    case "--candidate": candidate = arguments.popFirst()!
     default: files.append(argument)
     }
 }
 guard !files.isEmpty else {
-    FileHandle.standardError.write("usage: live-voicing [--rates R,...] [--look-ahead MS] [--dump NAME@RATE] FILE...\n".data(using: .utf8)!)
+    FileHandle.standardError.write(
+        "usage: live-voicing [--rates R,...] [--look-ahead MS] [--candidate live|harvest|dio@8k] [--dump NAME@RATE] FILE...\n"
+            .data(using: .utf8)!)
+    exit(2)
+}
+guard ["live", "harvest", "dio@8k"].contains(candidate) else {
+    FileHandle.standardError.write("live-voicing: --candidate \(candidate): expected live, harvest or dio@8k\n".data(using: .utf8)!)
     exit(2)
 }
 
@@ -172,6 +185,21 @@ var options = AnalysisOptions()
 var liveOptions = options
 liveOptions.live = true
 liveOptions.lookAhead = lookAhead
+var harvestOptions = options
+harvestOptions.f0Method = .harvest
+
+/// The F0 measured in live mode's place for `file` at `rate`, with `frames` frames.
+@MainActor func candidateF0(_ file: String, signal: [Double], rate: Int, frames: Int) throws -> [Double] {
+    switch candidate {
+    case "harvest":
+        return try F0Contour(estimating: signal, sampleRate: rate, options: harvestOptions).f0
+    case "dio@8k":
+        let f0 = try F0Contour(estimating: try read(file, rate: 8000), sampleRate: 8000, options: options).f0
+        return Array((f0 + [Double](repeating: 0, count: max(0, frames - f0.count))).prefix(frames))
+    default:
+        return try F0Contour(estimating: signal, sampleRate: rate, options: liveOptions).f0
+    }
+}
 print("file@rate | median F0 Hz | frames | whole voiced | lost % | clear lost % | holes % | voiced only live % (clearly periodic) | V/UV agree % | p95 F0 err % (clearly periodic)")
 print("---|---|---|---|---|---|---|---|---|---")
 var pooled = Figures()
@@ -185,7 +213,7 @@ for file in files {
         let label = "\(name)@\(rate % 1000 == 0 ? "\(rate / 1000)" : String(format: "%.1f", Double(rate) / 1000))k"
         let signal = try read(file, rate: rate)
         let whole = try F0Contour(estimating: signal, sampleRate: rate, options: options).f0
-        let live = try F0Contour(estimating: signal, sampleRate: rate, options: liveOptions).f0
+        let live = try candidateF0(file, signal: signal, rate: rate, frames: whole.count)
         guard whole.count == live.count else { throw BenchError("\(label): \(whole.count) frames whole, \(live.count) live") }
         let frames = periodicity(signal, rate: rate, frames: whole.count, framePeriod: options.framePeriod)
         let figures = Figures(whole: whole, live: live, clear: frames.map(\.clear))
