@@ -118,7 +118,8 @@ final class StreamingHarvest {
     /// `kept` values of `stored` followed by `rows` of `found`, each group of them padded with zeros to `groupWidth`.
     private func widen(_ found: Matrix, rows: Range<Int>, after kept: Int, into stored: inout [Double]) {
         stored.removeSubrange(kept...)
-        stored.append(contentsOf: repeatElement(0.0, count: rows.count * columns))
+        // An array of zeros appends at memory speed; a `repeatElement` would be appended element by element.
+        stored.append(contentsOf: [Double](repeating: 0, count: rows.count * columns))
         let width = found.columns / Self.groups
         found.storage.withUnsafeBufferPointer { source in
             stored.withUnsafeMutableBufferPointer { target in
