@@ -13,7 +13,8 @@ for telephone-band audio, as koe does) by the same uniform-tube fit, c = 350 m/s
 `koe convert --preset NAME --json` and reports Praat's median of the output against the preset's target. `live`
 does the same with `koe convert --live`, whose voice aims from the profile it estimates as it runs, on the output
 after its first `--skip` seconds (3), beside the same measure of Praat's "Change gender" of the input to that
-target (the anchor: Praat sets its ratio from the whole recording's median, which live mode cannot know); with the
+target (the anchor: Praat sets its ratio from the whole recording's median, which live mode cannot know; its output
+differs from one run to the next, so its figure moves between runs, most on a short tail); with the
 koe wheel importable (`make python-venv`, or `--python` naming a Python that has it) it also plays each voice
 through `koe.VoiceChanger(live=True)` in 5 ms blocks and reports when the aim began (input seconds) and the largest
 change of the applied pitch or formant ratio within any 50 ms.
@@ -153,10 +154,9 @@ def aim(args, found):
             print(f"unclamped: worst {unclamped.max():.2f} %, median {np.median(unclamped):.2f} % over {len(unclamped)}")
 
 
-def praat_median_after(path, skip, sound=None):
-    """Praat's median F0 of the recording (or of `sound`) after its first `skip` seconds (None when nothing is
+def praat_median_after(sound, skip):
+    """Praat's median F0 of `sound` (a parselmouth Sound) after its first `skip` seconds (None when nothing is
     voiced there)."""
-    sound = sound or parselmouth.Sound(path)
     if sound.duration <= skip + 0.1:
         return None
     pitch = sound.extract_part(from_time=skip, to_time=sound.duration).to_pitch()
@@ -211,8 +211,8 @@ def live(args, found):
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for name, rate, path, preset, before, out, stats, target in conversions(args, found, scratch, "--live"):
-            after = praat_median_after(out, args.skip)
-            anchor = praat_median_after(None, args.skip, praat_change_gender(path, target, stats["formant_ratio"]))
+            after = praat_median_after(parselmouth.Sound(out), args.skip)
+            anchor = praat_median_after(praat_change_gender(path, target, stats["formant_ratio"]), args.skip)
             trace = ratio_trace(args.python, path, preset) if has_wheel else None
             aimed = next((t for t, _, _, known in trace if known), None) if trace else None
             rows.append(dict(name=name, rate=rate, preset=preset, before=before, after=after, target=target,
@@ -233,7 +233,8 @@ def live(args, found):
         if len(errors):
             print(f"unclamped: worst {errors.max():.2f} %, median {np.median(errors):.2f} % over {len(errors)}; "
                   f"within 15 %: {np.sum(errors <= 15)} of {len(errors)}")
-            anchors = np.abs([r["praat"] for r in group if r["praat"] is not None and not r["clamped"]])
+            anchors = np.abs([r["praat"] for r in group
+                              if r["praat"] is not None and r["error"] is not None and not r["clamped"]])
             print(f"Praat's Change gender on the same measure: worst {anchors.max():.2f} %, median "
                   f"{np.median(anchors):.2f} %; within 15 %: {np.sum(anchors <= 15)} of {len(anchors)}")
         steps = [r["step"] for r in group if r["step"] is not None]

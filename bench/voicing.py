@@ -87,24 +87,29 @@ def holes(whole, tracker):
     return 100 * count / max(1, voiced.size)
 
 
+def voiced_frames(workspace, koe, path, *flags):
+    """Per frame, whether `koe analyze PATH FLAGS` voices it."""
+    folder = workspace.path("analysis", suffix="")
+    subprocess.run([str(koe), "analyze", str(path), "--output-dir", str(folder), *flags], check=True,
+                   capture_output=True)
+    return numpy.load(folder / "f0.npy") > 0
+
+
+def share(marked, among):
+    """The share (%) of the frames `among` that are `marked`; 0 when there are none."""
+    return 100 * float(numpy.mean(marked[among])) if among.any() else 0.0
+
+
 def anchors(workspace, path, unvoiced, dio, praat_f0):
     """(e): WORLD's Harvest's false voicing on the consensus, and Praat's holes against whole-file DIO."""
-    harvest = workspace.path("harvest", suffix="")
-    workspace.run_koe(["analyze", str(path), "--output-dir", str(harvest), "--f0-method", "harvest"])
-    voiced = numpy.load(harvest / "f0.npy") > 0
-    false = 100 * float(numpy.mean(voiced[unvoiced])) if unvoiced.any() else 0.0
-    return {"harvest_false": false, "praat_holes": holes(dio, praat_f0)}
+    harvest = voiced_frames(workspace, workspace.koe, path, "--f0-method", "harvest")
+    return {"harvest_false": share(harvest, unvoiced), "praat_holes": holes(dio, praat_f0)}
 
 
 def live_voicing(workspace, koe, path, unvoiced, voiced):
     """Live mode's false voicing (the share of `unvoiced` it voices) and loss (the share of `voiced` it does not)."""
-    live = workspace.path("live", suffix="")
-    subprocess.run([str(koe), "analyze", str(path), "--output-dir", str(live), "--live"], check=True,
-                   capture_output=True)
-    live_voiced = numpy.load(live / "f0.npy") > 0
-    false = 100 * float(numpy.mean(live_voiced[unvoiced])) if unvoiced.any() else 0.0
-    lost = 100 * float(numpy.mean(~live_voiced[voiced])) if voiced.any() else 0.0
-    return false, lost
+    live = voiced_frames(workspace, koe, path, "--live")
+    return share(live, unvoiced), share(~live, voiced)
 
 
 def converted(workspace, koe, path):

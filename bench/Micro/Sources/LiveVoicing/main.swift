@@ -188,13 +188,14 @@ liveOptions.lookAhead = lookAhead
 var harvestOptions = options
 harvestOptions.f0Method = .harvest
 
-/// The F0 measured in live mode's place for `file` at `rate`, with `frames` frames.
-@MainActor func candidateF0(_ file: String, signal: [Double], rate: Int, frames: Int) throws -> [Double] {
+/// The F0 measured in live mode's place at `rate`, with `frames` frames; `at8k` is whole-file DIO's of the
+/// recording at 8 kHz, for `dio@8k`.
+@MainActor func candidateF0(signal: [Double], rate: Int, frames: Int, at8k: [Double]?) throws -> [Double] {
     switch candidate {
     case "harvest":
         return try F0Contour(estimating: signal, sampleRate: rate, options: harvestOptions).f0
     case "dio@8k":
-        let f0 = try F0Contour(estimating: try read(file, rate: 8000), sampleRate: 8000, options: options).f0
+        let f0 = at8k ?? []
         return Array((f0 + [Double](repeating: 0, count: max(0, frames - f0.count))).prefix(frames))
     default:
         return try F0Contour(estimating: signal, sampleRate: rate, options: liveOptions).f0
@@ -209,11 +210,13 @@ var stretchMisses: [String] = []
 for file in files {
     let name = stem(file)
     var lostShares: [Double] = []
+    let at8k = candidate == "dio@8k"
+        ? try F0Contour(estimating: try read(file, rate: 8000), sampleRate: 8000, options: options).f0 : nil
     for rate in rates {
         let label = "\(name)@\(rate % 1000 == 0 ? "\(rate / 1000)" : String(format: "%.1f", Double(rate) / 1000))k"
         let signal = try read(file, rate: rate)
         let whole = try F0Contour(estimating: signal, sampleRate: rate, options: options).f0
-        let live = try candidateF0(file, signal: signal, rate: rate, frames: whole.count)
+        let live = try candidateF0(signal: signal, rate: rate, frames: whole.count, at8k: at8k)
         guard whole.count == live.count else { throw BenchError("\(label): \(whole.count) frames whole, \(live.count) live") }
         let frames = periodicity(signal, rate: rate, frames: whole.count, framePeriod: options.framePeriod)
         let figures = Figures(whole: whole, live: live, clear: frames.map(\.clear))
