@@ -11,7 +11,7 @@ import pytest
 import koe.world as kw
 
 PARALLEL_FRACTION_MAX = 0.75  # of the serial time, here on a machine other jobs may load too; bench: 0.65
-ATTEMPTS = 3
+MOST_ATTEMPTS = 8
 
 
 def speech_of_seconds(speech, seconds):
@@ -50,12 +50,14 @@ def test_two_threads_run_harvest_at_once(speech):
         for worker in workers:
             worker.join()
 
-    # The fastest of alternating attempts of each: a moment's load on the other core, from another job, slows one
-    # attempt, not all; a lock held through the calls would slow every one.
+    # The fastest of alternating attempts of each, until they meet the bar: a moment's load on the other core, from
+    # another job, slows some attempts, not all; a lock held through the calls would slow every one.
     serial, parallel = float("inf"), float("inf")
-    for _ in range(ATTEMPTS):
+    for _ in range(MOST_ATTEMPTS):
         serial = min(serial, seconds(one_after_the_other))
         parallel = min(parallel, seconds(at_once))
+        if parallel <= PARALLEL_FRACTION_MAX * serial:
+            break
     assert parallel <= PARALLEL_FRACTION_MAX * serial, f"two threads {parallel:.2f} s, one after the other {serial:.2f} s"
 
 
