@@ -123,13 +123,7 @@ final class BandAperiodicity {
         for bin in 0...(fftSize / 2) {
             savedSpectrum[bin] = spectrum[bin]
         }
-        // The weight i + 1 counted in doubles (exact), not converted from each index: AVX2 has no vector
-        // conversion from 64-bit integers.
-        var weight = 1.0
-        for i in 0..<length {
-            waveform[i] *= weight
-            weight += 1
-        }
+        weightByPosition(UnsafeMutableBufferPointer(rebasing: waveform[0..<length]))
         forward.execute()
         func centroid(_ bin: Int) -> Double {
             spectrum[bin].real * savedSpectrum[bin].real + savedSpectrum[bin].imag * spectrum[bin].imag
@@ -204,6 +198,23 @@ final class BandAperiodicity {
         }
         // 10^(level / 20), as an exponential.
         VectorMath.exponentials(aperiodicity, scale: log(10.0) / 20.0)
+    }
+}
+
+/// `values[i] *= i + 1`. The weights are counted in doubles, four lanes at a time, exact: AVX2 has no vector
+/// conversion from 64-bit integers, and a single running weight would make each step wait for the addition before.
+func weightByPosition(_ values: UnsafeMutableBufferPointer<Double>) {
+    guard let base = values.baseAddress else { return }
+    var weights = SIMD4<Double>(1, 2, 3, 4)
+    var index = 0
+    while index + 4 <= values.count {
+        let lanes = UnsafeMutableRawPointer(base + index)
+        lanes.storeBytes(of: lanes.loadUnaligned(as: SIMD4<Double>.self) * weights, as: SIMD4<Double>.self)
+        weights += 4
+        index += 4
+    }
+    for rest in index..<values.count {
+        values[rest] *= Double(rest + 1)
     }
 }
 

@@ -5,6 +5,18 @@ import Testing
 
 /// D4C's band aperiodicity sums all but each band's strongest bins, in one pass where WORLD sorts.
 @Suite struct D4CBandAperiodicityTests {
+    /// The centroid's time weights, four lanes at a time and the rest one by one, are each value times its
+    /// position from 1, to the bit, at every length's remainder.
+    @Test func weightByPositionIsExact() {
+        var randn = Randn()
+        for length in [0, 1, 3, 4, 5, 8, 11, 1921] {
+            let values = (0..<length).map { _ in randn.next() }
+            var weighted = values
+            weighted.withUnsafeMutableBufferPointer { weightByPosition($0) }
+            #expect(weighted == values.enumerated().map { $0.element * Double($0.offset + 1) }, "\(length) values")
+        }
+    }
+
     /// WORLD sorts a band's power spectrum and sums the smallest part of it; a single pass must agree.
     @Test func sumOfSmallestAgreesWithSorting() {
         var randn = Randn()
