@@ -29,6 +29,11 @@ ENVELOPE_WINDOW = 0.020    # s
 # calls a block over the bar koe's (Tests/Plugins/live_test.py's starts).
 WORK_SHARE = 0.5
 SYSTEM_LATE = "the system's: koe's thread woken late or preempted while its own work stayed within the bar"
+# On a shared virtual machine a neighbour's burst can slow every block for half a minute: one session read koe's
+# most work at 69.7 % and then 50.7 % on the same speech, the hypervisor taking 6 to 10 % of the CPUs a minute
+# later, and 20.2 % and 32.4 % in the runs before and after. A block over the bar is koe's only when it comes in
+# this many runs.
+SAME_SPEECH_RUNS = 3
 
 SUMMARY = re.compile(r"live: ([\d.]+) s, xruns (\d+), refused blocks (\d+), busiest block ([\d.]+) % of its time "
                      r"\(([\d.]+) s in\), most work ([\d.]+) %, blocks waited (\d+), latency ([\d.]+) ms")
@@ -50,6 +55,22 @@ def live_summary(log):
 def koe_late(summary):
     """Whether koe missed a deadline of its own: a block refused, a wait, or its work on a block over the bar."""
     return summary.refused > 0 or summary.waited > 0 or summary.work > WORK_SHARE
+
+
+def judged_over_runs(summary, said, rerun):
+    """`summary`, the first run's, judged over up to SAME_SPEECH_RUNS runs of the same speech: a block over the bar,
+    with no block refused and no wait, is koe's only when every run has one. `rerun(run)` plays the speech through
+    a new koe and returns its summary; `said`, `lateness`'s words for the first run. The last run's summary, and the
+    words for all."""
+    runs = 1
+    while koe_late(summary) and not summary.refused and not summary.waited and runs < SAME_SPEECH_RUNS:
+        runs += 1
+        summary = rerun(runs)
+        said = (said.removesuffix(": koe's") + f"; koe run {runs} on the same speech: its most work "
+                f"{100 * summary.work:.1f} %")
+    if runs > 1:
+        said += ": koe's" if koe_late(summary) else ": the runs before it were the system's"
+    return summary, said
 
 
 def lateness(summary, xruns):

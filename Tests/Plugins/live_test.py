@@ -243,18 +243,18 @@ def main():
         reported = summary.latency
         said = (f"server {server_xruns}, koe {summary.xruns}, "
                 f"{measures.lateness(summary, server_xruns or summary.xruns)}")
-        judged = summary
-        if measures.koe_late(summary) and not summary.refused and not summary.waited:
-            again = children.start("koe-again", [arguments.koe, "live", "--input", "system", "--output", "system",
-                                                 "--pitch", PITCH])
+        def rerun(run):
+            name = f"koe-run-{run}"
+            again = children.start(name, [arguments.koe, "live", "--input", "system", "--output", "system",
+                                          "--pitch", PITCH])
             again_input, again_output = client_ports(client)
             play_and_record(client, stimulus, again_input, again_output)
             again.send_signal(signal.SIGINT)
             again.wait(WAIT_SECONDS)
-            judged = measures.live_summary(children.log("koe-again"))
-            check(judged is not None, f"no summary line from the second koe: {children.log('koe-again')[-200:]!r}")
-            said = (said.removesuffix(": koe's") + f"; a second koe on the same speech: its most work "
-                    f"{100 * judged.work:.1f} %: " + ("koe's" if measures.koe_late(judged) else "the first was the system's"))
+            repeated = measures.live_summary(children.log(name))
+            check(repeated is not None, f"no summary line from koe run {run}: {children.log(name)[-200:]!r}")
+            return repeated
+        judged, said = measures.judged_over_runs(summary, said, rerun)
         suite.report("xruns", not measures.koe_late(judged), f"{said}, over {len(recording) / RATE:.1f} s")
 
         delay = measures.envelope_delay(stimulus, recording, RATE, RATE)
