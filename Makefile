@@ -505,7 +505,7 @@ dist_swift_flags  = -c release --scratch-path $(DIST_BUILD)/$(1) --static-swift-
 dist: deps man completions
 	@for level in $(DIST_LEVELS); do \
 		echo "$(SWIFT) build $(call dist_swift_flags,$$level) --product koe"; \
-		$(SWIFT) build $(call dist_swift_flags,$$level) --product koe || exit 1; \
+		$(call swift_build,$(call dist_swift_flags,$$level) --product koe) || exit 1; \
 	done
 	$(MAKE) --no-print-directory plugins KOEC_FLAGS="$(call dist_swift_flags,x86-64)" \
 		KOEC_ARCHIVE=$(DIST_BUILD)/x86-64/release/libKoeC.a PLUGIN_DIR=$(DIST_PLUGINS) PLUGIN_OBJ=$(DIST_BUILD)/x86-64/plugin-objects
